@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+import { fileURLToPath } from 'node:url';
+import { launch } from './launch.js';
+
+await launch(
+  fileURLToPath(new URL('../src/bin-qontract-reconcile.ts', import.meta.url)),
+  'default',
+);

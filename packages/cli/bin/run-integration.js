@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+import { fileURLToPath } from 'node:url';
+import { launch } from './launch.js';
+
+await launch(fileURLToPath(new URL('../src/bin-run-integration.ts', import.meta.url)), 'default');

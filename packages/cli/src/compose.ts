@@ -1,0 +1,71 @@
+import {
+  type AnyIntegration,
+  type Config,
+  ConfigSecretReader,
+  type EarlyExitDecision,
+  type GlobalOptions,
+  type Logger,
+  type Metrics,
+  type OptionValues,
+  type RunContext,
+  type RunResult,
+  type RuntimeEnv,
+  runIntegration,
+  type SecretReader,
+  type SecretRedactor,
+  type ShardConfig,
+  type StateStore,
+} from '@qontract/core';
+
+/**
+ * The composition root: the services a run gets, chosen from config and
+ * environment. Later layers (app-interface, openshift) plug their pieces in
+ * here; integrations only see the RunContext.
+ */
+export interface RunServices {
+  readonly secrets: (ctx: RunContext) => SecretReader | Promise<SecretReader>;
+  readonly state?: (ctx: RunContext) => StateStore | Promise<StateStore>;
+  readonly earlyExit?: (ctx: RunContext) => Promise<EarlyExitDecision>;
+  readonly finally?: (ctx: RunContext) => Promise<void>;
+  readonly clients?: ReadonlyMap<string, unknown>;
+}
+
+export function defaultServices(config: Config, redactor: SecretRedactor): RunServices {
+  return {
+    secrets: () => new ConfigSecretReader(config, redactor),
+  };
+}
+
+export interface ExecuteSettings {
+  readonly definition: AnyIntegration;
+  readonly options: OptionValues;
+  readonly globals: GlobalOptions;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly redactor: SecretRedactor;
+  readonly env: RuntimeEnv;
+  readonly metrics: Metrics;
+  readonly shard: ShardConfig;
+  readonly signal: AbortSignal;
+  readonly services: RunServices;
+}
+
+export function executeIntegration(s: ExecuteSettings): Promise<RunResult> {
+  return runIntegration({
+    definition: s.definition,
+    options: s.options,
+    globals: s.globals,
+    config: s.config,
+    log: s.log,
+    redactor: s.redactor,
+    env: s.env,
+    metrics: s.metrics,
+    shard: s.shard,
+    signal: s.signal,
+    secrets: s.services.secrets,
+    ...(s.services.state ? { state: s.services.state } : {}),
+    ...(s.services.earlyExit ? { earlyExit: s.services.earlyExit } : {}),
+    ...(s.services.finally ? { finally: s.services.finally } : {}),
+    ...(s.services.clients ? { clients: s.services.clients } : {}),
+  });
+}

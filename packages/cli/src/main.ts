@@ -1,0 +1,379 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  type AnyIntegration,
+  type Config,
+  createLogger,
+  createMetrics,
+  DEFAULT_GLOBAL_OPTIONS,
+  ExitCode,
+  errorMessage,
+  flagOf,
+  type GlobalOptions,
+  installStopSignals,
+  LOG_LEVELS,
+  type LogFormat,
+  type Logger,
+  loadConfig,
+  type Metrics,
+  type OptionSpec,
+  type OptionValues,
+  parseLogLevel,
+  QontractError,
+  SecretRedactor,
+  type ShardConfig,
+  shardConfigFromEnv,
+} from '@qontract/core';
+import yargs, { type Argv } from 'yargs';
+import { defaultServices, executeIntegration, type RunServices } from './compose.ts';
+import { integrations as registeredIntegrations } from './registry.ts';
+
+export const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+export interface CliIo {
+  readonly stdout: { write(s: string): unknown; isTTY?: boolean };
+  readonly stderr: { write(s: string): unknown; isTTY?: boolean };
+}
+
+export interface CliDeps {
+  readonly registry?: readonly AnyIntegration[];
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly io?: CliIo;
+  readonly signal?: AbortSignal;
+  readonly metrics?: Metrics;
+  /** Builds the run's services (secrets, state, clients); default: from config. */
+  readonly services?: (
+    config: Config,
+    redactor: SecretRedactor,
+    globals: GlobalOptions,
+  ) => RunServices;
+  /** Called with the logger once it exists (run-integration installs signal handlers with it). */
+  readonly onLogger?: (log: Logger) => void;
+}
+
+interface Selected {
+  readonly definition: AnyIntegration;
+  readonly args: Record<string, unknown>;
+}
+
+/**
+ * `qontract-reconcile [global options] <integration> [integration options]`.
+ * Returns the exit code; never calls process.exit.
+ */
+export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promise<number> {
+  const registry = deps.registry ?? registeredIntegrations;
+  const env = deps.env ?? process.env;
+  const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
+  let selected: Selected | undefined;
+
+  const parser = buildParser(registry, env, (s) => {
+    selected = s;
+  });
+  let failure: string | undefined;
+  let output = '';
+  parser.fail((msg, err) => {
+    failure = msg || (err ? err.message : 'invalid arguments');
+  });
+  const parsed = await new Promise<Record<string, unknown>>((done) => {
+    parser.parse([...argv], {}, (err, args, out) => {
+      if (err && !failure) failure = err.message;
+      output = out;
+      done(args as Record<string, unknown>);
+    });
+  });
+
+  if (output && !failure) {
+    // --help or --version: yargs produced the text instead of running a command.
+    io.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+    return ExitCode.SUCCESS;
+  }
+  if (failure || !selected) {
+    const first = (parsed._ as unknown[] | undefined)?.[0];
+    const known = registry.some((d) => d.name === first);
+    let message: string;
+    if (first !== undefined && !known) message = `No such command '${String(first)}'.`;
+    else if (failure) message = failure.replace(/^Unknown arguments?: /, 'No such option: ');
+    else message = 'Missing command.';
+    io.stderr.write('Usage: qontract-reconcile [OPTIONS] COMMAND [ARGS]...\n');
+    io.stderr.write(`Try 'qontract-reconcile --help' for help.\n\nError: ${message}\n`);
+    return ExitCode.USAGE;
+  }
+  return runSelected(selected, parsed, env, io, deps);
+}
+
+async function runSelected(
+  selected: Selected,
+  parsed: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+  io: CliIo,
+  deps: CliDeps,
+): Promise<number> {
+  const redactor = new SecretRedactor();
+  let logLevel: GlobalOptions['logLevel'];
+  try {
+    logLevel = parseLogLevel((parsed.logLevel as string | undefined) ?? env.QONTRACT_LOG_LEVEL);
+  } catch (e) {
+    io.stderr.write(`Error: ${errorMessage(e)}\n`);
+    return ExitCode.USAGE;
+  }
+  const globals = globalOptionsFrom(parsed, env, logLevel);
+  const log = createLogger({
+    level: globals.logLevel,
+    format: globals.logFormat,
+    dryRun: globals.dryRun,
+    integration: selected.definition.name,
+    redactor,
+    destination: io.stderr,
+  });
+  deps.onLogger?.(log);
+  if (!globals.configPath) {
+    log.fatal('no config file for qontract-reconcile specified');
+    return ExitCode.ERROR;
+  }
+  let config: Config;
+  let shard: ShardConfig;
+  try {
+    config = await loadConfig(resolve(globals.configPath));
+    shard = shardConfigFromEnv(env);
+  } catch (e) {
+    log.error(errorMessage(e));
+    return e instanceof QontractError ? e.exitCode : ExitCode.ERROR;
+  }
+  const services = (deps.services ?? defaultServices)(config, redactor, globals);
+  const signal = deps.signal ?? new AbortController().signal;
+  const result = await executeIntegration({
+    definition: selected.definition,
+    options: integrationOptions(selected.definition, selected.args),
+    globals,
+    config,
+    log,
+    redactor,
+    env: { vars: env },
+    metrics: deps.metrics ?? createMetrics(),
+    shard,
+    signal,
+    services,
+  });
+  await new Promise<void>((r) => log.flush(() => r()));
+  return result.exitCode;
+}
+
+function globalOptionsFrom(
+  a: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+  logLevel: GlobalOptions['logLevel'],
+): GlobalOptions {
+  const dryRun = Boolean(a.dryRun);
+  return {
+    ...DEFAULT_GLOBAL_OPTIONS,
+    configPath: (a.config as string | undefined) ?? env.QONTRACT_CONFIG ?? '',
+    dryRun,
+    logLevel,
+    logFormat: (a.logFormat as LogFormat | undefined) ?? parseLogFormat(env.LOG_FORMAT),
+    validateSchemas: a.validateSchemas !== false,
+    dumpSchemas: a.dumpSchemas as string | undefined,
+    gqlShaUrl: a.gqlShaUrl !== false,
+    gqlUrlPrint: a.gqlUrlPrint !== false && !dryRun,
+    earlyExitCompareSha:
+      (a.earlyExitCompareSha as string | undefined) || env.EARLY_EXIT_COMPARE_SHA || undefined,
+    checkOnlyAffectedShards:
+      Boolean(a.checkOnlyAffectedShards) || env.CHECK_ONLY_AFFECTED_SHARDS === 'true',
+    planOut: a.planOut as string | undefined,
+  };
+}
+
+function parseLogFormat(v: string | undefined): LogFormat | undefined {
+  return v === 'json' || v === 'text' ? v : undefined;
+}
+
+function buildParser(
+  registry: readonly AnyIntegration[],
+  env: Readonly<Record<string, string | undefined>>,
+  select: (s: Selected) => void,
+): Argv {
+  let parser = yargs()
+    .scriptName('qontract-reconcile')
+    .usage('Usage: $0 [OPTIONS] COMMAND [ARGS]...')
+    .parserConfiguration({ 'greedy-arrays': false, 'strip-dashed': true })
+    .option('config', {
+      type: 'string',
+      describe: 'path to the TOML configuration file [env QONTRACT_CONFIG]',
+    })
+    .option('dry-run', {
+      type: 'boolean',
+      default: false,
+      describe: 'print the plan, change nothing (--no-dry-run: apply it)',
+    })
+    .option('log-level', {
+      type: 'string',
+      choices: [...LOG_LEVELS],
+      coerce: (v: string | undefined) => (v === undefined ? v : v.toUpperCase()),
+      describe: 'log level',
+    })
+    .option('log-format', {
+      type: 'string',
+      choices: ['text', 'json'],
+      describe: 'log line format [env LOG_FORMAT] (default: text on a terminal, json otherwise)',
+    })
+    .option('early-exit-compare-sha', {
+      type: 'string',
+      describe:
+        'bundle sha to compare the desired state with; exit early when equal (dry-run only) [env EARLY_EXIT_COMPARE_SHA]',
+    })
+    .option('check-only-affected-shards', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'in a dry-run with --early-exit-compare-sha, run only the shards that changed [env CHECK_ONLY_AFFECTED_SHARDS=true]',
+    })
+    .option('validate-schemas', {
+      type: 'boolean',
+      default: true,
+      describe: 'fail (exit 5) when a query touches schemas the integration does not declare',
+    })
+    .option('dump-schemas', {
+      type: 'string',
+      describe: 'write the queried schemas to this file as a JSON array',
+    })
+    .option('gql-sha-url', {
+      type: 'boolean',
+      default: true,
+      describe: 'pin the run to one bundle (/graphqlsha/<sha>)',
+    })
+    .option('gql-url-print', {
+      type: 'boolean',
+      default: true,
+      describe: 'log the GraphQL endpoint in use (always off in dry-run)',
+    })
+    .option('plan-out', {
+      type: 'string',
+      describe: 'write the plan of the run as JSON to this file',
+    })
+    .demandCommand(1, 'Missing command.')
+    .strict()
+    .help('help')
+    .alias('help', 'h')
+    .version('version', 'show the version', VERSION)
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .exitProcess(false);
+
+  for (const def of registry) {
+    parser = parser.command(
+      def.name,
+      def.description,
+      (y) => addIntegrationOptions(y, def, env),
+      (args) => select({ definition: def, args: args as Record<string, unknown> }),
+    );
+  }
+  return parser;
+}
+
+function addIntegrationOptions(
+  y: Argv,
+  def: AnyIntegration,
+  env: Readonly<Record<string, string | undefined>>,
+): Argv {
+  let out = y;
+  for (const [key, spec] of Object.entries(def.options) as [string, OptionSpec][]) {
+    const flag = flagOf(key, spec);
+    const envValue = spec.env ? env[spec.env] : undefined;
+    const describe = spec.env ? `${spec.describe} [env ${spec.env}]` : spec.describe;
+    switch (spec.type) {
+      case 'boolean':
+        out = out.option(flag, {
+          type: 'boolean',
+          default: envValue !== undefined ? envValue === 'true' : spec.default,
+          describe,
+        });
+        break;
+      case 'tristate':
+        out = out
+          .option(flag, { type: 'boolean', describe })
+          .option(spec.negation, { type: 'boolean', describe: `the opposite of --${flag}` })
+          .conflicts(flag, spec.negation);
+        break;
+      case 'number':
+        out = out.option(flag, {
+          type: 'number',
+          describe,
+          ...(envValue !== undefined
+            ? { default: Number(envValue) }
+            : spec.default !== undefined
+              ? { default: spec.default }
+              : {}),
+          coerce: (v: unknown) => {
+            if (v === undefined) return v;
+            const n = Number(v);
+            if (Number.isNaN(n) || (spec.integer && !Number.isInteger(n))) {
+              throw new Error(
+                `Invalid value for '--${flag}': '${String(v)}' is not a valid ${spec.integer ? 'integer' : 'number'}.`,
+              );
+            }
+            return n;
+          },
+        });
+        break;
+      case 'string':
+        out = out.option(flag, {
+          type: 'string',
+          describe,
+          ...(spec.choices ? { choices: [...spec.choices] } : {}),
+          ...(envValue !== undefined
+            ? { default: envValue }
+            : spec.default !== undefined
+              ? { default: spec.default }
+              : {}),
+        });
+        break;
+      case 'list':
+        out = out.option(flag, {
+          type: 'string',
+          array: true,
+          describe,
+          default: envValue ? [envValue] : [],
+        });
+        break;
+    }
+  }
+  return out;
+}
+
+/** The integration's typed options from yargs' parsed arguments. */
+export function integrationOptions(
+  def: AnyIntegration,
+  args: Record<string, unknown>,
+): OptionValues {
+  const out: OptionValues = {};
+  for (const [key, spec] of Object.entries(def.options) as [string, OptionSpec][]) {
+    const flag = flagOf(key, spec);
+    const camel = flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    const value = args[camel];
+    if (spec.type === 'tristate') {
+      const negCamel = spec.negation.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+      out[key] = args[negCamel] === true ? false : value === true ? true : undefined;
+    } else if (spec.type === 'list') {
+      out[key] = Array.isArray(value) ? value.map(String) : [];
+    } else {
+      out[key] = value as OptionValues[string];
+    }
+  }
+  return out;
+}
+
+/** Entry point of the `qontract-reconcile` binary. */
+export async function main(): Promise<void> {
+  const controller = new AbortController();
+  let uninstall = () => {};
+  const code = await runCli(process.argv.slice(2), {
+    signal: controller.signal,
+    onLogger: (log) => {
+      uninstall = installStopSignals(controller, log);
+    },
+  });
+  uninstall();
+  process.exitCode = code;
+}

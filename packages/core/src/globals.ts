@@ -1,0 +1,26 @@
+import type { LogFormat, LogLevelName } from './logging.ts';
+
+/** The umbrella command's global options (the original's click group options, plus ours). */
+export interface GlobalOptions {
+  readonly configPath: string;
+  readonly dryRun: boolean;
+  readonly logLevel?: LogLevelName | undefined;
+  readonly logFormat?: LogFormat | undefined;
+  readonly validateSchemas: boolean;
+  readonly dumpSchemas?: string | undefined;
+  readonly gqlShaUrl: boolean;
+  /** Forced off in dry-run, as upstream. */
+  readonly gqlUrlPrint: boolean;
+  readonly earlyExitCompareSha?: string | undefined;
+  readonly checkOnlyAffectedShards: boolean;
+  /** Ours: write the plan of a run as JSON to this file. */
+  readonly planOut?: string | undefined;
+}
+
+export const DEFAULT_GLOBAL_OPTIONS: Omit<GlobalOptions, 'configPath'> = {
+  dryRun: false,
+  validateSchemas: true,
+  gqlShaUrl: true,
+  gqlUrlPrint: true,
+  checkOnlyAffectedShards: false,
+};

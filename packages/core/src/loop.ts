@@ -1,0 +1,83 @@
+import type { Logger } from './logging.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface LoopSettings {
+  /** `RUN_ONCE`: any non-empty value means one run (even `false`, as upstream). */
+  readonly runOnce: boolean;
+  readonly sleepSeconds: number;
+  readonly sleepOnErrorSeconds: number;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly labels: { integration: string; shards: string; shard_id: string };
+  /** One run; `crashed` selects SLEEP_ON_ERROR for the next sleep, as an exception does upstream. */
+  readonly execute: () => Promise<{ exitCode: number; crashed: boolean }>;
+}
+
+/**
+ * The run-integration loop: run, record metrics, sleep, again. A stop signal
+ * lets the current run finish, interrupts the sleep, and returns the last
+ * exit code.
+ */
+export async function runLoop(settings: LoopSettings): Promise<number> {
+  const { metrics, labels, log, signal } = settings;
+  let lastExitCode = 0;
+  for (;;) {
+    metrics.executionCounter.inc(labels);
+    const started = performance.now();
+    const { exitCode, crashed } = await settings.execute();
+    lastExitCode = exitCode;
+    metrics.lastRunSeconds.set(labels, (performance.now() - started) / 1000);
+    metrics.lastRunStatus.set(labels, exitCode);
+    if (settings.runOnce) return exitCode;
+    if (signal.aborted) break;
+    const seconds = crashed ? settings.sleepOnErrorSeconds : settings.sleepSeconds;
+    log.debug(`sleeping ${seconds}s before the next run`);
+    await sleep(seconds * 1000, signal);
+    if (signal.aborted) break;
+  }
+  log.info(`stopping after a stop signal; last exit code ${lastExitCode}`);
+  return lastExitCode;
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGTERM: 15 };
+
+/**
+ * First SIGTERM/SIGINT: abort the controller so the run finishes its current
+ * step and stops. A second one exits at once with 128 + the signal number.
+ */
+export function installStopSignals(
+  controller: AbortController,
+  log: Pick<Logger, 'warn'>,
+  proc: Pick<NodeJS.Process, 'on' | 'off' | 'exit'> = process,
+): () => void {
+  const handler = (sig: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      log.warn(`received ${sig} again, exiting now`);
+      proc.exit(128 + (SIGNAL_NUMBERS[sig] ?? 0));
+      return;
+    }
+    log.warn(`received ${sig}, finishing the current step before exiting`);
+    controller.abort(new Error(`stopped by ${sig}`));
+  };
+  proc.on('SIGTERM', handler);
+  proc.on('SIGINT', handler);
+  return () => {
+    proc.off('SIGTERM', handler);
+    proc.off('SIGINT', handler);
+  };
+}

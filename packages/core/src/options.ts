@@ -1,0 +1,107 @@
+/**
+ * Integration options: a small typed description from which the CLI builds
+ * yargs options and the integration gets a typed `opts` object.
+ */
+interface OptionBase {
+  readonly describe: string;
+  /** The flag; default: the option key in kebab-case. */
+  readonly flag?: string;
+  /** Environment variable read when the flag is absent (the original's `envvar=`). */
+  readonly env?: string;
+}
+export interface BooleanOption extends OptionBase {
+  readonly type: 'boolean';
+  readonly default: boolean;
+}
+/** `--internal/--external` style: true, false, or unset (undefined). */
+export interface TriStateOption extends OptionBase {
+  readonly type: 'tristate';
+  /** The flag that sets the value to false, e.g. `external`. */
+  readonly negation: string;
+}
+export interface NumberOption extends OptionBase {
+  readonly type: 'number';
+  readonly default?: number;
+  readonly integer?: boolean;
+}
+export interface StringOption extends OptionBase {
+  readonly type: 'string';
+  readonly default?: string;
+  readonly choices?: readonly string[];
+}
+/** A repeatable flag (`--cluster-name a --cluster-name b`). */
+export interface ListOption extends OptionBase {
+  readonly type: 'list';
+}
+export type OptionSpec = BooleanOption | TriStateOption | NumberOption | StringOption | ListOption;
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
+
+type ValueOf<S extends OptionSpec> = S extends BooleanOption
+  ? boolean
+  : S extends TriStateOption
+    ? boolean | undefined
+    : S extends NumberOption
+      ? S['default'] extends number
+        ? number
+        : number | undefined
+      : S extends StringOption
+        ? S['default'] extends string
+          ? string
+          : string | undefined
+        : S extends ListOption
+          ? string[]
+          : never;
+
+export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: ValueOf<O[K]> };
+
+export function kebabCase(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+export function flagOf(key: string, spec: OptionSpec): string {
+  return spec.flag ?? kebabCase(key);
+}
+
+/** The original's shared option decorators (`reconcile/cli.py`). */
+export const commonOptions = {
+  threadPoolSize: (defaultValue = 10) =>
+    ({
+      type: 'number',
+      integer: true,
+      default: defaultValue,
+      describe: 'number of concurrent requests per cluster / API',
+    }) as const satisfies NumberOption,
+  internal: () =>
+    ({
+      type: 'tristate',
+      negation: 'external',
+      describe: 'manage only internal (--internal) or only external (--external) clusters',
+    }) as const satisfies TriStateOption,
+  clusterName: () =>
+    ({
+      type: 'list',
+      describe: 'cluster name to act on (repeatable)',
+    }) as const satisfies ListOption,
+  excludeCluster: () =>
+    ({
+      type: 'list',
+      describe: 'cluster to exclude from this run (repeatable, dry-run only)',
+    }) as const satisfies ListOption,
+  namespaceName: () =>
+    ({ type: 'string', describe: 'namespace name to act on' }) as const satisfies StringOption,
+  takeOver: (defaultValue = true) =>
+    ({
+      type: 'boolean',
+      default: defaultValue,
+      describe: 'manage resources exclusively (take over existing ones)',
+    }) as const satisfies BooleanOption,
+  vaultOutputPath: () =>
+    ({
+      type: 'string',
+      default: '',
+      describe: 'path in Vault to write output secrets to',
+    }) as const satisfies StringOption,
+} as const;
+
+export type OptionValue = string | number | boolean | string[] | undefined;
+export type OptionValues = Record<string, OptionValue>;

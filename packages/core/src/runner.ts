@@ -1,0 +1,242 @@
+import type { Config } from './config.ts';
+import { ErrorRegistry, ExitCode, ExitRequest, errorMessage, QontractError } from './errors.ts';
+import type { GlobalOptions } from './globals.ts';
+import type {
+  AnyIntegration,
+  ClientKey,
+  RunContext,
+  RunReport,
+  RuntimeEnv,
+} from './integration.ts';
+import type { Logger } from './logging.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import type { OptionValues } from './options.ts';
+import type { SecretRedactor } from './redaction.ts';
+import type { SecretPathRef, SecretReader, SecretRef } from './secrets/types.ts';
+import { isInShard, type ShardConfig, SINGLE_SHARD } from './sharding.ts';
+import type { StateStore } from './state/types.ts';
+
+/** What the early-exit step decided for a dry-run. */
+export type EarlyExitDecision =
+  | { readonly kind: 'exit' }
+  | { readonly kind: 'run' }
+  | { readonly kind: 'shards'; readonly shards: readonly string[] };
+
+export interface RunSettings {
+  readonly definition: AnyIntegration;
+  readonly options: OptionValues;
+  readonly globals: GlobalOptions;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly redactor: SecretRedactor;
+  readonly env: RuntimeEnv;
+  readonly metrics?: Metrics;
+  readonly shard?: ShardConfig;
+  readonly signal?: AbortSignal;
+  /** Creates the secret reader on first use (Vault or config file, per app-interface settings). */
+  readonly secrets: (ctx: RunContext) => SecretReader | Promise<SecretReader>;
+  readonly state?: (ctx: RunContext) => StateStore | Promise<StateStore>;
+  /** Pre-built clients by client id, used instead of the key's factory (tests, the demo). */
+  readonly clients?: ReadonlyMap<string, unknown>;
+  /** The `--early-exit-compare-sha` step; only consulted in dry-run. */
+  readonly earlyExit?: (ctx: RunContext) => Promise<EarlyExitDecision>;
+  /** Runs after the integration, even when it failed (e.g. `--dump-schemas`). */
+  readonly finally?: (ctx: RunContext) => Promise<void>;
+}
+
+export interface RunResult {
+  readonly exitCode: number;
+  readonly durationMs: number;
+  readonly errors: ErrorRegistry;
+  readonly actions: Readonly<Record<string, number>>;
+  /** True when the integration threw an unexpected error (the loop sleeps SLEEP_ON_ERROR). */
+  readonly crashed: boolean;
+}
+
+/** Shards of a sharded dry-run run at most this many at a time, as upstream. */
+const MAX_PARALLEL_SHARDS = 10;
+
+/**
+ * Runs one integration once and maps the outcome to the original's exit codes:
+ * 0 success; 1 registered errors or an unexpected exception; the code of an
+ * ExitRequest or QontractError (4 integration not found, 5 forbidden schema);
+ * in a sharded dry-run, the number of failed shards.
+ */
+export async function runIntegration(settings: RunSettings): Promise<RunResult> {
+  const started = performance.now();
+  const log = settings.log;
+  const errors = new ErrorRegistry((e) => log.error({ scope: e.scope }, e.message));
+  const ctx = createRunContext(settings, errors);
+  let exitCode: number = ExitCode.SUCCESS;
+  let crashed = false;
+  try {
+    exitCode = await execute(settings, ctx);
+  } catch (e) {
+    if (e instanceof ExitRequest) {
+      exitCode = e.exitCode;
+    } else if (e instanceof QontractError) {
+      log.error(e.message);
+      exitCode = e.exitCode;
+    } else {
+      crashed = true;
+      log.error({ err: e }, `unexpected error: ${errorMessage(e)}`);
+      exitCode = ExitCode.ERROR;
+    }
+  } finally {
+    try {
+      await settings.finally?.(ctx);
+    } catch (e) {
+      log.error(`after-run step failed: ${errorMessage(e)}`);
+      if (exitCode === ExitCode.SUCCESS) exitCode = ExitCode.ERROR;
+    }
+    await closeClients(ctx, log);
+  }
+  if (exitCode === ExitCode.SUCCESS && errors.hasErrors) exitCode = ExitCode.ERROR;
+  const durationMs = performance.now() - started;
+  log.info(
+    {
+      summary: {
+        exit_code: exitCode,
+        duration_seconds: Number((durationMs / 1000).toFixed(3)),
+        errors: errors.errors.length,
+        actions: ctx.report.actions,
+        dry_run: settings.globals.dryRun,
+      },
+    },
+    `${settings.definition.name} finished: ${exitCode === 0 ? 'success' : `failed (exit code ${exitCode})`}, ` +
+      `${errors.errors.length} error(s), ${describeActions(ctx.report.actions)} in ${(durationMs / 1000).toFixed(2)}s`,
+  );
+  return { exitCode, durationMs, errors, actions: ctx.report.actions, crashed };
+}
+
+async function execute(settings: RunSettings, ctx: InternalContext): Promise<number> {
+  const def = settings.definition;
+  if (settings.globals.dryRun && settings.earlyExit) {
+    const decision = await settings.earlyExit(ctx);
+    if (decision.kind === 'exit') {
+      ctx.log.info('No changes in desired state. Exit PR check early.');
+      return ExitCode.SUCCESS;
+    }
+    if (decision.kind === 'shards' && def.shardedDryRun) {
+      return runShards(settings, ctx, decision.shards);
+    }
+  }
+  await def.run(ctx, settings.options);
+  return ExitCode.SUCCESS;
+}
+
+/** Runs the integration once per affected shard; the exit code is the number of failed shards. */
+async function runShards(
+  settings: RunSettings,
+  ctx: InternalContext,
+  shards: readonly string[],
+): Promise<number> {
+  const def = settings.definition;
+  const sharded = def.shardedDryRun!;
+  ctx.log.info(`run ${def.name} for shards [${shards.map((s) => `'${s}'`).join(', ')}]`);
+  let failed = 0;
+  const queue = [...shards];
+  const worker = async () => {
+    for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) {
+      const shardErrors = new ErrorRegistry((e) =>
+        ctx.log.error({ scope: e.scope, shard }, e.message),
+      );
+      const shardCtx = createRunContext(settings, shardErrors, ctx);
+      try {
+        await def.run(shardCtx, sharded.optionsForShard(settings.options, shard));
+        if (shardErrors.hasErrors)
+          throw new Error(`${shardErrors.errors.length} error(s) registered`);
+      } catch (e) {
+        if (e instanceof ExitRequest && e.exitCode === 0) continue;
+        failed += 1;
+        ctx.log.error(`Failed to run integration shard ${shard}: ${errorMessage(e)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(shards.length, MAX_PARALLEL_SHARDS) }, worker));
+  return failed;
+}
+
+interface InternalContext extends RunContext {
+  readonly clientCache: Map<string, { key: ClientKey<unknown>; value: Promise<unknown> }>;
+}
+
+function createRunContext(
+  settings: RunSettings,
+  errors: ErrorRegistry,
+  parent?: InternalContext,
+): InternalContext {
+  const shard = settings.shard ?? SINGLE_SHARD;
+  const actions: Record<string, number> = parent ? parent.report.actions : {};
+  const report: RunReport = {
+    actions,
+    count(action, n = 1) {
+      actions[action] = (actions[action] ?? 0) + n;
+    },
+  };
+  const clientCache = parent?.clientCache ?? new Map();
+  let statePromise: Promise<StateStore> | undefined;
+  let secretsPromise: Promise<SecretReader> | undefined;
+  const ctx: InternalContext = {
+    integration: settings.definition.name,
+    integrationVersion: settings.definition.version,
+    dryRun: settings.globals.dryRun,
+    globals: settings.globals,
+    log: settings.log,
+    metrics: settings.metrics ?? createMetrics(),
+    config: settings.config,
+    errors,
+    signal: settings.signal ?? new AbortController().signal,
+    shard,
+    env: settings.env,
+    redactor: settings.redactor,
+    report,
+    clientCache,
+    secrets: {
+      read: async (ref: SecretRef) => (await getSecrets()).read(ref),
+      readAll: async (ref: SecretPathRef) => (await getSecrets()).readAll(ref),
+    },
+    state() {
+      if (!settings.state) {
+        return Promise.reject(new QontractError('no state store is configured for this run'));
+      }
+      statePromise ??= Promise.resolve(settings.state(ctx));
+      return statePromise;
+    },
+    client<T>(key: ClientKey<T>): Promise<T> {
+      let entry = clientCache.get(key.id);
+      if (!entry) {
+        const value = settings.clients?.has(key.id)
+          ? Promise.resolve(settings.clients.get(key.id))
+          : Promise.resolve().then(() => key.create(ctx));
+        entry = { key: key as ClientKey<unknown>, value };
+        clientCache.set(key.id, entry);
+      }
+      return entry.value as Promise<T>;
+    },
+    isInShard: (key: string) => isInShard(key, shard),
+  };
+  function getSecrets(): Promise<SecretReader> {
+    secretsPromise ??= Promise.resolve().then(() => settings.secrets(ctx));
+    return secretsPromise;
+  }
+  return ctx;
+}
+
+async function closeClients(ctx: InternalContext, log: Logger): Promise<void> {
+  for (const { key, value } of ctx.clientCache.values()) {
+    if (!key.close) continue;
+    try {
+      await key.close(await value);
+    } catch (e) {
+      log.debug(`closing client ${key.id} failed: ${errorMessage(e)}`);
+    }
+  }
+  ctx.clientCache.clear();
+}
+
+function describeActions(actions: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(actions);
+  if (entries.length === 0) return 'no actions';
+  return entries.map(([k, v]) => `${v} ${k}`).join(', ');
+}

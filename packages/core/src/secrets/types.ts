@@ -1,0 +1,34 @@
+import { QontractError } from '../errors.ts';
+
+/** A secret reference as app-interface writes it (`VaultSecret_v1`). */
+export interface SecretRef {
+  readonly path: string;
+  readonly field: string;
+  readonly version?: number | null | undefined;
+  /** `base64` decodes a single-field read; `plain` or none returns the raw value. */
+  readonly format?: string | null | undefined;
+}
+
+/** A reference to a whole secret (all its fields). */
+export interface SecretPathRef {
+  readonly path: string;
+  readonly version?: number | null | undefined;
+}
+
+export interface SecretReader {
+  /** One field of a secret, as a string. */
+  read(ref: SecretRef): Promise<string>;
+  /** All fields of a secret. */
+  readAll(ref: SecretPathRef): Promise<Record<string, string>>;
+}
+
+/** A writable store (Vault) for integrations that write secrets back. */
+export interface SecretWriter {
+  write(path: string, data: Record<string, string>, options?: { force?: boolean }): Promise<void>;
+}
+
+/** The secret, its field or its version does not exist. The message names the path. */
+export class SecretNotFoundError extends QontractError {}
+
+/** Vault refused access (403). */
+export class SecretAccessForbiddenError extends QontractError {}

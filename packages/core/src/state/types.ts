@@ -1,0 +1,29 @@
+import { QontractError } from '../errors.ts';
+
+/**
+ * The original's key/value state (`reconcile/utils/state.py`): JSON values
+ * under `state/<integration>/<key>`, written with Python `json.dumps(sort_keys=True)`.
+ */
+export interface StateStore {
+  /** Whether `key` exists. */
+  exists(key: string): Promise<boolean>;
+  /** The value at `key`; `KeyError`-like StateKeyNotFoundError when absent and no default is given. */
+  get<T = unknown>(key: string, defaultValue?: T): Promise<T>;
+  /** Writes `value` at `key` (overwrites). */
+  set(key: string, value: unknown, metadata?: Record<string, string>): Promise<void>;
+  /** Fails when `key` exists unless `force`. */
+  add(
+    key: string,
+    value: unknown,
+    options?: { force?: boolean; metadata?: Record<string, string> },
+  ): Promise<void>;
+  /** Keys below the integration prefix, each starting with `/` as upstream returns them. */
+  ls(): Promise<string[]>;
+  /** `{key relative to path: value}` for keys under `/{path}`. */
+  getAll(path: string): Promise<Record<string, unknown>>;
+  /** Removes `key`; StateKeyNotFoundError when absent. */
+  rm(key: string): Promise<void>;
+}
+
+export class StateKeyNotFoundError extends QontractError {}
+export class StateInaccessibleError extends QontractError {}
