@@ -297,9 +297,10 @@ function addIntegrationOptions(
           .conflicts(flag, spec.negation);
         break;
       case 'number':
+        // No yargs `type`: it would turn a bad value into NaN before we can name it.
         out = out.option(flag, {
-          type: 'number',
-          describe,
+          requiresArg: true,
+          describe: `${describe} [${spec.integer ? 'integer' : 'number'}]`,
           ...(envValue !== undefined
             ? { default: Number(envValue) }
             : spec.default !== undefined

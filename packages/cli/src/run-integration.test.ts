@@ -1,0 +1,130 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMetrics, defineIntegration } from '@qontract/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildEntryPointArgs, runIntegrationLoop } from './run-integration.ts';
+
+describe('buildEntryPointArgs', () => {
+  it('builds the umbrella argv from the environment, shell-splitting extra args', () => {
+    expect(
+      buildEntryPointArgs({
+        INTEGRATION_NAME: 'openshift-resources',
+        DRY_RUN: '--dry-run',
+        CONFIG: '/etc/c.toml',
+        INTEGRATION_EXTRA_ARGS: `--cluster-name c1 --namespace-name "my ns" --x='a b'`,
+      }),
+    ).toEqual([
+      '--config',
+      '/etc/c.toml',
+      '--dry-run',
+      'openshift-resources',
+      '--cluster-name',
+      'c1',
+      '--namespace-name',
+      'my ns',
+      '--x=a b',
+    ]);
+  });
+
+  it('defaults CONFIG to /config/config.toml and omits an unset DRY_RUN', () => {
+    expect(buildEntryPointArgs({ INTEGRATION_NAME: 'x' })).toEqual([
+      '--config',
+      '/config/config.toml',
+      'x',
+    ]);
+  });
+
+  it('rejects a DRY_RUN that is not a flag, as the original does', () => {
+    expect(() => buildEntryPointArgs({ INTEGRATION_NAME: 'x', DRY_RUN: 'true' })).toThrow(
+      "DRY_RUN must be '--dry-run' or '--no-dry-run', got 'true'",
+    );
+  });
+
+  it('uses MANAGER_DRY_RUN for integrations-manager', () => {
+    expect(
+      buildEntryPointArgs({
+        INTEGRATION_NAME: 'integrations-manager',
+        DRY_RUN: 'bogus',
+        MANAGER_DRY_RUN: '--no-dry-run',
+      }),
+    ).toEqual(['--config', '/config/config.toml', '--no-dry-run', 'integrations-manager']);
+  });
+
+  it('requires INTEGRATION_NAME', () => {
+    expect(() => buildEntryPointArgs({})).toThrow('INTEGRATION_NAME is required');
+  });
+});
+
+describe('runIntegrationLoop', () => {
+  let config = '';
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qr-loop-'));
+    config = join(dir, 'config.toml');
+    await writeFile(config, '[graphql]\nserver = "file://x"\n');
+  });
+
+  it('runs once with RUN_ONCE and returns the integration exit code, recording metrics', async () => {
+    let runs = 0;
+    const failing = defineIntegration({
+      name: 'loop-probe',
+      version: '1.0.0',
+      description: 'x',
+      options: {},
+      run: async (ctx) => {
+        runs++;
+        ctx.errors.register('x', 'nope');
+      },
+    });
+    const metrics = createMetrics();
+    const code = await runIntegrationLoop(
+      {
+        INTEGRATION_NAME: 'loop-probe',
+        CONFIG: config,
+        RUN_ONCE: 'false',
+        DRY_RUN: '--dry-run',
+        SHARDS: '2',
+        SHARD_ID: '1',
+      },
+      {
+        registry: [failing],
+        metrics,
+        io: { stdout: { write: () => true }, stderr: { write: () => true } },
+      },
+    );
+    expect(code).toBe(1);
+    expect(runs).toBe(1);
+    expect(await metrics.registry.metrics()).toContain(
+      'qontract_reconcile_last_run_status{integration="loop-probe",shards="2",shard_id="1"} 1',
+    );
+  });
+
+  it('loops and serves metrics until stopped', async () => {
+    let runs = 0;
+    const controller = new AbortController();
+    const ok = defineIntegration({
+      name: 'loop-ok',
+      version: '1.0.0',
+      description: 'x',
+      options: {},
+      run: async () => {
+        if (++runs === 3) controller.abort();
+      },
+    });
+    const code = await runIntegrationLoop(
+      {
+        INTEGRATION_NAME: 'loop-ok',
+        CONFIG: config,
+        SLEEP_DURATION_SECS: '0',
+        PROMETHEUS_PORT: '0',
+      },
+      {
+        registry: [ok],
+        signal: controller.signal,
+        io: { stdout: { write: () => true }, stderr: { write: () => true } },
+      },
+    );
+    expect(code).toBe(0);
+    expect(runs).toBe(3);
+  });
+});

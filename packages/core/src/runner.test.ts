@@ -1,0 +1,200 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ExitRequest, ForbiddenSchemaError, IntegrationNotFoundError } from './errors.ts';
+import { defineClient, defineIntegration, type RunContext } from './integration.ts';
+import { commonOptions } from './options.ts';
+import { runIntegration } from './runner.ts';
+import { testRunSettings } from './test-support/run-settings.ts';
+
+function integration(
+  run: (ctx: RunContext, opts: Record<string, unknown>) => Promise<void>,
+  extra = {},
+) {
+  return defineIntegration({
+    name: 'test-integration',
+    version: '1.0.0',
+    description: 'a test',
+    options: { clusterName: commonOptions.clusterName() },
+    run,
+    ...extra,
+  });
+}
+
+describe('runIntegration', () => {
+  it('exits 0 and logs a summary line when the run succeeds', async () => {
+    const def = integration(async (ctx) => {
+      ctx.report.count('apply', 2);
+      ctx.report.count('delete');
+    });
+    const { settings, logs } = testRunSettings(def);
+    const result = await runIntegration(settings);
+    expect(result.exitCode).toBe(0);
+    const summary = logs.at(-1)!;
+    expect(summary.msg).toMatch(
+      /^test-integration finished: success, 0 error\(s\), 2 apply, 1 delete in /,
+    );
+    expect(summary.summary).toMatchObject({
+      exit_code: 0,
+      errors: 0,
+      actions: { apply: 2, delete: 1 },
+    });
+  });
+
+  it('keeps working after a registered error and exits 1', async () => {
+    const done: string[] = [];
+    const def = integration(async (ctx) => {
+      ctx.errors.register('cluster-a', new Error('unreachable'), { clusterWide: true });
+      done.push('after the error');
+    });
+    const { settings, logs } = testRunSettings(def);
+    const result = await runIntegration(settings);
+    expect(result.exitCode).toBe(1);
+    expect(done).toEqual(['after the error']);
+    expect(result.errors.hasClusterError('cluster-a')).toBe(true);
+    expect(logs.some((l) => l.msg === 'unreachable' && l.scope === 'cluster-a')).toBe(true);
+  });
+
+  it.each([
+    [new IntegrationNotFoundError('x'), 4],
+    [new ForbiddenSchemaError(['/openshift/namespace-1.yml']), 5],
+    [new ExitRequest(3), 3],
+  ])('maps %s to exit code %i', async (error, code) => {
+    const { settings } = testRunSettings(integration(async () => Promise.reject(error)));
+    expect((await runIntegration(settings)).exitCode).toBe(code);
+  });
+
+  it('logs the message of an expected error without a stack trace', async () => {
+    const { settings, logs } = testRunSettings(
+      integration(async () => Promise.reject(new ForbiddenSchemaError(['/a-1.yml']))),
+    );
+    await runIntegration(settings);
+    const line = logs.find((l) => String(l.msg).startsWith('Forbidden schemas'))!;
+    expect(line.msg).toBe(
+      "Forbidden schemas: ['/a-1.yml']\n\nThe `schemas` parameter in the integration file in App-Interface\nshould be updated to include these schemas.",
+    );
+    expect(line.err).toBeUndefined();
+  });
+
+  it('exits 1 on an unexpected exception, with the stack in the log', async () => {
+    const { settings, logs } = testRunSettings(
+      integration(async () => {
+        throw new TypeError('boom');
+      }),
+    );
+    const result = await runIntegration(settings);
+    expect(result).toMatchObject({ exitCode: 1, crashed: true });
+    const line = logs.find((l) => l.msg === 'unexpected error: boom')!;
+    expect((line.err as { stack: string }).stack).toContain('TypeError: boom');
+  });
+
+  it('creates each client once per run, lazily, and closes it at the end', async () => {
+    const create = vi.fn(() => ({ id: Math.random() }));
+    const close = vi.fn();
+    const key = defineClient('thing', create, close);
+    const seen: unknown[] = [];
+    const def = integration(async (ctx) => {
+      seen.push(await ctx.client(key), await ctx.client(key));
+    });
+    const { settings } = testRunSettings(def);
+    await runIntegration(settings);
+    expect(create).toHaveBeenCalledTimes(1);
+    expect(seen[0]).toBe(seen[1]);
+    expect(close).toHaveBeenCalledWith(seen[0]);
+  });
+
+  it('uses an injected client instead of its factory', async () => {
+    const key = defineClient('thing', () => 'real');
+    let got: unknown;
+    const { settings } = testRunSettings(
+      integration(async (ctx) => {
+        got = await ctx.client(key);
+      }),
+      {
+        clients: new Map([['thing', 'fake']]),
+      },
+    );
+    await runIntegration(settings);
+    expect(got).toBe('fake');
+  });
+
+  it('reads secrets through the reader chosen for the run and registers them for redaction', async () => {
+    let token = '';
+    const def = integration(async (ctx) => {
+      token = await ctx.secrets.read({ path: 'creds/c1', field: 'token' });
+      ctx.log.info(`got ${token}`);
+    });
+    const { settings, logs } = testRunSettings(def);
+    await runIntegration(settings);
+    expect(token).toBe('tok-123456');
+    expect(JSON.stringify(logs)).not.toContain('tok-123456');
+  });
+
+  it('runs the after-run step even when the run fails', async () => {
+    const after = vi.fn(async () => {});
+    const { settings } = testRunSettings(
+      integration(async () => {
+        throw new Error('x');
+      }),
+      { finally: after },
+    );
+    await runIntegration(settings);
+    expect(after).toHaveBeenCalledTimes(1);
+  });
+
+  describe('early exit (dry-run only)', () => {
+    it('exits 0 without running when the desired state did not change', async () => {
+      const run = vi.fn(async () => {});
+      const { settings, logs } = testRunSettings(integration(run), {
+        globals: { dryRun: true },
+        earlyExit: async () => ({ kind: 'exit' }),
+      });
+      expect((await runIntegration(settings)).exitCode).toBe(0);
+      expect(run).not.toHaveBeenCalled();
+      expect(logs.some((l) => l.msg === 'No changes in desired state. Exit PR check early.')).toBe(
+        true,
+      );
+    });
+
+    it('is not consulted in a wet run', async () => {
+      const earlyExit = vi.fn(async () => ({ kind: 'exit' as const }));
+      const run = vi.fn(async () => {});
+      const { settings } = testRunSettings(integration(run), { earlyExit });
+      await runIntegration(settings);
+      expect(earlyExit).not.toHaveBeenCalled();
+      expect(run).toHaveBeenCalledTimes(1);
+    });
+
+    it('runs once per affected shard and exits with the number of failed shards', async () => {
+      const ran: string[][] = [];
+      const def = integration(
+        async (ctx, opts) => {
+          const clusters = opts.clusterName as string[];
+          ran.push(clusters);
+          if (clusters[0] === 'bad') ctx.errors.register('bad', 'broken');
+          if (clusters[0] === 'worse') throw new Error('crash');
+        },
+        {
+          shardedDryRun: {
+            shardPathSelectors: ['state.*.shard'],
+            optionsForShard: (o: Record<string, unknown>, shard: string) => ({
+              ...o,
+              clusterName: [shard],
+            }),
+            review: () => true,
+          },
+        },
+      );
+      const { settings, logs } = testRunSettings(def, {
+        globals: { dryRun: true },
+        options: { clusterName: [] },
+        earlyExit: async () => ({ kind: 'shards', shards: ['good', 'bad', 'worse'] }),
+      });
+      const result = await runIntegration(settings);
+      expect(result.exitCode).toBe(2);
+      expect(ran.map((r) => r[0]).sort()).toEqual(['bad', 'good', 'worse']);
+      expect(
+        logs.some((l) => l.msg === "run test-integration for shards ['good', 'bad', 'worse']"),
+      ).toBe(true);
+      expect(logs.some((l) => l.msg === 'Failed to run integration shard worse: crash')).toBe(true);
+    });
+  });
+});
