@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// One vitest run covers every workspace project; each project may add its own
-// vitest.config.ts, otherwise the defaults below apply.
+// One vitest run covers every workspace project (each may add its own
+// vitest.config.ts). The JSON report feeds the totals line of .ci/run.
 export default defineConfig({
   test: {
     projects: ['packages/*', 'integrations/*', 'tools/*'],
+    reporters: ['default', 'json'],
+    outputFile: { json: '.ci/out/vitest-report.json' },
   },
 });

@@ -1,1 +1,2 @@
-export {};
+export * from './readme-list.ts';
+export * from './scaffold.ts';

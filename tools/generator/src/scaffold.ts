@@ -1,0 +1,202 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface ScaffoldRequest {
+  /** CLI name with dashes, e.g. `openshift-foo`. */
+  readonly name: string;
+  readonly description: string;
+  /** Repository root. */
+  readonly root: string;
+}
+
+const NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+
+/** `openshift-foo` → `openshiftFoo` */
+export function camelName(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** `openshift-foo` → `OpenshiftFoo` */
+export function pascalName(name: string): string {
+  const camel = camelName(name);
+  return camel[0]!.toUpperCase() + camel.slice(1);
+}
+
+/** The files of a new integration package, by path relative to the repository root. */
+export function integrationFiles(req: ScaffoldRequest): Record<string, string> {
+  const { name, description } = req;
+  const dir = `integrations/${name}`;
+  const camel = camelName(name);
+  const pascal = pascalName(name);
+  const pkg = {
+    name: `@qontract/integration-${name}`,
+    version: '0.1.0',
+    private: true,
+    description,
+    type: 'module',
+    license: 'Apache-2.0',
+    exports: {
+      '.': { types: './src/index.ts', default: './src/index.ts' },
+      './package.json': './package.json',
+    },
+    scripts: {
+      build: 'tsc -p tsconfig.build.json',
+      typecheck: 'tsc -p tsconfig.json',
+      lint: 'biome check .',
+      test: 'vitest run',
+    },
+    dependencies: { '@qontract/core': '*', '@qontract/app-interface': '*' },
+    devDependencies: {},
+  };
+  return {
+    [`${dir}/package.json`]: `${JSON.stringify(pkg, null, 2)}\n`,
+    [`${dir}/tsconfig.json`]: `{\n  "extends": "../../tsconfig.base.json",\n  "include": ["src/**/*.ts"]\n}\n`,
+    [`${dir}/tsconfig.build.json`]:
+      '{\n  "extends": "./tsconfig.json",\n  "compilerOptions": { "noEmit": false, "rootDir": "src", "outDir": "dist" },\n  "exclude": ["src/**/*.test.ts"]\n}\n',
+    [`${dir}/src/${name}.graphql`]: `# The desired state this integration reads from app-interface.
+# Run \`npm run codegen\` after editing; it writes ${name}.generated.ts beside this file.
+query ${pascal}Namespaces {
+  namespaces: namespaces_v1 {
+    name
+    cluster {
+      name
+    }
+  }
+}
+`,
+    [`${dir}/src/desired.ts`]: `/**
+ * The desired state of ${name}: a pure function of app-interface data.
+ * No I/O here; the run in index.ts fetches and applies.
+ */
+export interface ${pascal}Input {
+  readonly namespaces: ReadonlyArray<{ readonly name: string; readonly cluster: { readonly name: string } }>;
+}
+
+export interface Desired${pascal}Item {
+  readonly cluster: string;
+  readonly namespace: string;
+}
+
+export function desired${pascal}(input: ${pascal}Input): Desired${pascal}Item[] {
+  return input.namespaces
+    .map((ns) => ({ cluster: ns.cluster.name, namespace: ns.name }))
+    .sort((a, b) => a.cluster.localeCompare(b.cluster) || a.namespace.localeCompare(b.namespace));
+}
+`,
+    [`${dir}/src/desired.test.ts`]: `import { describe, expect, it } from 'vitest';
+import { desired${pascal} } from './desired.ts';
+
+describe('desired${pascal}', () => {
+  it.each([
+    { namespaces: [], expected: [] },
+    {
+      namespaces: [
+        { name: 'b', cluster: { name: 'c2' } },
+        { name: 'a', cluster: { name: 'c1' } },
+      ],
+      expected: [
+        { cluster: 'c1', namespace: 'a' },
+        { cluster: 'c2', namespace: 'b' },
+      ],
+    },
+  ])('builds the desired state from $namespaces.length namespaces', ({ namespaces, expected }) => {
+    expect(desired${pascal}({ namespaces })).toEqual(expected);
+  });
+});
+`,
+    [`${dir}/src/index.ts`]: `import { commonOptions, defineIntegration } from '@qontract/core';
+import { desired${pascal} } from './desired.ts';
+
+export const QONTRACT_INTEGRATION = '${name.replaceAll('-', '_')}';
+export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+
+export const ${camel} = defineIntegration({
+  name: '${name}',
+  version: QONTRACT_INTEGRATION_VERSION,
+  description: ${JSON.stringify(description)},
+  options: {
+    threadPoolSize: commonOptions.threadPoolSize(10),
+  },
+  run: async (ctx, _opts) => {
+    // 1. read the desired state from app-interface (typed query, see ${name}.graphql)
+    // 2. read the current state of the system from a client of ctx
+    // 3. plan = pure diff; 4. apply unless ctx.dryRun
+    const desired = desired${pascal}({ namespaces: [] });
+    ctx.log.info(\`\${desired.length} desired item(s)\`);
+  },
+});
+
+export default ${camel};
+`,
+    [`${dir}/README.md`]: `# ${name}
+
+${description}
+
+## What it manages
+
+Describe the objects this integration owns, where their desired state comes from
+(${name}.graphql) and what it never touches.
+
+## Options
+
+| option | default | meaning |
+| --- | --- | --- |
+| \`--thread-pool-size\` | 10 | concurrent requests |
+
+## Example
+
+\`\`\`
+qontract-reconcile --config examples/config.toml --dry-run ${name}
+\`\`\`
+`,
+  };
+}
+
+const IMPORT_MARKER = '// registry:imports';
+const ENTRY_MARKER = '  // registry:entries';
+
+/** Adds the integration to the CLI's static registry source text. */
+export function registerInRegistry(source: string, name: string): string {
+  const camel = camelName(name);
+  const importLine = `import { ${camel} } from '@qontract/integration-${name}';`;
+  if (source.includes(importLine)) return source;
+  if (!source.includes(IMPORT_MARKER) || !source.includes(ENTRY_MARKER)) {
+    throw new Error('registry.ts has lost its generator markers');
+  }
+  return source
+    .replace(IMPORT_MARKER, `${importLine}\n${IMPORT_MARKER}`)
+    .replace(ENTRY_MARKER, `  ${camel},\n${ENTRY_MARKER}`);
+}
+
+/** Writes the package and registers it; refuses to overwrite an existing integration. */
+export async function scaffoldIntegration(req: ScaffoldRequest): Promise<string[]> {
+  if (!NAME.test(req.name)) {
+    throw new Error(
+      `invalid integration name '${req.name}': use lowercase words separated by dashes`,
+    );
+  }
+  const files = integrationFiles(req);
+  const dir = join(req.root, 'integrations', req.name);
+  try {
+    await readFile(join(dir, 'package.json'));
+    throw new Error(`integrations/${req.name} already exists`);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(req.root, path, '..'), { recursive: true });
+    await writeFile(join(req.root, path), content);
+  }
+  const registryPath = join(req.root, 'packages/cli/src/registry.ts');
+  await writeFile(registryPath, registerInRegistry(await readFile(registryPath, 'utf8'), req.name));
+  const cliPkgPath = join(req.root, 'packages/cli/package.json');
+  const cliPkg = JSON.parse(await readFile(cliPkgPath, 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  cliPkg.dependencies[`@qontract/integration-${req.name}`] = '*';
+  cliPkg.dependencies = Object.fromEntries(
+    Object.entries(cliPkg.dependencies).sort(([a], [b]) => a.localeCompare(b)),
+  );
+  await writeFile(cliPkgPath, `${JSON.stringify(cliPkg, null, 2)}\n`);
+  return [...Object.keys(files), 'packages/cli/src/registry.ts', 'packages/cli/package.json'];
+}
