@@ -1,1 +1,2 @@
-export {};
+export * from './fake-s3.ts';
+export * from './fake-vault.ts';

@@ -32,3 +32,15 @@ export class SecretNotFoundError extends QontractError {}
 
 /** Vault refused access (403). */
 export class SecretAccessForbiddenError extends QontractError {}
+
+/** The secret exists but has no such field (upstream `SecretFieldNotFoundError`). */
+export class SecretFieldNotFoundError extends SecretNotFoundError {}
+
+/** An explicit KV v2 version of the secret does not exist (upstream `SecretVersionNotFoundError`). */
+export class SecretVersionNotFoundError extends SecretNotFoundError {}
+
+/** Vault could not be reached, or answered in a way no retry could fix. */
+export class VaultConnectionError extends QontractError {}
+
+/** Vault refused a login (bad AppRole credentials, unknown Kubernetes role, unreadable JWT). */
+export class VaultAuthenticationError extends QontractError {}
