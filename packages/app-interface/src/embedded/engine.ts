@@ -1,0 +1,164 @@
+import { stat } from 'node:fs/promises';
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  execute,
+  GraphQLError,
+  type GraphQLSchema,
+  parse,
+  validate,
+} from 'graphql';
+import { type LoadedBundle, readBundleFile, serializeBundle } from './bundle-file.ts';
+import { BundleDatabase } from './database.ts';
+import { confsOf } from './graphql-conf.ts';
+import { BundleLoadError, ProblemKind } from './problems.ts';
+import { type BuildBundleOptions, buildBundleFromDirectory } from './read-directory.ts';
+import { buildGraphqlSchema, type EngineContext } from './schema-builder.ts';
+import type {
+  Bundle,
+  EmbeddedEngine,
+  ExecutionPhase,
+  GraphqlErrorEntry,
+  GraphqlExecutionResult,
+} from './types.ts';
+
+/**
+ * Loads an app-interface directory (data/, resources/, graphql-schemas/schema.yml,
+ * optional schemas/) or a bundle.json and returns an engine that answers
+ * GraphQL documents in-process with qontract-server's semantics. For a
+ * directory, the sha is that of the bundle `qontract-bundle build` would write.
+ */
+export async function loadEmbeddedEngine(
+  source: string,
+  options: BuildBundleOptions = {},
+): Promise<EmbeddedEngine> {
+  const loaded = await loadBundle(source, options);
+  return createEmbeddedEngine(loaded.bundle, loaded.sha256, source);
+}
+
+/** Reads a directory or bundle.json into a bundle and its sha. */
+export async function loadBundle(
+  source: string,
+  options: BuildBundleOptions = {},
+): Promise<LoadedBundle> {
+  let isDir: boolean;
+  try {
+    isDir = (await stat(source)).isDirectory();
+  } catch {
+    throw new BundleLoadError(source, [
+      { file: source, reason: 'no such file or directory', kind: ProblemKind.FILE },
+    ]);
+  }
+  if (isDir) return serializeBundle(await buildBundleFromDirectory(source, options));
+  return readBundleFile(source);
+}
+
+export function createEmbeddedEngine(
+  bundle: Bundle,
+  sha256: string,
+  source = 'bundle',
+): EmbeddedEngine {
+  const db = new BundleDatabase(bundle, source);
+  let schema: GraphQLSchema;
+  try {
+    schema = buildGraphqlSchema(confsOf(bundle.graphql));
+  } catch (e) {
+    throw new BundleLoadError(source, [
+      { file: 'graphql-schemas/schema.yml', reason: (e as Error).message, kind: 'GRAPHQL' },
+    ]);
+  }
+  const gitCommit =
+    bundle.git_commit !== undefined
+      ? { commit: bundle.git_commit, timestamp: bundle.git_commit_timestamp ?? '' }
+      : null;
+
+  const run = async (
+    query: string,
+    variables?: Record<string, unknown> | null,
+    operationName?: string | null,
+  ): Promise<{ result: GraphqlExecutionResult; phase: ExecutionPhase }> => {
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (e) {
+      return failed('parse', [e instanceof GraphQLError ? e : new GraphQLError(String(e))]);
+    }
+    const invalid = validate(schema, document);
+    if (invalid.length > 0) return failed('validate', invalid);
+    const context: EngineContext = { db, schemas: [] };
+    const executed: ExecutionResult = await execute({
+      schema,
+      document,
+      rootValue: {},
+      contextValue: context,
+      variableValues: variables ?? undefined,
+      operationName: operationName ?? undefined,
+    });
+    // Without `data` the request never started (bad variables, unknown operation).
+    const phase: ExecutionPhase = 'data' in executed ? 'execute' : 'validate';
+    const result: GraphqlExecutionResult = {
+      data:
+        executed.data === undefined
+          ? null
+          : (pruneEmptyObjects(executed.data) as typeof executed.data),
+      ...(executed.errors?.length ? { errors: executed.errors.map(toErrorEntry) } : {}),
+      extensions: { schemas: context.schemas },
+    };
+    if (!('data' in executed)) delete result.data;
+    return { result, phase };
+  };
+
+  return {
+    sha256,
+    gitCommit,
+    schema,
+    execute: async (query, variables, operationName) =>
+      (await run(query, variables, operationName)).result,
+    executeWithPhase: run,
+  };
+}
+
+function failed(
+  phase: ExecutionPhase,
+  errors: readonly GraphQLError[],
+): { result: GraphqlExecutionResult; phase: ExecutionPhase } {
+  return { phase, result: { errors: errors.map(toErrorEntry), extensions: { schemas: [] } } };
+}
+
+function toErrorEntry(error: GraphQLError): GraphqlErrorEntry {
+  const json = error.toJSON();
+  return {
+    message: json.message,
+    ...(json.locations ? { locations: json.locations } : {}),
+    ...(json.path ? { path: json.path } : {}),
+    ...(json.extensions && Object.keys(json.extensions).length > 0
+      ? { extensions: { ...json.extensions } }
+      : {}),
+  };
+}
+
+/**
+ * qontract-server removes every `{}` from every list in the response
+ * (interface items that matched no fragment), recursively.
+ */
+export function pruneEmptyObjects(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      if (isEmptyObject(item)) continue;
+      out.push(pruneEmptyObjects(item));
+    }
+    return out;
+  }
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(obj)) out[key] = pruneEmptyObjects(obj[key]);
+    return out;
+  }
+  return value;
+}
+
+function isEmptyObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+}

@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { compareCodePoints } from './code-point-order.ts';
+import { readGitCommitInfo } from './git-info.ts';
+import { parseGraphqlSection } from './graphql-conf.ts';
+import { BundleLoadError, type BundleProblem, ProblemKind } from './problems.ts';
+import { computeResourceBackrefs } from './traverse.ts';
+import type { Bundle, GraphqlSection, JsonObject, JsonValue, ResourceRecord } from './types.ts';
+import { parseJsonData, parseYaml11 } from './yaml11.ts';
+
+/** Where the parts of an app-interface checkout live. */
+export interface AppInterfaceLayout {
+  dataDir: string;
+  resourcesDir: string;
+  /** JSON schemas (qontract-schemas `schemas/`); optional. */
+  schemasDir: string | null;
+  graphqlSchemaFile: string;
+}
+
+export function defaultLayout(root: string): AppInterfaceLayout {
+  return {
+    dataDir: join(root, 'data'),
+    resourcesDir: join(root, 'resources'),
+    schemasDir: join(root, 'schemas'),
+    graphqlSchemaFile: join(root, 'graphql-schemas', 'schema.yml'),
+  };
+}
+
+export interface BuildBundleOptions {
+  layout?: Partial<AppInterfaceLayout>;
+  /** Record the checkout's HEAD commit and time (default true). */
+  git?: boolean;
+  /** How many files are read at once. */
+  concurrency?: number;
+}
+
+const DATA_EXTENSIONS = /\.(?:ya?ml|json)$/;
+const YAML_EXTENSION = /\.ya?ml$/;
+// The bundler looks for a `$schema:` line without parsing, because many resources are templates.
+const RESOURCE_SCHEMA_LINE = /^\$schema: (.+\.(?:yml|yaml))$/m;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads an app-interface tree into the bundle qontract-bundler would produce
+ * (server-spec §2.1): data files keyed by `/`-relative path with
+ * `$file_sha256sum`, resources with sha and `$schema`, schemas, the GraphQL
+ * confs and the git commit. Collects every problem and throws one
+ * `BundleLoadError` listing them all.
+ */
+export async function buildBundleFromDirectory(
+  root: string,
+  options: BuildBundleOptions = {},
+): Promise<Bundle> {
+  const layout = { ...defaultLayout(root), ...options.layout };
+  const limit = options.concurrency ?? 64;
+  const problems: BundleProblem[] = [];
+
+  if (!(await isDirectory(layout.dataDir))) {
+    throw new BundleLoadError(root, [
+      { file: layout.dataDir, reason: 'data directory not found', kind: ProblemKind.FILE },
+    ]);
+  }
+  const [dataFiles, resourceFiles, schemaFiles, git] = await Promise.all([
+    listFiles(layout.dataDir),
+    isDirectory(layout.resourcesDir).then((ok) => (ok ? listFiles(layout.resourcesDir) : [])),
+    layout.schemasDir
+      ? isDirectory(layout.schemasDir).then((ok) => (ok ? listFiles(layout.schemasDir!) : []))
+      : [],
+    options.git === false ? null : readGitCommitInfo(root),
+  ]);
+
+  const data: Record<string, JsonObject> = {};
+  await mapLimit(
+    dataFiles.filter((f) => DATA_EXTENSIONS.test(f)),
+    limit,
+    async (file) => {
+      const key = bundleKey(layout.dataDir, file);
+      const raw = await readFile(file);
+      const doc = parseDataFile(key, raw, problems);
+      if (doc) data[key] = doc;
+    },
+  );
+
+  const schemas: Record<string, JsonObject> = {};
+  await mapLimit(
+    schemaFiles.filter((f) => DATA_EXTENSIONS.test(f)),
+    limit,
+    async (file) => {
+      const key = bundleKey(layout.schemasDir!, file);
+      const parsed = parseStructured(key, await readFile(file), problems, ProblemKind.SCHEMA);
+      if (parsed === undefined) return;
+      if (!isObject(parsed)) {
+        problems.push({ file: key, reason: 'a JSON schema must be an object', kind: 'SCHEMA' });
+        return;
+      }
+      schemas[key] = withChecksumProperty(parsed);
+    },
+  );
+
+  const resources: Record<string, ResourceRecord> = {};
+  await mapLimit(resourceFiles, limit, async (file) => {
+    const key = bundleKey(layout.resourcesDir, file);
+    const raw = await readFile(file);
+    let content: string;
+    try {
+      content = utf8.decode(raw);
+    } catch {
+      problems.push({ file: key, reason: 'resource is not UTF-8 text', kind: 'FILE' });
+      return;
+    }
+    resources[key] = {
+      path: key,
+      content,
+      sha256sum: sha256Hex(raw),
+      $schema: YAML_EXTENSION.test(file) ? (RESOURCE_SCHEMA_LINE.exec(content)?.[1] ?? null) : null,
+      backrefs: [],
+    };
+  });
+
+  let graphql: GraphqlSection = { confs: [] };
+  const graphqlKey = relative(root, layout.graphqlSchemaFile) || layout.graphqlSchemaFile;
+  try {
+    const raw = await readFile(layout.graphqlSchemaFile);
+    const parsed = parseStructured(graphqlKey, raw, problems, ProblemKind.GRAPHQL);
+    if (parsed !== undefined) {
+      const section = parseGraphqlSection(parsed);
+      if (section.ok) graphql = parsed as unknown as GraphqlSection;
+      else problems.push({ file: graphqlKey, reason: section.reason, kind: 'GRAPHQL' });
+    }
+  } catch {
+    problems.push({ file: graphqlKey, reason: 'GraphQL schema file not found', kind: 'FILE' });
+  }
+
+  if (problems.length > 0) throw new BundleLoadError(root, sortProblems(problems));
+
+  const bundle: Bundle = {
+    data: sortRecord(data),
+    resources: sortRecord(resources),
+    graphql,
+    schemas: sortRecord(schemas),
+    ...(git ? { git_commit: git.commit, git_commit_timestamp: git.timestamp } : {}),
+  };
+  computeResourceBackrefs(bundle);
+  return bundle;
+}
+
+function parseDataFile(key: string, raw: Buffer, problems: BundleProblem[]): JsonObject | null {
+  const doc = parseStructured(key, raw, problems, ProblemKind.PARSE);
+  if (doc === undefined) return null;
+  if (!isObject(doc)) {
+    problems.push({ file: key, reason: 'a data file must be a mapping', kind: 'FILE' });
+    return null;
+  }
+  if (typeof doc.$schema !== 'string' || doc.$schema === '') {
+    problems.push({ file: key, reason: 'the data file has no $schema', kind: 'FILE' });
+    return null;
+  }
+  return sortObjectKeys({ ...doc, $file_sha256sum: sha256Hex(raw) });
+}
+
+function parseStructured(
+  key: string,
+  raw: Buffer,
+  problems: BundleProblem[],
+  kind: ProblemKind,
+): JsonValue | undefined {
+  try {
+    const text = raw.toString('utf8');
+    return key.endsWith('.json') ? parseJsonData(text) : parseYaml11(text);
+  } catch (e) {
+    problems.push({ file: key, reason: (e as Error).message, kind });
+    return undefined;
+  }
+}
+
+/** The bundler adds `$file_sha256sum` to metaschema-1 schemas so patched data still validates. */
+function withChecksumProperty(schema: JsonObject): JsonObject {
+  if (schema.$schema !== '/metaschema-1.json' || !isObject(schema.properties)) return schema;
+  return {
+    ...schema,
+    properties: sortObjectKeys({
+      ...schema.properties,
+      $file_sha256sum: { type: 'string', description: 'sha256sum of the datafile' },
+    }),
+  };
+}
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+function sortObjectKeys(obj: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const k of Object.keys(obj).sort(compareCodePoints)) out[k] = obj[k]!;
+  return out;
+}
+
+function sortRecord<T>(rec: Record<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const k of Object.keys(rec).sort(compareCodePoints)) out[k] = rec[k]!;
+  return out;
+}
+
+export function sortProblems(problems: BundleProblem[]): BundleProblem[] {
+  return problems.sort(
+    (a, b) => compareCodePoints(a.file, b.file) || compareCodePoints(a.reason, b.reason),
+  );
+}
+
+function bundleKey(base: string, file: string): string {
+  return `/${relative(base, file).split(sep).join('/')}`;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Regular files below `dir`; names starting with `.` are skipped, symlinks are not followed. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries: Dirent[] = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+async function mapLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

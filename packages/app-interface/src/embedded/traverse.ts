@@ -1,0 +1,3 @@
+import type { Bundle } from './types.ts';
+
+export function computeResourceBackrefs(_bundle: Bundle): void {}

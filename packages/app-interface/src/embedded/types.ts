@@ -1,0 +1,105 @@
+import type { GraphQLSchema } from 'graphql';
+
+/** A JSON value as it sits in a bundle (parsed YAML or JSON). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+/** One field of a `schema.yml` type conf (`/app-interface/graphql-schemas-1.yml`). */
+export interface GraphqlFieldConf {
+  name: string;
+  type: string;
+  isRequired?: boolean;
+  isList?: boolean;
+  isInterface?: boolean;
+  isUnique?: boolean;
+  isContextUnique?: boolean;
+  isSearchable?: boolean;
+  isResource?: boolean;
+  resolveResource?: boolean;
+  synthetic?: { schema: string; subAttr: string };
+  datafileSchema?: string;
+}
+
+export interface GraphqlInterfaceResolve {
+  strategy: 'fieldMap' | 'schema';
+  field?: string;
+  fieldMap?: Record<string, string>;
+}
+
+/** One type conf of `schema.yml`. */
+export interface GraphqlTypeConf {
+  name: string;
+  fields: GraphqlFieldConf[];
+  datafile?: string;
+  isInterface?: boolean;
+  interface?: string;
+  interfaceResolve?: GraphqlInterfaceResolve;
+}
+
+/** The `graphql` section of a bundle: the current `{ $schema, confs }` form or the legacy bare list. */
+export type GraphqlSection = { $schema?: string; confs: GraphqlTypeConf[] } | GraphqlTypeConf[];
+
+/** A resource file as the bundler records it. */
+export interface ResourceRecord {
+  path: string;
+  content: string;
+  sha256sum: string;
+  /** The `$schema:` line of a YAML resource, or null. */
+  $schema: string | null;
+  backrefs: ResourceBackref[];
+}
+
+export interface ResourceBackref {
+  path: string;
+  datafileSchema: string;
+  jsonpath: string;
+}
+
+/** A datafile: a JSON object that carries at least `$schema`. */
+export type Datafile = JsonObject & { $schema: string };
+
+/** The qontract-validator bundle (server-spec §1.1). */
+export interface Bundle {
+  data: Record<string, JsonObject>;
+  resources: Record<string, ResourceRecord>;
+  graphql: GraphqlSection;
+  schemas: Record<string, JsonObject>;
+  git_commit?: string;
+  git_commit_timestamp?: string;
+}
+
+export interface GraphqlErrorEntry {
+  message: string;
+  path?: ReadonlyArray<string | number>;
+  locations?: ReadonlyArray<{ line: number; column: number }>;
+  extensions?: Record<string, unknown>;
+}
+
+export interface GraphqlExecutionResult {
+  data?: Record<string, unknown> | null;
+  errors?: ReadonlyArray<GraphqlErrorEntry>;
+  extensions?: { schemas: string[] };
+}
+
+/** Which step of a request failed; the HTTP server maps parse/validation failures to 400. */
+export type ExecutionPhase = 'parse' | 'validate' | 'execute';
+
+export interface EmbeddedEngine {
+  /** Bundle sha, as `/sha256` serves it. */
+  readonly sha256: string;
+  readonly gitCommit: { commit: string; timestamp: string } | null;
+  readonly schema: GraphQLSchema;
+  execute(
+    query: string,
+    variables?: Record<string, unknown> | null,
+    operationName?: string | null,
+  ): Promise<GraphqlExecutionResult>;
+  /** Like `execute`, also telling which phase produced the errors (for HTTP status codes). */
+  executeWithPhase(
+    query: string,
+    variables?: Record<string, unknown> | null,
+    operationName?: string | null,
+  ): Promise<{ result: GraphqlExecutionResult; phase: ExecutionPhase }>;
+}

@@ -1,0 +1,211 @@
+import { parseDocument, type ScalarTag, type Tags } from 'yaml';
+import { compareCodePoints } from './code-point-order.ts';
+import type { JsonValue } from './types.ts';
+
+/*
+ * The bundler reads YAML with PyYAML's SafeLoader (YAML 1.1). The `yaml`
+ * package's 1.1 schema differs from it in ways that change data: it reads
+ * `y`/`n` as booleans, `1e3` as a number, and allows exponents without a
+ * sign. These tags copy PyYAML's implicit resolvers instead; no library
+ * offers PyYAML's exact rules.
+ */
+
+/** A value PyYAML would turn into a date/datetime, which the bundler cannot serialise to JSON. */
+export class YamlTimestamp {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+function stripUnderscores(s: string): string {
+  return s.replaceAll('_', '');
+}
+
+function sexagesimal(text: string): number {
+  let value = 0;
+  for (const part of text.split(':')) value = value * 60 + Number(part);
+  return value;
+}
+
+function resolveInt(source: string): number {
+  let text = stripUnderscores(source);
+  let sign = 1;
+  if (text.startsWith('-')) {
+    sign = -1;
+    text = text.slice(1);
+  } else if (text.startsWith('+')) {
+    text = text.slice(1);
+  }
+  if (text === '0') return 0;
+  if (text.startsWith('0b')) return sign * Number.parseInt(text.slice(2), 2);
+  if (text.startsWith('0x')) return sign * Number.parseInt(text.slice(2), 16);
+  if (text.startsWith('0')) return sign * Number.parseInt(text, 8);
+  if (text.includes(':')) return sign * sexagesimal(text);
+  return sign * Number(text);
+}
+
+function resolveFloat(source: string): number {
+  let text = stripUnderscores(source).toLowerCase();
+  let sign = 1;
+  if (text.startsWith('-')) {
+    sign = -1;
+    text = text.slice(1);
+  } else if (text.startsWith('+')) {
+    text = text.slice(1);
+  }
+  if (text === '.inf') return sign * Number.POSITIVE_INFINITY;
+  if (text === '.nan') return Number.NaN;
+  if (text.includes(':')) return sign * sexagesimal(text);
+  return sign * Number(text);
+}
+
+const pyBool: ScalarTag = {
+  tag: 'tag:yaml.org,2002:bool',
+  default: true,
+  test: /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/,
+  resolve: (s) => /^(?:yes|Yes|YES|true|True|TRUE|on|On|ON)$/.test(s),
+};
+
+const pyFloat: ScalarTag = {
+  tag: 'tag:yaml.org,2002:float',
+  default: true,
+  test: /^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/,
+  resolve: resolveFloat,
+};
+
+const pyInt: ScalarTag = {
+  tag: 'tag:yaml.org,2002:int',
+  default: true,
+  test: /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$/,
+  resolve: resolveInt,
+};
+
+const pyNull: ScalarTag = {
+  tag: 'tag:yaml.org,2002:null',
+  default: true,
+  test: /^(?:~|null|Null|NULL|)$/,
+  resolve: () => null,
+};
+
+const pyTimestamp: ScalarTag = {
+  tag: 'tag:yaml.org,2002:timestamp',
+  default: true,
+  test: /^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)$/,
+  resolve: (s) => new YamlTimestamp(s),
+};
+
+const REPLACED_TAGS = new Set([
+  'tag:yaml.org,2002:bool',
+  'tag:yaml.org,2002:int',
+  'tag:yaml.org,2002:float',
+  'tag:yaml.org,2002:null',
+  'tag:yaml.org,2002:timestamp',
+]);
+
+// PyYAML tries its resolvers in this order: bool, float, int, merge, null, timestamp.
+function pyYamlTags(defaults: Tags): Tags {
+  return [
+    pyBool,
+    pyFloat,
+    pyInt,
+    pyNull,
+    pyTimestamp,
+    ...defaults.filter((t) => typeof t === 'string' || !REPLACED_TAGS.has(t.tag)),
+  ];
+}
+
+export class YamlParseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'YamlParseError';
+  }
+}
+
+/**
+ * Parses one YAML document with PyYAML SafeLoader's rules and returns plain
+ * JSON data with keys in code-point order. Throws `YamlParseError` for what
+ * the bundler cannot handle: syntax errors, several documents, an empty file,
+ * and unquoted timestamps.
+ */
+export function parseYaml11(text: string): JsonValue {
+  const doc = parseDocument(text, {
+    version: '1.1',
+    schema: 'yaml-1.1',
+    customTags: pyYamlTags,
+    uniqueKeys: false,
+    merge: true,
+  });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    if (e.code === 'MULTIPLE_DOCS')
+      throw new YamlParseError('the file holds several YAML documents');
+    const pos = e.linePos?.[0];
+    const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    throw new YamlParseError(
+      `invalid YAML${where}: ${firstLine(e.message).replace(/ at line \d+, column \d+:?$/, '')}`,
+    );
+  }
+  if (doc.contents === null) throw new YamlParseError('the file holds no YAML document');
+  return toJsonData(doc.toJS({ maxAliasCount: -1 }), '');
+}
+
+function firstLine(s: string): string {
+  const i = s.indexOf('\n');
+  return i < 0 ? s : s.slice(0, i);
+}
+
+/** Parses a JSON data file (the bundler uses Python's json.load for `.json`). */
+export function parseJsonData(text: string): JsonValue {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new YamlParseError(`invalid JSON: ${(e as Error).message}`);
+  }
+  return toJsonData(parsed, '');
+}
+
+/** Copies parsed data into plain JSON with keys in code-point order (the bundle's order). */
+export function toJsonData(value: unknown, where: string): JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value;
+  if (value === undefined) return null;
+  if (Array.isArray(value)) return value.map((v, i) => toJsonData(v, `${where}[${i}]`));
+  if (value instanceof YamlTimestamp) {
+    throw new YamlParseError(
+      `${where || 'document'}: unquoted date/time '${value.text}' is a YAML 1.1 timestamp, which the bundler cannot store as JSON; quote it`,
+    );
+  }
+  if (value instanceof Uint8Array) {
+    throw new YamlParseError(`${where || 'document'}: binary values cannot be stored as JSON`);
+  }
+  if (value instanceof Set) {
+    // PyYAML builds a dict of key → None for !!set
+    const out: Record<string, JsonValue> = {};
+    for (const k of [...value].map(String).sort(compareCodePoints)) setKey(out, k, null);
+    return out;
+  }
+  if (value instanceof Map) {
+    return toJsonData(Object.fromEntries([...value].map(([k, v]) => [String(k), v])), where);
+  }
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(obj).sort(compareCodePoints)) {
+    setKey(out, key, toJsonData(obj[key], where ? `${where}.${key}` : key));
+  }
+  return out;
+}
+
+function setKey(obj: Record<string, JsonValue>, key: string, value: JsonValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(obj, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    obj[key] = value;
+  }
+}
