@@ -23,7 +23,20 @@ export interface StateStore {
   getAll(path: string): Promise<Record<string, unknown>>;
   /** Removes `key`; StateKeyNotFoundError when absent. */
   rm(key: string): Promise<void>;
+  /** Whether `key` exists, and the metadata stored with it (upstream `head`). */
+  head(key: string): Promise<{ exists: boolean; metadata: Record<string, string> }>;
 }
 
 export class StateKeyNotFoundError extends QontractError {}
 export class StateInaccessibleError extends QontractError {}
+
+/** `add` without `force` found the key already there (upstream raises KeyError). */
+export class StateKeyExistsError extends QontractError {}
+
+/** Thrown inside `stateTransaction`'s callback to leave the state untouched. */
+export class AbortStateTransactionError extends Error {
+  constructor(message = 'state transaction aborted') {
+    super(message);
+    this.name = 'AbortStateTransactionError';
+  }
+}
