@@ -1,0 +1,220 @@
+import { errorMessage, type SecretReader, type SecretRef } from '@qontract/core';
+import pLimit from 'p-limit';
+import type { ApiResourceCatalog } from './api-resources.ts';
+import { KubeClient, type KubeClientOptions, RequestStats } from './kube-client.ts';
+
+/** The cluster fields the client factory reads (app-interface `Cluster_v1`). */
+export interface ClusterInfo {
+  readonly name: string;
+  readonly serverUrl?: string | null;
+  readonly internal?: boolean | null;
+  readonly insecureSkipTLSVerify?: boolean | null;
+  readonly automationToken?: SecretRef | null;
+  readonly clusterAdminAutomationToken?: SecretRef | null;
+  readonly automationTokens?: ReadonlyArray<AutomationTokenEntry> | null;
+  readonly clusterAdminAutomationTokens?: ReadonlyArray<AutomationTokenEntry> | null;
+  readonly disable?: { readonly integrations?: ReadonlyArray<string> | null } | null;
+}
+
+export interface AutomationTokenEntry {
+  readonly active?: boolean | null;
+  readonly delete?: boolean | null;
+  readonly secret?: SecretRef | null;
+}
+
+/** A namespace as far as the client factory cares: its cluster and whether it needs cluster-admin. */
+export interface NamespaceClusterInfo {
+  readonly cluster: ClusterInfo;
+  readonly clusterAdmin?: boolean | null;
+}
+
+/** A usable connection to one cluster, with its API resources. */
+export interface ClusterHandle {
+  readonly name: string;
+  readonly privileged: boolean;
+  readonly client: KubeClient;
+  readonly catalog: ApiResourceCatalog;
+  /** OpenShift clusters serve `Project.project.openshift.io`. */
+  readonly isOpenShift: boolean;
+}
+
+/**
+ * Why a cluster has no client. `error` problems fail the run (the original's
+ * OCLogMsg at ERROR); `debug` ones are clusters skipped on purpose.
+ */
+export interface ClusterProblem {
+  readonly name: string;
+  readonly level: 'error' | 'debug';
+  readonly message: string;
+}
+
+export function isClusterProblem(v: ClusterHandle | ClusterProblem): v is ClusterProblem {
+  return 'level' in v;
+}
+
+export interface ClusterMapSettings {
+  /** The integration's name with dashes; clusters listing it in `disable.integrations` are skipped. */
+  readonly integration: string;
+  readonly secrets: SecretReader;
+  /** `--internal` (true) / `--external` (false) / all clusters (undefined). */
+  readonly internal?: boolean | undefined;
+  /** Make privileged (cluster-admin) clients for every cluster. */
+  readonly clusterAdmin?: boolean;
+  readonly concurrency?: number;
+  readonly stats?: RequestStats;
+  readonly clientOptions?: KubeClientOptions;
+  /** Timeout of the reachability check. */
+  readonly reachabilityTimeoutMs?: number;
+}
+
+type Key = `${string}\u0000${'admin' | 'user'}`;
+
+/**
+ * Cluster clients for a run, built from app-interface cluster data, with the
+ * original's OC_Map rules: disabled and internal/external-filtered clusters are
+ * skipped silently; a missing token or serverUrl, a missing secret, a server
+ * URL mismatch and an unreachable cluster become problems of that cluster
+ * while the others proceed.
+ */
+export class ClusterMap {
+  readonly stats: RequestStats;
+  readonly #entries = new Map<Key, ClusterHandle | ClusterProblem>();
+
+  private constructor(stats: RequestStats) {
+    this.stats = stats;
+  }
+
+  /** Clients for the clusters of `namespaces` (privileged ones too where a namespace asks for it). */
+  static async fromNamespaces(
+    namespaces: ReadonlyArray<NamespaceClusterInfo>,
+    settings: ClusterMapSettings,
+  ): Promise<ClusterMap> {
+    const wanted = new Map<Key, { info: ClusterInfo; privileged: boolean }>();
+    for (const ns of namespaces) {
+      const admin = Boolean(ns.clusterAdmin) || Boolean(settings.clusterAdmin);
+      // The last namespace's cluster data wins, as upstream.
+      wanted.set(`${ns.cluster.name}\u0000user`, { info: ns.cluster, privileged: false });
+      if (admin)
+        wanted.set(`${ns.cluster.name}\u0000admin`, { info: ns.cluster, privileged: true });
+    }
+    return ClusterMap.#build([...wanted.values()], settings);
+  }
+
+  /** Clients for `clusters` (privileged only, when `clusterAdmin` is set, as upstream). */
+  static async fromClusters(
+    clusters: ReadonlyArray<ClusterInfo>,
+    settings: ClusterMapSettings,
+  ): Promise<ClusterMap> {
+    return ClusterMap.#build(
+      clusters.map((info) => ({ info, privileged: Boolean(settings.clusterAdmin) })),
+      settings,
+    );
+  }
+
+  static async #build(
+    wanted: ReadonlyArray<{ info: ClusterInfo; privileged: boolean }>,
+    settings: ClusterMapSettings,
+  ): Promise<ClusterMap> {
+    const map = new ClusterMap(settings.stats ?? new RequestStats());
+    const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
+    await Promise.all(
+      wanted.map(({ info, privileged }) =>
+        limit(async () => {
+          const entry = await connect(info, privileged, settings, map.stats);
+          if (entry) map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
+        }),
+      ),
+    );
+    return map;
+  }
+
+  /** The client for `cluster`, or why there is none. */
+  get(cluster: string, privileged = false): ClusterHandle | ClusterProblem {
+    return (
+      this.#entries.get(`${cluster}\u0000${privileged ? 'admin' : 'user'}`) ?? {
+        name: cluster,
+        level: 'debug',
+        message: `[${cluster}] cluster skipped`,
+      }
+    );
+  }
+
+  /** Names of clusters with a working client. */
+  clusters(options: { privileged?: boolean; includeErrors?: boolean } = {}): string[] {
+    const suffix = options.privileged ? 'admin' : 'user';
+    const names: string[] = [];
+    for (const [key, value] of this.#entries) {
+      const [name, kind] = key.split('\u0000') as [string, string];
+      if (kind !== suffix) continue;
+      if (options.includeErrors || !isClusterProblem(value)) names.push(name);
+    }
+    return names.sort();
+  }
+
+  /** Every error-level problem (missing tokens, unreachable clusters, ...). */
+  problems(): ClusterProblem[] {
+    return [...this.#entries.values()].filter(
+      (v): v is ClusterProblem => isClusterProblem(v) && v.level === 'error',
+    );
+  }
+}
+
+function tokenRef(info: ClusterInfo, privileged: boolean): SecretRef | undefined {
+  const list = privileged ? info.clusterAdminAutomationTokens : info.automationTokens;
+  const active = list?.find((t) => t.active && !t.delete && t.secret)?.secret;
+  return (
+    active ?? (privileged ? info.clusterAdminAutomationToken : info.automationToken) ?? undefined
+  );
+}
+
+async function connect(
+  info: ClusterInfo,
+  privileged: boolean,
+  settings: ClusterMapSettings,
+  stats: RequestStats,
+): Promise<ClusterHandle | ClusterProblem | undefined> {
+  const name = info.name;
+  const problem = (message: string): ClusterProblem => ({
+    name,
+    level: 'error',
+    message: `[${name}] ${message}`,
+  });
+  if (info.disable?.integrations?.includes(settings.integration)) return undefined;
+  if (settings.internal !== undefined && Boolean(info.internal) !== settings.internal)
+    return undefined;
+  const ref = tokenRef(info, privileged);
+  if (!ref)
+    return problem(privileged ? 'has no clusterAdminAutomationToken' : 'has no automationToken');
+  if (!info.serverUrl) return problem('has no serverUrl');
+  let secret: Record<string, string>;
+  try {
+    secret = await settings.secrets.readAll({ path: ref.path, version: ref.version });
+  } catch (e) {
+    return problem(`secret not found: ${errorMessage(e)}`);
+  }
+  if (secret.server !== info.serverUrl) return problem('server URL mismatch');
+  const token = secret[ref.field];
+  if (!token) return problem(`secret ${ref.path} has no field '${ref.field}'`);
+  const client = new KubeClient(
+    {
+      name,
+      server: info.serverUrl,
+      token,
+      insecureSkipTLSVerify: Boolean(info.insecureSkipTLSVerify),
+    },
+    { ...settings.clientOptions, stats },
+  );
+  try {
+    await client.version(settings.reachabilityTimeoutMs ?? 5_000);
+    const catalog = await client.discover();
+    return {
+      name,
+      privileged,
+      client,
+      catalog,
+      isOpenShift: catalog.has('Project', 'project.openshift.io'),
+    };
+  } catch (e) {
+    return problem(`is unreachable: ${errorMessage(e)}`);
+  }
+}

@@ -1,0 +1,417 @@
+import {
+  type HttpMethod,
+  IsomorphicFetchHttpLibrary,
+  KubeConfig,
+  RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
+import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
+
+/** Everything needed to talk to one cluster as one identity. */
+export interface ClusterConnection {
+  readonly name: string;
+  readonly server: string;
+  readonly token: string;
+  /** Verify TLS unless the cluster data says otherwise. */
+  readonly insecureSkipTLSVerify?: boolean;
+}
+
+/** A JSON object as the API server returns it; kept raw (no model conversion). */
+export type KubeObject = Record<string, unknown> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, unknown> & { name?: string; namespace?: string };
+};
+
+/** The API server refused a request; `status`/`reason` come from its Status body. */
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly cluster: string;
+  readonly details: unknown;
+  constructor(cluster: string, status: number, reason: string, message: string, details?: unknown) {
+    super(`[${cluster}]: ${message}`);
+    this.name = 'KubeApiError';
+    this.cluster = cluster;
+    this.status = status;
+    this.reason = reason;
+    this.details = details;
+  }
+}
+
+/** The cluster could not be reached at all (connection refused, reset, timeout). */
+export class ClusterUnreachableError extends Error {
+  readonly cluster: string;
+  constructor(cluster: string, cause: unknown) {
+    super(`[${cluster}]: ${describeNetworkError(cause)}`, { cause });
+    this.name = 'ClusterUnreachableError';
+    this.cluster = cluster;
+  }
+}
+
+/** Request counting by verb and cluster, for tests, benchmarks and the summary. */
+export class RequestStats {
+  readonly byVerb = new Map<string, number>();
+  readonly byCluster = new Map<string, Map<string, number>>();
+  count(cluster: string, verb: string): void {
+    this.byVerb.set(verb, (this.byVerb.get(verb) ?? 0) + 1);
+    let m = this.byCluster.get(cluster);
+    if (!m) this.byCluster.set(cluster, (m = new Map()));
+    m.set(verb, (m.get(verb) ?? 0) + 1);
+  }
+  get total(): number {
+    let n = 0;
+    for (const v of this.byVerb.values()) n += v;
+    return n;
+  }
+  get mutating(): number {
+    let n = 0;
+    for (const [verb, v] of this.byVerb) if (MUTATING_VERBS.has(verb)) n += v;
+    return n;
+  }
+}
+
+const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'apply', 'delete']);
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+export interface KubeClientOptions {
+  readonly stats?: RequestStats;
+  /** Per-request timeout (the original uses 60 s). */
+  readonly timeoutMs?: number;
+  /** Attempts for transient failures (connection errors, 429, 5xx). */
+  readonly attempts?: number;
+  /** Base backoff between attempts; linear, as the original's retry helper. */
+  readonly backoffMs?: number;
+  /** Page size of list requests. */
+  readonly pageSize?: number;
+}
+
+interface RequestOptions {
+  readonly query?: Record<string, string | number | boolean | undefined>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly timeoutMs?: number;
+  readonly attempts?: number;
+  /** Return undefined on 404 instead of throwing. */
+  readonly allowNotFound?: boolean;
+}
+
+/**
+ * A raw REST client for one cluster. Authentication, TLS and the HTTP
+ * transport come from @kubernetes/client-node (KubeConfig + its fetch
+ * library); responses stay raw JSON, because the typed models of the client
+ * drop unknown fields and turn timestamps into Dates, which would break the
+ * original's three-way comparison.
+ */
+export class KubeClient {
+  readonly connection: ClusterConnection;
+  readonly stats: RequestStats;
+  readonly #kc: KubeConfig;
+  readonly #http = new IsomorphicFetchHttpLibrary();
+  readonly #base: string;
+  readonly #timeoutMs: number;
+  readonly #attempts: number;
+  readonly #backoffMs: number;
+  readonly #pageSize: number;
+
+  constructor(connection: ClusterConnection, options: KubeClientOptions = {}) {
+    this.connection = connection;
+    this.stats = options.stats ?? new RequestStats();
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#attempts = options.attempts ?? 5;
+    this.#backoffMs = options.backoffMs ?? 1_000;
+    this.#pageSize = options.pageSize ?? 500;
+    this.#base = connection.server.replace(/\/+$/, '');
+    this.#kc = new KubeConfig();
+    this.#kc.loadFromOptions({
+      clusters: [
+        {
+          name: connection.name,
+          server: this.#base,
+          skipTLSVerify: Boolean(connection.insecureSkipTLSVerify),
+        },
+      ],
+      users: [{ name: 'qontract-reconcile', token: connection.token }],
+      contexts: [{ name: connection.name, cluster: connection.name, user: 'qontract-reconcile' }],
+      currentContext: connection.name,
+    });
+  }
+
+  get name(): string {
+    return this.connection.name;
+  }
+
+  /** `GET /version`, the reachability check (`oc version --request-timeout=5`). */
+  async version(timeoutMs = 5_000): Promise<Record<string, unknown>> {
+    return (await this.request('GET', '/version', 'get', { timeoutMs, attempts: 1 })) as Record<
+      string,
+      unknown
+    >;
+  }
+
+  /** The cluster's API resources, from legacy discovery (`/api/v1`, `/apis`, `/apis/<g>/<v>`). */
+  async discover(): Promise<ApiResourceCatalog> {
+    const [core, groups] = await Promise.all([
+      this.request('GET', '/api/v1', 'discovery') as Promise<DiscoveryResourceList>,
+      this.request('GET', '/apis', 'discovery') as Promise<{ groups?: DiscoveryGroup[] }>,
+    ]);
+    const resources: ApiResource[] = fromResourceList('', 'v1', core);
+    const lists = await Promise.all(
+      (groups.groups ?? []).map(async (g) => {
+        const version = g.preferredVersion?.version ?? g.versions?.[0]?.version;
+        if (!version) return [];
+        const list = (await this.request('GET', `/apis/${g.name}/${version}`, 'discovery', {
+          allowNotFound: true,
+        })) as DiscoveryResourceList | undefined;
+        return list ? fromResourceList(g.name, version, list) : [];
+      }),
+    );
+    for (const l of lists) resources.push(...l);
+    return new ApiResourceCatalog(resources);
+  }
+
+  /** All objects of `r` (in `namespace`, or cluster-wide), following `continue` tokens. */
+  async list(
+    r: ApiResource,
+    namespace?: string,
+    options: { labelSelector?: string; fieldSelector?: string } = {},
+  ): Promise<KubeObject[]> {
+    const items: KubeObject[] = [];
+    const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+    let cont: string | undefined;
+    do {
+      const page = (await this.request('GET', resourcePath(r, namespace), 'list', {
+        query: {
+          limit: this.#pageSize,
+          continue: cont,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+        },
+      })) as { items?: KubeObject[]; metadata?: { continue?: string } };
+      for (const item of page.items ?? []) {
+        // List items of built-in kinds come without kind/apiVersion; the
+        // resource model needs them, as `oc get -o json` provides them.
+        item.apiVersion ??= apiVersion;
+        item.kind ??= r.kind;
+        items.push(item);
+      }
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return items;
+  }
+
+  async get(
+    r: ApiResource,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<KubeObject | undefined> {
+    const obj = (await this.request('GET', resourcePath(r, namespace, name), 'get', {
+      allowNotFound: true,
+    })) as KubeObject | undefined;
+    return obj;
+  }
+
+  /** Server-side apply: `PATCH` with `application/apply-patch+yaml` (JSON is YAML). */
+  async apply(
+    r: ApiResource,
+    body: KubeObject,
+    options: { fieldManager: string; force?: boolean; dryRun?: boolean },
+  ): Promise<KubeObject> {
+    const ns = body.metadata?.namespace;
+    const name = body.metadata?.name ?? '';
+    return (await this.request('PATCH', resourcePath(r, ns, name), 'apply', {
+      body,
+      contentType: 'application/apply-patch+yaml',
+      query: {
+        fieldManager: options.fieldManager,
+        force: options.force ?? true,
+        dryRun: options.dryRun ? 'All' : undefined,
+      },
+    })) as KubeObject;
+  }
+
+  async create(
+    r: ApiResource,
+    body: KubeObject,
+    options: { fieldManager?: string; dryRun?: boolean } = {},
+  ): Promise<KubeObject> {
+    return (await this.request('POST', resourcePath(r, body.metadata?.namespace), 'create', {
+      body,
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
+      // A create is not idempotent: retry only what the server did not process.
+      attempts: 1,
+    })) as KubeObject;
+  }
+
+  async replace(
+    r: ApiResource,
+    body: KubeObject,
+    options: { fieldManager?: string; dryRun?: boolean } = {},
+  ): Promise<KubeObject> {
+    return (await this.request(
+      'PUT',
+      resourcePath(r, body.metadata?.namespace, body.metadata?.name ?? ''),
+      'update',
+      {
+        body,
+        query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
+      },
+    )) as KubeObject;
+  }
+
+  async patch(
+    r: ApiResource,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    options: { fieldManager?: string; dryRun?: boolean } = {},
+  ): Promise<KubeObject> {
+    return (await this.request('PATCH', resourcePath(r, namespace, name), 'patch', {
+      body: patch,
+      contentType: PATCH_CONTENT_TYPE[type],
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
+    })) as KubeObject;
+  }
+
+  /** Deletes an object; false when it did not exist. */
+  async delete(
+    r: ApiResource,
+    namespace: string | undefined,
+    name: string,
+    options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; dryRun?: boolean } = {},
+  ): Promise<boolean> {
+    const result = await this.request('DELETE', resourcePath(r, namespace, name), 'delete', {
+      allowNotFound: true,
+      query: {
+        propagationPolicy: options.propagationPolicy,
+        dryRun: options.dryRun ? 'All' : undefined,
+      },
+    });
+    return result !== undefined;
+  }
+
+  /** One HTTP request with retries for transient failures; returns the parsed JSON body. */
+  async request(
+    method: string,
+    path: string,
+    verb: string,
+    options: RequestOptions = {},
+  ): Promise<unknown> {
+    const attempts = options.attempts ?? this.#attempts;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#once(method, path, verb, options);
+      } catch (e) {
+        const retryAfter = transientRetryDelay(e);
+        if (retryAfter === undefined || attempt >= attempts) throw e;
+        await new Promise((r) => setTimeout(r, Math.max(retryAfter, this.#backoffMs * attempt)));
+      }
+    }
+  }
+
+  async #once(
+    method: string,
+    path: string,
+    verb: string,
+    options: RequestOptions,
+  ): Promise<unknown> {
+    const url = new URL(this.#base + path);
+    for (const [k, v] of Object.entries(options.query ?? {})) {
+      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    }
+    const ctx = new RequestContext(url.toString(), method as HttpMethod);
+    await this.#kc.applySecurityAuthentication(ctx);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('User-Agent', 'qontract-reconcile-ts');
+    if (options.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', options.contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(options.body));
+    }
+    ctx.setSignal(AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs));
+    this.stats.count(this.connection.name, verb);
+    let response: ResponseContext;
+    let text: string;
+    try {
+      response = await this.#http.send(ctx).toPromise();
+      text = await response.body.text();
+    } catch (e) {
+      throw new ClusterUnreachableError(this.connection.name, e);
+    }
+    if (response.httpStatusCode === 404 && options.allowNotFound) return undefined;
+    if (response.httpStatusCode >= 200 && response.httpStatusCode < 300) {
+      return text ? JSON.parse(text) : {};
+    }
+    throw apiError(this.connection.name, response, text);
+  }
+}
+
+function apiError(cluster: string, response: ResponseContext, text: string): KubeApiError {
+  let status: { message?: string; reason?: string; details?: unknown } = {};
+  try {
+    status = JSON.parse(text) as typeof status;
+  } catch {
+    // not a Status body (a proxy error page, say)
+  }
+  const error = new KubeApiError(
+    cluster,
+    response.httpStatusCode,
+    status.reason ?? String(response.httpStatusCode),
+    status.message ?? (text.slice(0, 200) || `HTTP ${response.httpStatusCode}`),
+    status.details,
+  );
+  const retryAfter = response.headers['retry-after'];
+  if (retryAfter) Object.assign(error, { retryAfterMs: Number(retryAfter) * 1000 });
+  return error;
+}
+
+/** Milliseconds to wait before retrying `e`, or undefined when it is not transient. */
+function transientRetryDelay(e: unknown): number | undefined {
+  if (e instanceof ClusterUnreachableError) return 0;
+  if (e instanceof KubeApiError && (e.status === 429 || e.status >= 500)) {
+    return (e as KubeApiError & { retryAfterMs?: number }).retryAfterMs ?? 0;
+  }
+  return undefined;
+}
+
+function describeNetworkError(e: unknown): string {
+  if (e instanceof Error) {
+    const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'request timed out';
+    if (cause?.code) return `${cause.code}: ${cause.message ?? e.message}`;
+    return e.message;
+  }
+  return String(e);
+}
+
+interface DiscoveryResourceList {
+  resources?: Array<{ name: string; kind: string; namespaced: boolean; verbs?: string[] }>;
+}
+interface DiscoveryGroup {
+  name: string;
+  preferredVersion?: { version: string };
+  versions?: Array<{ version: string }>;
+}
+
+function fromResourceList(
+  group: string,
+  version: string,
+  list: DiscoveryResourceList,
+): ApiResource[] {
+  return (list.resources ?? [])
+    .filter((r) => !r.name.includes('/')) // subresources (pods/log, deployments/scale)
+    .map((r) => ({
+      kind: r.kind,
+      group,
+      version,
+      name: r.name,
+      namespaced: r.namespaced,
+      verbs: r.verbs ?? [],
+    }));
+}

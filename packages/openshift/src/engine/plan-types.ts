@@ -1,0 +1,42 @@
+import type { KubeObject } from '../cluster/kube-client.ts';
+
+/** Why an action is planned: the original's decision rules, by name. */
+export type ActionReason =
+  | 'new' // desired only
+  | 'changed' // on both sides, three-way compare says different
+  | 'take-over' // identical, but owned by another caller we may take over
+  | 'removed' // current only, ours
+  | 'take-over-delete'; // current only, unannotated, taken over (no ownerReferences)
+
+/** One step of a plan. Plain data: dry-run prints it, `--plan-out` writes it, wet-run executes it. */
+export interface PlannedAction {
+  readonly action: 'apply' | 'delete';
+  readonly cluster: string;
+  /** The namespace, or `cluster` for cluster-scoped objects (the original's convention). */
+  readonly namespace: string;
+  /** The inventory's resource type: a kind string (`Deployment`, `Route.route.openshift.io`). */
+  readonly kind: string;
+  readonly name: string;
+  readonly privileged: boolean;
+  readonly reason: ActionReason;
+  /** Changed top-level paths for `changed` applies, for the reader; Secret data is never shown. */
+  readonly diff?: readonly string[];
+  /** For applies: the annotated body to send. */
+  readonly body?: KubeObject;
+  /** The desired body without qontract annotations, for pod recycling decisions. */
+  readonly recycle?: boolean;
+}
+
+export interface Plan {
+  readonly actions: readonly PlannedAction[];
+  /** Deletions that were planned but are switched off because errors were registered. */
+  readonly deletionsSuppressed: number;
+}
+
+/** The serialisable form written by `--plan-out` (bodies left out: they may hold secrets). */
+export function planToJson(plan: Plan): unknown {
+  return {
+    actions: plan.actions.map(({ body: _body, recycle: _recycle, ...rest }) => rest),
+    deletionsSuppressed: plan.deletionsSuppressed,
+  };
+}
