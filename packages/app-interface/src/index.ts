@@ -1,1 +1,1 @@
-export {};
+export * from './client/index.ts';

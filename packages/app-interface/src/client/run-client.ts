@@ -1,0 +1,46 @@
+import { writeFile } from 'node:fs/promises';
+import { defineClient, type GlobalOptions, type RunContext } from '@qontract/core';
+import { createGqlClient } from './client.ts';
+import type { GqlClient } from './types.ts';
+
+/**
+ * Schemas queried during a CLI invocation, shared by every client created for
+ * it (the original keeps one process-wide set); keyed by the invocation's
+ * global options, which all contexts of one invocation share.
+ */
+const schemasByInvocation = new WeakMap<GlobalOptions, Set<string>>();
+
+function schemaSinkFor(globals: GlobalOptions): Set<string> {
+  let sink = schemasByInvocation.get(globals);
+  if (!sink) {
+    sink = new Set();
+    schemasByInvocation.set(globals, sink);
+  }
+  return sink;
+}
+
+/** The run's app-interface client: `await ctx.client(gqlClient)`. */
+export const gqlClient = defineClient<GqlClient>(
+  'gql',
+  (ctx) =>
+    createGqlClient(ctx.config, ctx.globals, ctx.integration, ctx.log, {
+      schemaSink: schemaSinkFor(ctx.globals),
+    }),
+  (client) => client.close(),
+);
+
+/** Every schema the run's responses reported so far (empty when no query was sent). */
+export function queriedSchemas(ctx: Pick<RunContext, 'globals'>): readonly string[] {
+  return [...(schemasByInvocation.get(ctx.globals) ?? [])];
+}
+
+/**
+ * `--dump-schemas FILE`: writes the queried schemas as a JSON array, as the
+ * original does in its `finally` (so also after a failed run). Wire it as the
+ * runner's `finally` step.
+ */
+export async function dumpQueriedSchemas(ctx: Pick<RunContext, 'globals'>): Promise<void> {
+  const file = ctx.globals.dumpSchemas;
+  if (!file) return;
+  await writeFile(file, JSON.stringify(queriedSchemas(ctx)));
+}
