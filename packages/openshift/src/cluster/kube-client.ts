@@ -55,9 +55,9 @@ export class RequestStats {
   readonly byCluster = new Map<string, Map<string, number>>();
   count(cluster: string, verb: string): void {
     this.byVerb.set(verb, (this.byVerb.get(verb) ?? 0) + 1);
-    let m = this.byCluster.get(cluster);
-    if (!m) this.byCluster.set(cluster, (m = new Map()));
+    const m = this.byCluster.get(cluster) ?? new Map<string, number>();
     m.set(verb, (m.get(verb) ?? 0) + 1);
+    this.byCluster.set(cluster, m);
   }
   get total(): number {
     let n = 0;
