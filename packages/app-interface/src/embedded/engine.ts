@@ -12,7 +12,11 @@ import { type LoadedBundle, readBundleFile, serializeBundle } from './bundle-fil
 import { BundleDatabase } from './database.ts';
 import { confsOf } from './graphql-conf.ts';
 import { BundleLoadError, ProblemKind } from './problems.ts';
-import { type BuildBundleOptions, buildBundleFromDirectory } from './read-directory.ts';
+import {
+  type BuildBundleOptions,
+  collectBundleFromDirectory,
+  sortProblems,
+} from './read-directory.ts';
 import { buildGraphqlSchema, type EngineContext } from './schema-builder.ts';
 import type {
   Bundle,
@@ -21,6 +25,7 @@ import type {
   GraphqlErrorEntry,
   GraphqlExecutionResult,
 } from './types.ts';
+import { validateBundle } from './validate.ts';
 
 /**
  * Loads an app-interface directory (data/, resources/, graphql-schemas/schema.yml,
@@ -28,19 +33,25 @@ import type {
  * GraphQL documents in-process with qontract-server's semantics. For a
  * directory, the sha is that of the bundle `qontract-bundle build` would write.
  */
+export interface LoadOptions extends BuildBundleOptions {
+  /**
+   * Check JSON schemas, crossrefs, resource paths and unique fields before
+   * serving. Default: on for a directory, off for a bundle.json (which was
+   * validated when it was built, and qontract-server does not re-check).
+   */
+  validate?: boolean;
+}
+
 export async function loadEmbeddedEngine(
   source: string,
-  options: BuildBundleOptions = {},
+  options: LoadOptions = {},
 ): Promise<EmbeddedEngine> {
   const loaded = await loadBundle(source, options);
   return createEmbeddedEngine(loaded.bundle, loaded.sha256, source);
 }
 
 /** Reads a directory or bundle.json into a bundle and its sha. */
-export async function loadBundle(
-  source: string,
-  options: BuildBundleOptions = {},
-): Promise<LoadedBundle> {
+export async function loadBundle(source: string, options: LoadOptions = {}): Promise<LoadedBundle> {
   let isDir: boolean;
   try {
     isDir = (await stat(source)).isDirectory();
@@ -49,8 +60,18 @@ export async function loadBundle(
       { file: source, reason: 'no such file or directory', kind: ProblemKind.FILE },
     ]);
   }
-  if (isDir) return serializeBundle(await buildBundleFromDirectory(source, options));
-  return readBundleFile(source);
+  if (isDir) {
+    const { bundle, problems } = await collectBundleFromDirectory(source, options);
+    if (options.validate !== false) problems.push(...validateBundle(bundle));
+    if (problems.length > 0) throw new BundleLoadError(source, sortProblems(problems));
+    return serializeBundle(bundle);
+  }
+  const loaded = await readBundleFile(source);
+  if (options.validate === true) {
+    const problems = validateBundle(loaded.bundle);
+    if (problems.length > 0) throw new BundleLoadError(source, problems);
+  }
+  return loaded;
 }
 
 export function createEmbeddedEngine(

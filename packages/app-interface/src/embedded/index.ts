@@ -14,6 +14,7 @@ export { compareCodePoints } from './code-point-order.ts';
 export { BundleDatabase } from './database.ts';
 export {
   createEmbeddedEngine,
+  type LoadOptions,
   loadBundle,
   loadEmbeddedEngine,
   pruneEmptyObjects,
@@ -25,10 +26,18 @@ export {
   type AppInterfaceLayout,
   type BuildBundleOptions,
   buildBundleFromDirectory,
+  collectBundleFromDirectory,
   defaultLayout,
 } from './read-directory.ts';
 export { buildGraphqlSchema, GraphqlSchemaBuildError, JsonScalar } from './schema-builder.ts';
+export {
+  type BundleServer,
+  type BundleServerOptions,
+  startBundleServer,
+} from './server.ts';
+export { computeResourceBackrefs, type DataVisitor, traverseData } from './traverse.ts';
 export type * from './types.ts';
+export { validateBundle } from './validate.ts';
 export { parseYaml11, YamlParseError } from './yaml11.ts';
 
 /** The GraphQL schema built from a `schema.yml` document (either form), e.g. for codegen. */

@@ -53,17 +53,28 @@ export async function buildBundleFromDirectory(
   root: string,
   options: BuildBundleOptions = {},
 ): Promise<Bundle> {
+  const { bundle, problems } = await collectBundleFromDirectory(root, options);
+  if (problems.length > 0) throw new BundleLoadError(root, problems);
+  return bundle;
+}
+
+/**
+ * Like `buildBundleFromDirectory`, but returns the problems beside the bundle
+ * of everything that could be read, so validation can report all at once.
+ */
+export async function collectBundleFromDirectory(
+  root: string,
+  options: BuildBundleOptions = {},
+): Promise<{ bundle: Bundle; problems: BundleProblem[] }> {
   const layout = { ...defaultLayout(root), ...options.layout };
   const limit = options.concurrency ?? 64;
   const problems: BundleProblem[] = [];
 
   if (!(await isDirectory(layout.dataDir))) {
-    throw new BundleLoadError(root, [
-      { file: layout.dataDir, reason: 'data directory not found', kind: ProblemKind.FILE },
-    ]);
+    problems.push({ file: layout.dataDir, reason: 'data directory not found', kind: 'FILE' });
   }
   const [dataFiles, resourceFiles, schemaFiles, git] = await Promise.all([
-    listFiles(layout.dataDir),
+    problems.length > 0 ? [] : listFiles(layout.dataDir),
     isDirectory(layout.resourcesDir).then((ok) => (ok ? listFiles(layout.resourcesDir) : [])),
     layout.schemasDir
       ? isDirectory(layout.schemasDir).then((ok) => (ok ? listFiles(layout.schemasDir!) : []))
@@ -133,8 +144,6 @@ export async function buildBundleFromDirectory(
     problems.push({ file: graphqlKey, reason: 'GraphQL schema file not found', kind: 'FILE' });
   }
 
-  if (problems.length > 0) throw new BundleLoadError(root, sortProblems(problems));
-
   const bundle: Bundle = {
     data: sortRecord(data),
     resources: sortRecord(resources),
@@ -143,7 +152,7 @@ export async function buildBundleFromDirectory(
     ...(git ? { git_commit: git.commit, git_commit_timestamp: git.timestamp } : {}),
   };
   computeResourceBackrefs(bundle);
-  return bundle;
+  return { bundle, problems: sortProblems(problems) };
 }
 
 function parseDataFile(key: string, raw: Buffer, problems: BundleProblem[]): JsonObject | null {

@@ -1,3 +1,114 @@
-import type { Bundle } from './types.ts';
+import { confsOf } from './graphql-conf.ts';
+import type { Bundle, GraphqlFieldConf, GraphqlTypeConf, JsonValue } from './types.ts';
 
-export function computeResourceBackrefs(_bundle: Bundle): void {}
+/** What the typed walk over the data reports (server-spec §2.1b). */
+export interface DataVisitor {
+  /** A non-empty value of an `isResource` string field. */
+  resourceRef?(file: string, datafileSchema: string, jsonpath: string, resource: string): void;
+  /** A scalar value of an `isUnique` field; `typeName` is the interface's when it declares the field unique. */
+  uniqueValue?(file: string, typeName: string, field: string, value: JsonValue): void;
+}
+
+function isRefObject(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  return keys.length === 1 && keys[0] === '$ref';
+}
+
+function isScalar(v: unknown): v is string | number | boolean {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
+
+/**
+ * Walks every datafile together with its GraphQL type, like the bundler's
+ * traversal: fieldMap and schema interfaces pick the concrete type from the
+ * data, inline objects are entered, crossrefs are not followed. `jsonpath`
+ * joins field names with `.` and writes list positions as `[i]` segments.
+ */
+export function traverseData(bundle: Bundle, visitor: DataVisitor): void {
+  const confs = confsOf(bundle.graphql);
+  const byName = new Map(confs.map((c) => [c.name, c]));
+  const typeBySchema = new Map<string, string>();
+  for (const c of confs) {
+    for (const f of c.fields) if (f.datafileSchema) typeBySchema.set(f.datafileSchema, f.type);
+  }
+  for (const c of confs) if (c.datafile) typeBySchema.set(c.datafile, c.name);
+
+  const concrete = (conf: GraphqlTypeConf, value: Record<string, unknown>): GraphqlTypeConf => {
+    if (!conf.isInterface || !conf.interfaceResolve) return conf;
+    const r = conf.interfaceResolve;
+    const name =
+      r.strategy === 'fieldMap'
+        ? r.fieldMap?.[String(value[r.field ?? ''])]
+        : typeBySchema.get(String(value.$schema));
+    const found = name ? byName.get(name) : undefined;
+    return found && found !== conf ? concrete(found, value) : conf;
+  };
+
+  const uniqueOwner = (conf: GraphqlTypeConf, field: GraphqlFieldConf): string | null => {
+    const iface = conf.interface ? byName.get(conf.interface) : undefined;
+    if (iface?.fields.some((f) => f.name === field.name && f.isUnique)) return iface.name;
+    return field.isUnique ? conf.name : null;
+  };
+
+  const walk = (
+    file: string,
+    datafileSchema: string,
+    value: Record<string, unknown>,
+    declared: GraphqlTypeConf,
+    jsonpath: string,
+  ): void => {
+    const conf = concrete(declared, value);
+    for (const field of conf.fields) {
+      if (field.synthetic || field.datafileSchema) continue;
+      const v = value[field.name];
+      if (v === undefined || v === null || isRefObject(v)) continue;
+      const path = jsonpath ? `${jsonpath}.${field.name}` : field.name;
+      if (field.isResource && field.type === 'string') {
+        const leaves = Array.isArray(v)
+          ? v.map((x, i) => [x, `${path}.[${i}]`] as const)
+          : [[v, path] as const];
+        for (const [leaf, at] of leaves) {
+          if (typeof leaf === 'string' && leaf !== '')
+            visitor.resourceRef?.(file, datafileSchema, at, leaf);
+        }
+        continue;
+      }
+      const owner = uniqueOwner(conf, field);
+      if (owner && isScalar(v)) visitor.uniqueValue?.(file, owner, field.name, v);
+      const child = byName.get(field.type);
+      if (!child) continue;
+      if (Array.isArray(v)) {
+        v.forEach((item, i) => {
+          if (
+            typeof item === 'object' &&
+            item !== null &&
+            !Array.isArray(item) &&
+            !isRefObject(item)
+          ) {
+            walk(file, datafileSchema, item as Record<string, unknown>, child, `${path}.[${i}]`);
+          }
+        });
+      } else if (typeof v === 'object') {
+        walk(file, datafileSchema, v as Record<string, unknown>, child, path);
+      }
+    }
+  };
+
+  for (const [file, df] of Object.entries(bundle.data)) {
+    const schema = typeof df.$schema === 'string' ? df.$schema : '';
+    const typeName = typeBySchema.get(schema);
+    const conf = typeName ? byName.get(typeName) : undefined;
+    if (conf) walk(file, schema, df, conf, '');
+  }
+}
+
+/** Fills every resource's `backrefs` with the datafile locations that point at it. */
+export function computeResourceBackrefs(bundle: Bundle): void {
+  for (const r of Object.values(bundle.resources)) r.backrefs = [];
+  traverseData(bundle, {
+    resourceRef(file, datafileSchema, jsonpath, resource) {
+      bundle.resources[resource]?.backrefs.push({ path: file, datafileSchema, jsonpath });
+    },
+  });
+}

@@ -1,0 +1,231 @@
+import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
+import draft6MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
+import { compareCodePoints } from './code-point-order.ts';
+import { type BundleProblem, ProblemKind } from './problems.ts';
+import { sortProblems } from './read-directory.ts';
+import { traverseData } from './traverse.ts';
+import type { Bundle, JsonObject, JsonValue } from './types.ts';
+import { parseYaml11 } from './yaml11.ts';
+
+/*
+ * qontract-validator's checks (server-spec §2.2), as far as our bundles need
+ * them: every datafile (and every resource with a `$schema` line) against its
+ * JSON schema, `$schemaRef` targets, dangling `$ref`s and resource paths, and
+ * `isUnique` fields. Not covered: context-unique identifiers and the
+ * checks on schema.yml itself.
+ */
+
+/**
+ * The validator matches patterns with Python's `re.search`; one common
+ * pattern starts with the inline `(?i)` flag, which JS RegExp lacks, so it
+ * becomes the `i` flag here.
+ */
+const pythonRegExp = Object.assign(
+  (pattern: string, flags: string) =>
+    pattern.startsWith('(?i)')
+      ? new RegExp(pattern.slice(4), `${flags}i`)
+      : new RegExp(pattern, flags),
+  { code: 'pythonRegExp' },
+);
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function crossRefTarget(v: unknown): string | null {
+  if (!isObject(v)) return null;
+  const keys = Object.keys(v);
+  return keys.length === 1 && keys[0] === '$ref' && typeof v.$ref === 'string' ? v.$ref : null;
+}
+
+function normalizeSchemaPath(s: string): string {
+  return s.startsWith('/') ? s : `/${s}`;
+}
+
+/** All problems of a bundle, sorted by file; empty when it is valid. */
+export function validateBundle(bundle: Bundle): BundleProblem[] {
+  const problems: BundleProblem[] = [];
+  if (Object.keys(bundle.schemas).length > 0) validateJsonSchemas(bundle, problems);
+  checkCrossRefs(bundle, problems);
+  checkTypedData(bundle, problems);
+  return sortProblems(problems);
+}
+
+function validateJsonSchemas(bundle: Bundle, problems: BundleProblem[]): void {
+  const ajv = new Ajv({
+    strict: false,
+    validateSchema: false,
+    allErrors: true,
+    meta: false,
+    unicodeRegExp: false,
+    code: { regExp: pythonRegExp },
+  });
+  ajv.addMetaSchema(draft6MetaSchema);
+
+  const checkSchemaRef: SchemaValidateFunction = function schemaRef(
+    expected: unknown,
+    data: unknown,
+  ) {
+    const target = crossRefTarget(data);
+    const targetFile = target === null ? undefined : bundle.data[target];
+    // A missing target is reported by the crossref check, with both file names.
+    if (target === null || targetFile === undefined) return true;
+    if (typeof expected === 'string') {
+      if (targetFile.$schema === expected) return true;
+      checkSchemaRef.errors = [
+        {
+          keyword: '$schemaRef',
+          message: `$ref ${target} has $schema ${String(targetFile.$schema)}, expected ${expected}`,
+          params: {},
+        },
+      ];
+      return false;
+    }
+    if (isObject(expected)) {
+      const validateTarget = ajv.compile(expected);
+      if (validateTarget(targetFile)) return true;
+      checkSchemaRef.errors = [
+        {
+          keyword: '$schemaRef',
+          message: `$ref ${target} does not match the expected schema: ${formatErrors(validateTarget.errors)}`,
+          params: {},
+        },
+      ];
+      return false;
+    }
+    return true;
+  };
+  ajv.addKeyword({ keyword: '$schemaRef', validate: checkSchemaRef, errors: true });
+
+  for (const [key, schema] of Object.entries(bundle.schemas)) {
+    try {
+      ajv.addSchema(schema as object, key);
+    } catch (e) {
+      problems.push({
+        file: key,
+        reason: `invalid JSON schema: ${(e as Error).message}`,
+        kind: 'SCHEMA',
+      });
+    }
+  }
+
+  const compiled = new Map<string, ValidateFunction | null>();
+  const validatorFor = (schemaPath: string): ValidateFunction | null => {
+    if (compiled.has(schemaPath)) return compiled.get(schemaPath)!;
+    let fn: ValidateFunction | null = null;
+    try {
+      fn = ajv.getSchema(schemaPath) ?? null;
+    } catch (e) {
+      problems.push({
+        file: schemaPath,
+        reason: `the JSON schema does not compile: ${(e as Error).message}`,
+        kind: 'SCHEMA',
+      });
+    }
+    compiled.set(schemaPath, fn);
+    return fn;
+  };
+
+  const validateDocument = (file: string, doc: JsonValue, declared: string) => {
+    const schemaPath = normalizeSchemaPath(declared);
+    if (!(schemaPath in bundle.schemas)) {
+      problems.push({ file, reason: `schema ${declared} not found`, kind: ProblemKind.SCHEMA });
+      return;
+    }
+    const validate = validatorFor(schemaPath);
+    if (validate && !validate(doc)) {
+      for (const e of validate.errors ?? []) {
+        problems.push({ file, reason: `schema ${schemaPath}: ${formatError(e)}`, kind: 'SCHEMA' });
+      }
+    }
+  };
+
+  for (const [file, df] of Object.entries(bundle.data)) {
+    if (typeof df.$schema === 'string') validateDocument(file, df, df.$schema);
+  }
+  for (const [file, resource] of Object.entries(bundle.resources)) {
+    if (!resource.$schema) continue;
+    let doc: JsonValue;
+    try {
+      doc = parseYaml11(resource.content);
+    } catch {
+      // Like qontract-validator: a resource that is not plain YAML (a template) is skipped.
+      continue;
+    }
+    validateDocument(file, doc, resource.$schema);
+  }
+}
+
+function formatError(e: ErrorObject): string {
+  const where = e.instancePath || '(root)';
+  let detail = e.message ?? 'is invalid';
+  if (e.keyword === 'additionalProperties') {
+    detail = `has unexpected property '${String(e.params.additionalProperty)}'`;
+  } else if (e.keyword === 'enum') {
+    detail = `must be one of ${JSON.stringify(e.params.allowedValues)}`;
+  } else if (e.keyword === 'required') {
+    detail = `is missing required property '${String(e.params.missingProperty)}'`;
+  }
+  return `${where} ${detail}`;
+}
+
+function formatErrors(errors: ErrorObject[] | null | undefined): string {
+  return (errors ?? []).map(formatError).join('; ');
+}
+
+/** Every `{$ref}` anywhere in a datafile must name an existing datafile. */
+function checkCrossRefs(bundle: Bundle, problems: BundleProblem[]): void {
+  const visit = (file: string, value: unknown, path: string) => {
+    const target = crossRefTarget(value);
+    if (target !== null) {
+      if (!(target in bundle.data)) {
+        problems.push({
+          file,
+          reason: `${path || '(root)'}: $ref ${target} does not exist`,
+          kind: ProblemKind.REF,
+        });
+      }
+      return;
+    }
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) visit(file, v, `${path}.[${i}]`);
+    } else if (isObject(value)) {
+      for (const [k, v] of Object.entries(value)) visit(file, v, path ? `${path}.${k}` : k);
+    }
+  };
+  for (const [file, df] of Object.entries(bundle.data)) visit(file, df, '');
+}
+
+/** Resource paths must exist; `isUnique` values must be unique per type. */
+function checkTypedData(bundle: Bundle, problems: BundleProblem[]): void {
+  const unique = new Map<
+    string,
+    { typeName: string; field: string; value: JsonValue; files: string[] }
+  >();
+  traverseData(bundle, {
+    resourceRef(file, _schema, jsonpath, resource) {
+      if (!(resource in bundle.resources)) {
+        problems.push({
+          file,
+          reason: `${jsonpath}: resource ${resource} does not exist`,
+          kind: ProblemKind.REF,
+        });
+      }
+    },
+    uniqueValue(file, typeName, field, value) {
+      const key = JSON.stringify([typeName, field, value]);
+      const seen = unique.get(key);
+      if (seen) seen.files.push(file);
+      else unique.set(key, { typeName, field, value, files: [file] });
+    },
+  });
+  for (const { typeName, field, value, files } of unique.values()) {
+    const distinct = [...new Set(files)].sort(compareCodePoints);
+    if (files.length < 2) continue;
+    problems.push({
+      file: distinct[0]!,
+      reason: `${typeName}.${field} ${JSON.stringify(value)} must be unique, but is used in ${distinct.join(', ')}`,
+      kind: ProblemKind.UNIQUE,
+    });
+  }
+}
