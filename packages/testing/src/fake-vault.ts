@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * An in-process Vault speaking the part of Vault's HTTP API the project uses:
  * KV v1 and v2 mounts, token / AppRole / Kubernetes auth, token lookup and the
- * KV v2 config endpoint used for version detection. Status codes and JSON
+ * KV v2 config endpoint used for version detection. Listing uses the
+ * `?list=true` form (Node's HTTP parser rejects the LIST verb). Status codes and JSON
  * shapes follow Vault: `{data: ...}` envelopes, `{errors: [...]}` bodies,
  * 403 for a missing or bad token, 404 for a missing path or version.
  */

@@ -6,8 +6,9 @@
  * library reproduces Python's byte layout, and the state the original wrote
  * must read back and compare equal byte for byte.
  *
- * JavaScript has one number type, so a whole number is written as a Python
- * int (`1`, never `1.0`); a `bigint` is written exactly.
+ * JavaScript has one number type: a safe integer is written as a Python int
+ * (`1`, never `1.0`), any other number as a Python float (`1e+16`); pass a
+ * `bigint` for an integer beyond 2^53, it is written exactly.
  */
 export function pythonJsonDumps(value: unknown): string {
   return dump(value, new Set());
@@ -57,7 +58,7 @@ export function pythonNumber(n: number): string {
   if (n === Number.POSITIVE_INFINITY) return 'Infinity';
   if (n === Number.NEGATIVE_INFINITY) return '-Infinity';
   if (Object.is(n, -0)) return '-0.0';
-  if (Number.isInteger(n)) return BigInt(n).toString();
+  if (Number.isSafeInteger(n)) return String(n);
   // toExponential() without digits gives the shortest round-trip digits, as Python's repr does.
   const [mantissa = '', exp = '0'] = n.toExponential().split('e');
   const sign = mantissa.startsWith('-') ? '-' : '';
