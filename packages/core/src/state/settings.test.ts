@@ -1,14 +1,17 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FakeS3, startFakeS3 } from '@qontract/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromObject } from '../config.ts';
+import { defineIntegration } from '../integration.ts';
 import { SecretRedactor } from '../redaction.ts';
+import { runIntegration } from '../runner.ts';
 import type { SecretPathRef, SecretReader } from '../secrets/types.ts';
+import { testRunSettings } from '../test-support/run-settings.ts';
 import { LocalDirStateStore } from './local-state-store.ts';
 import { S3StateStore } from './s3-state-store.ts';
-import { openStateStore, resolveStateSettings } from './settings.ts';
+import { openStateStore, resolveStateSettings, stateStoreForRun } from './settings.ts';
 import { StateInaccessibleError } from './types.ts';
 
 const BUCKET = 'state-bucket';
@@ -245,5 +248,33 @@ describe('openStateStore', () => {
         source: 'test',
       }),
     ).rejects.toThrow(/^state bucket missing-bucket is not accessible/);
+  });
+});
+
+describe('stateStoreForRun', () => {
+  it("gives an integration run the store its config names, under the run's integration", async () => {
+    const directory = join(tmp, 'run-state');
+    const definition = defineIntegration({
+      name: 'state-demo',
+      version: '0.1.0',
+      description: 'writes one state key',
+      options: {},
+      run: async (ctx) => {
+        const state = await ctx.state();
+        await state.set('last-run', { ok: true });
+      },
+    });
+    const { settings } = testRunSettings(definition, {
+      config: configFromObject({
+        graphql: { server: 'file://x' },
+        state: { provider: 'local', path: directory },
+      }),
+      state: stateStoreForRun(),
+    });
+    const result = await runIntegration(settings);
+    expect(result.exitCode).toBe(0);
+    expect(await readFile(join(directory, 'state', 'state-demo', 'last-run'), 'utf8')).toBe(
+      '{"ok": true}',
+    );
   });
 });

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fromIni } from '@aws-sdk/credential-provider-ini';
 import type { Config } from '../config.ts';
+import type { RunContext } from '../integration.ts';
 import type { SecretRedactor } from '../redaction.ts';
 import type { SecretPathRef, SecretReader } from '../secrets/types.ts';
 import { LocalDirStateStore } from './local-state-store.ts';
@@ -253,4 +254,23 @@ export async function openStateStore(
           : undefined,
   });
   return S3StateStore.open({ integration, bucket: settings.bucket, client });
+}
+
+/**
+ * `RunSettings.state` for the CLI: resolves the settings from the run's
+ * environment, config and secret reader, then opens the store for
+ * `integration` (the run's integration name unless given; some upstream
+ * integrations keep their state under a different name).
+ */
+export function stateStoreForRun(
+  options: ResolveStateOptions & { integration?: string } = {},
+): (ctx: RunContext) => Promise<StateStore> {
+  return async (ctx) => {
+    const settings = await resolveStateSettings(ctx.env.vars, ctx.config, ctx.secrets, {
+      redactor: ctx.redactor,
+      ...options,
+    });
+    ctx.log.debug(`state store: ${settings.provider} (from ${settings.source})`);
+    return openStateStore(options.integration ?? ctx.integration, settings);
+  };
 }
