@@ -1,7 +1,8 @@
+import { appInterfaceSettings, dumpQueriedSchemas, gqlClient } from '@qontract/app-interface';
 import {
   type AnyIntegration,
   type Config,
-  ConfigSecretReader,
+  createSecretReader,
   type EarlyExitDecision,
   type GlobalOptions,
   type Logger,
@@ -30,9 +31,23 @@ export interface RunServices {
   readonly clients?: ReadonlyMap<string, unknown>;
 }
 
-export function defaultServices(config: Config, redactor: SecretRedactor): RunServices {
+/**
+ * The services of a real run: secrets from Vault or config.toml as
+ * app-interface settings say (`app_interface_settings_v1.vault`), and the
+ * queried schemas written for `--dump-schemas` after the run.
+ */
+export function defaultServices(
+  config: Config,
+  redactor: SecretRedactor,
+  _globals: GlobalOptions,
+  env: Readonly<Record<string, string | undefined>> = {},
+): RunServices {
   return {
-    secrets: () => new ConfigSecretReader(config, redactor),
+    secrets: async (ctx) => {
+      const settings = await appInterfaceSettings(await ctx.client(gqlClient));
+      return createSecretReader({ useVault: settings.vault, config, redactor, env });
+    },
+    finally: (ctx) => dumpQueriedSchemas(ctx),
   };
 }
 

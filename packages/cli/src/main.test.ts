@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
   type AnyIntegration,
+  ConfigSecretReader,
   commonOptions,
   defineIntegration,
   type OptionValues,
@@ -73,6 +74,8 @@ async function cli(
   const code = await runCli(argv, {
     registry,
     env,
+    // No app-interface here: secrets come from config.toml directly.
+    services: (config, redactor) => ({ secrets: () => new ConfigSecretReader(config, redactor) }),
     io: {
       stdout: { write: (s: string) => (out.stdout += s) },
       stderr: { write: (s: string) => (out.stderr += s) },

@@ -143,7 +143,7 @@ async function runSelected(
     log.error(errorMessage(e));
     return e instanceof QontractError ? e.exitCode : ExitCode.ERROR;
   }
-  const services = (deps.services ?? defaultServices)(config, redactor, globals);
+  const services = (deps.services ?? defaultServices)(config, redactor, globals, env);
   const signal = deps.signal ?? new AbortController().signal;
   const result = await executeIntegration({
     definition: selected.definition,

@@ -1,11 +1,12 @@
 import type { AnyIntegration } from '@qontract/core';
+import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
+// registry:imports (the generator inserts imports above this line)
 
 /**
  * The static integration registry: every integration the umbrella CLI offers.
- * `npm run new-integration -- NAME` adds a line here; keep the list sorted.
+ * `npm run new-integration -- NAME` adds entries here.
  */
-// registry:imports (the generator inserts imports above this line)
-
 export const integrations: readonly AnyIntegration[] = [
+  openshiftNamespaces,
   // registry:entries (the generator inserts entries above this line)
 ];

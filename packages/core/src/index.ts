@@ -7,6 +7,7 @@ export * from './logging.ts';
 export * from './loop.ts';
 export * from './metrics.ts';
 export * from './options.ts';
+export * from './plan-out.ts';
 export * from './redaction.ts';
 export * from './runner.ts';
 export * from './secrets/config-reader.ts';

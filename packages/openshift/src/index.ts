@@ -1,1 +1,10 @@
-export {};
+export * from './cluster/api-resources.ts';
+export * from './cluster/cluster-map.ts';
+export * from './cluster/for-run.ts';
+export * from './cluster/kube-client.ts';
+export * from './engine/apply.ts';
+export * from './engine/managed-fields.ts';
+export * from './engine/plan-types.ts';
+export * from './engine/py-repr.ts';
+export * from './engine/readiness.ts';
+export * from './engine/recycle.ts';

@@ -1,0 +1,114 @@
+import { gqlClient } from '@qontract/app-interface';
+import { commonOptions, defineIntegration, errorMessage, writePlanOut } from '@qontract/core';
+import {
+  type ClusterHandle,
+  clusterMapForNamespaces,
+  isClusterProblem,
+  pyRepr,
+} from '@qontract/openshift';
+import pLimit from 'p-limit';
+import { desiredNamespaces, type NamespaceAction, planNamespaceActions } from './desired.ts';
+import { OpenshiftNamespacesDocument } from './openshift-namespaces.generated.ts';
+
+export const QONTRACT_INTEGRATION = 'openshift_namespaces';
+export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+
+export const openshiftNamespaces = defineIntegration({
+  name: 'openshift-namespaces',
+  version: QONTRACT_INTEGRATION_VERSION,
+  description: 'Manages OpenShift Namespaces.',
+  options: {
+    threadPoolSize: commonOptions.threadPoolSize(10),
+    internal: commonOptions.internal(),
+    clusterName: commonOptions.clusterName(),
+    namespaceName: commonOptions.namespaceName(),
+  },
+  run: async (ctx, opts) => {
+    const gql = await ctx.client(gqlClient);
+    const { namespaces } = await gql.query(OpenshiftNamespacesDocument);
+    const { desired, duplicates } = desiredNamespaces(namespaces ?? [], {
+      isInShard: ctx.isInShard,
+      clusterNames: opts.clusterName,
+      namespaceName: opts.namespaceName,
+    });
+    for (const key of duplicates) {
+      ctx.errors.register(key, `Found multiple definitions for the namespace ${key}`);
+    }
+    const clusters = await clusterMapForNamespaces(
+      ctx,
+      desired.map((d) => ({ cluster: d.source.cluster, clusterAdmin: d.clusterAdmin })),
+      { internal: opts.internal, concurrency: opts.threadPoolSize },
+    );
+
+    // One paginated list of namespaces per cluster is cheaper than a GET per namespace.
+    const existing = new Map<string, Set<string>>();
+    await Promise.all(
+      clusters.clusters().map(async (name) => {
+        const handle = clusters.get(name);
+        if (isClusterProblem(handle)) return;
+        try {
+          const items = await handle.client.list(handle.catalog.get('Namespace'));
+          existing.set(name, new Set(items.map((i) => i.metadata?.name ?? '')));
+        } catch (e) {
+          ctx.errors.register(name, `[${name}] ${errorMessage(e)}`, { clusterWide: true });
+        }
+      }),
+    );
+    const reachable = desired.filter((d) => existing.has(d.cluster));
+    const actions = planNamespaceActions(reachable, (c, ns) => existing.get(c)?.has(ns) ?? false);
+    await writePlanOut(ctx, actions);
+
+    const limit = pLimit(Math.max(1, opts.threadPoolSize));
+    await Promise.all(
+      actions.map((action) =>
+        limit(async () => {
+          if (ctx.signal.aborted) return;
+          ctx.log.info(pyRepr([action.action, action.cluster, action.namespace]));
+          ctx.report.count(action.action);
+          if (ctx.dryRun) return;
+          const handle = clusters.get(action.cluster, action.privileged);
+          if (isClusterProblem(handle)) {
+            if (handle.level === 'error')
+              ctx.errors.register(action.cluster, handle.message, { clusterWide: true });
+            return;
+          }
+          try {
+            await applyNamespaceAction(handle, action);
+          } catch (e) {
+            ctx.errors.register(
+              `${action.cluster}/${action.namespace}`,
+              `cluster: ${action.cluster}, namespace: ${action.namespace}: ${errorMessage(e)}`,
+            );
+          }
+        }),
+      ),
+    );
+  },
+});
+
+/**
+ * Creates a namespace as `oc new-project` does (a ProjectRequest on OpenShift,
+ * except for `openshift-*` names), or deletes its Project/Namespace without
+ * waiting for termination. An existing namespace on create is fine.
+ */
+async function applyNamespaceAction(handle: ClusterHandle, action: NamespaceAction): Promise<void> {
+  const useProject = handle.isOpenShift && !action.namespace.startsWith('openshift-');
+  if (action.action === 'create') {
+    const kind = useProject ? 'ProjectRequest.project.openshift.io' : 'Namespace';
+    const resource = handle.catalog.get(kind);
+    try {
+      await handle.client.create(resource, {
+        apiVersion: useProject ? 'project.openshift.io/v1' : 'v1',
+        kind: useProject ? 'ProjectRequest' : 'Namespace',
+        metadata: { name: action.namespace },
+      });
+    } catch (e) {
+      if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
+    }
+    return;
+  }
+  const resource = handle.catalog.get(useProject ? 'Project.project.openshift.io' : 'Namespace');
+  await handle.client.delete(resource, undefined, action.namespace);
+}
+
+export default openshiftNamespaces;
