@@ -290,3 +290,24 @@ describe('VaultSecretReader writes', () => {
     );
   });
 });
+
+describe('VaultSecretReader listing and deleting', () => {
+  it('lists KV v2 and v1 folders, and everything below them', async () => {
+    vault.put('app-sre/tree/a', { x: '1' });
+    vault.put('app-sre/tree/sub/b', { x: '2' });
+    vault.put('secret-v1/tree/c', { x: '3' });
+    const r = reader();
+    expect(await r.list('app-sre/tree')).toEqual(['a', 'sub/']);
+    expect(await r.listAll('app-sre/tree')).toEqual(['app-sre/tree/a', 'app-sre/tree/sub/b']);
+    expect(await r.list('secret-v1/tree/')).toEqual(['c']);
+    expect(await r.list('app-sre/nothing-here')).toEqual([]);
+  });
+
+  it('deletes KV v1 secrets only', async () => {
+    const r = reader();
+    vault.put('secret-v1/doomed', { x: 'y' });
+    await r.delete('secret-v1/doomed');
+    expect(vault.get('secret-v1/doomed')).toBeUndefined();
+    await expect(r.delete('app-sre/tree/a')).rejects.toThrow('only supported on KV v1 mounts');
+  });
+});

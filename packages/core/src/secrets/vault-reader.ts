@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { QontractError } from '../errors.ts';
 import type { SecretRedactor } from '../redaction.ts';
 import {
   SecretAccessForbiddenError,
@@ -114,6 +115,57 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
     if (response.status !== 200 && response.status !== 204) {
       throw new VaultConnectionError(
         `writing secret '${path}' failed: HTTP ${response.status}${vaultErrors(response.body)}`,
+      );
+    }
+  }
+
+  /** Names directly under `path` (sub-folders end with `/`); empty when there are none. */
+  async list(path: string): Promise<string[]> {
+    const clean = path.replace(/^\/+|\/+$/g, '');
+    const slash = clean.indexOf('/');
+    const mount = slash < 0 ? clean : clean.slice(0, slash);
+    const rest = slash < 0 ? '' : clean.slice(slash + 1);
+    const kv = await this.kvVersion(mount);
+    const base = kv === 2 ? `${mount}/metadata` : mount;
+    const response = await this.#client.request(
+      'GET',
+      `${rest ? `${base}/${rest}` : base}?list=true`,
+    );
+    if (response.status === 404) return [];
+    if (response.status === 403) throw forbidden(clean);
+    const keys = (response.body as { data?: { keys?: unknown } } | undefined)?.data?.keys;
+    if (response.status !== 200 || !Array.isArray(keys)) {
+      throw new VaultConnectionError(
+        `listing '${clean}' failed: HTTP ${response.status}${vaultErrors(response.body)}`,
+      );
+    }
+    return keys.map(String);
+  }
+
+  /** Every secret path below `path`, recursively (upstream `list_all`). */
+  async listAll(path: string): Promise<string[]> {
+    const clean = path.replace(/^\/+|\/+$/g, '');
+    const out: string[] = [];
+    for (const key of await this.list(clean)) {
+      const full = `${clean}/${key}`;
+      if (key.endsWith('/')) out.push(...(await this.listAll(full)));
+      else out.push(full);
+    }
+    return out;
+  }
+
+  /** Deletes a KV v1 secret; upstream offers no delete for KV v2 either. */
+  async delete(path: string): Promise<void> {
+    const { mount, rest } = splitSecretPath(path);
+    if ((await this.kvVersion(mount)) !== 1) {
+      throw new QontractError(`deleting '${path}' is only supported on KV v1 mounts`);
+    }
+    const response = await this.#client.request('DELETE', `${mount}/${rest}`);
+    this.#invalidate(path);
+    if (response.status === 403) throw forbidden(path);
+    if (response.status !== 204 && response.status !== 200 && response.status !== 404) {
+      throw new VaultConnectionError(
+        `deleting secret '${path}' failed: HTTP ${response.status}${vaultErrors(response.body)}`,
       );
     }
   }

@@ -1,5 +1,9 @@
+import pLimit from 'p-limit';
 import { pythonJsonDumps } from './python-json.ts';
 import { StateKeyExistsError, StateKeyNotFoundError, type StateStore } from './types.ts';
+
+/** Parallel reads in `getAll`; enough to hide S3 latency without flooding the bucket. */
+const GET_ALL_CONCURRENCY = 10;
 
 /** Where an object lives and what it holds, as a backend stores it. */
 export interface StoredObject {
@@ -83,7 +87,8 @@ export abstract class JsonStateStore implements StateStore {
     // strips `/<path>/` where present; kept so results match key for key.
     const selected = (await this.ls()).filter((k) => k.startsWith(`/${path}`));
     const prefix = `/${path}/`;
-    const values = await Promise.all(selected.map((k) => this.get(k.slice(1))));
+    const limit = pLimit(GET_ALL_CONCURRENCY);
+    const values = await Promise.all(selected.map((k) => limit(() => this.get(k.slice(1)))));
     const out: Record<string, unknown> = {};
     selected.forEach((k, i) => {
       out[k.startsWith(prefix) ? k.slice(prefix.length) : k] = values[i];
