@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BundleLoadError } from './problems.ts';
+import { buildBundleFromDirectory, collectBundleFromDirectory } from './read-directory.ts';
+import { BASIC_FIXTURE, removeTree, SMALL_SCHEMA_YML, writeTree } from './test-support/tree.ts';
+
+const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.map(removeTree));
+});
+
+describe('buildBundleFromDirectory', () => {
+  it('keys data files by /-relative path, in code-point order, with $file_sha256sum', async () => {
+    const bundle = await buildBundleFromDirectory(BASIC_FIXTURE, { git: false });
+    const keys = Object.keys(bundle.data);
+    expect(keys).toEqual([...keys].sort());
+    expect(keys).toContain('/openshift/prod-1/cluster.yml');
+    const raw = readFileSync(join(BASIC_FIXTURE, 'data/openshift/prod-1/cluster.yml'));
+    expect(bundle.data['/openshift/prod-1/cluster.yml']!.$file_sha256sum).toBe(sha(raw));
+    // hidden files and other extensions are skipped
+    expect(keys).not.toContain('/openshift/.ignored.yml');
+    expect(keys).not.toContain('/README.md');
+    expect(bundle.git_commit).toBeUndefined();
+  });
+
+  it('records every non-hidden resource with content, sha256sum and the $schema line', async () => {
+    const bundle = await buildBundleFromDirectory(BASIC_FIXTURE, { git: false });
+    expect(Object.keys(bundle.resources)).toEqual([
+      '/app-a/configmap.yml',
+      '/app-a/notes.txt',
+      '/app-a/route.yml',
+    ]);
+    const cm = bundle.resources['/app-a/configmap.yml']!;
+    const raw = readFileSync(join(BASIC_FIXTURE, 'resources/app-a/configmap.yml'));
+    expect(cm).toMatchObject({
+      path: '/app-a/configmap.yml',
+      content: raw.toString(),
+      sha256sum: sha(raw),
+    });
+    // found by regex although the file is two YAML documents
+    expect(cm.$schema).toBe('/openshift/config-map-1.yml');
+    expect(bundle.resources['/app-a/notes.txt']!.$schema).toBeNull();
+    expect(bundle.resources['/app-a/route.yml']!.$schema).toBeNull();
+  });
+
+  it('computes resource backrefs from isResource fields with bundler jsonpaths', async () => {
+    const bundle = await buildBundleFromDirectory(BASIC_FIXTURE, { git: false });
+    expect(bundle.resources['/app-a/configmap.yml']!.backrefs).toEqual([
+      {
+        path: '/openshift/prod-1/namespaces/app-a-prod.yml',
+        datafileSchema: '/openshift/namespace-1.yml',
+        jsonpath: 'openshiftResources.[0].path',
+      },
+    ]);
+    expect(bundle.resources['/app-a/notes.txt']!.backrefs).toEqual([]);
+  });
+
+  it('records the git commit and its timestamp when the tree is a git checkout', async () => {
+    const root = await writeTree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+    });
+    roots.push(root);
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+    git('init', '-q');
+    git('add', '.');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'init');
+    const bundle = await buildBundleFromDirectory(root);
+    expect(bundle.git_commit).toBe(git('rev-parse', 'HEAD'));
+    expect(bundle.git_commit_timestamp).toBe(git('log', '-1', '--format=%ct'));
+    expect(bundle.git_commit_timestamp).toMatch(/^\d+$/);
+  });
+
+  it('adds $file_sha256sum to metaschema-1 schemas only', async () => {
+    const root = await writeTree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+      'schemas/thing-1.yml':
+        '$schema: /metaschema-1.json\ntype: object\nproperties:\n  name: {type: string}\n',
+      'schemas/common-1.json':
+        '{"$schema": "http://json-schema.org/draft-06/schema", "properties": {}}',
+      'schemas/notes.txt': 'ignored',
+    });
+    roots.push(root);
+    const bundle = await buildBundleFromDirectory(root, { git: false });
+    expect(Object.keys(bundle.schemas)).toEqual(['/common-1.json', '/thing-1.yml']);
+    expect(bundle.schemas['/thing-1.yml']!.properties).toHaveProperty(
+      '$file_sha256sum.type',
+      'string',
+    );
+    expect(bundle.schemas['/common-1.json']!.properties).toEqual({});
+  });
+
+  it('collects every problem, each with its file and reason, before failing', async () => {
+    const root = await writeTree({
+      'data/bad-yaml.yml': 'a: [1, 2\n',
+      'data/no-schema.yml': 'name: x\n',
+      'data/list.yml': '- 1\n- 2\n',
+      'data/empty.yml': '',
+      'data/date.yml': '$schema: /thing-1.yml\nwhen: 2024-01-01\n',
+      'data/ok.yml': '$schema: /thing-1.yml\nname: ok\n',
+      'resources/blob.bin': new Uint8Array([0xff, 0xfe, 0x00, 0x81]),
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+    });
+    roots.push(root);
+    const error = await buildBundleFromDirectory(root, { git: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BundleLoadError);
+    const problems = (error as BundleLoadError).problems.map((p) => `${p.file}: ${p.reason}`);
+    expect(problems).toEqual([
+      expect.stringMatching(/^\/bad-yaml\.yml: invalid YAML at line \d+, column \d+: /),
+      expect.stringMatching(/^\/blob\.bin: resource is not UTF-8 text$/),
+      expect.stringMatching(/^\/date\.yml: when: unquoted date\/time '2024-01-01'/),
+      '/empty.yml: the file holds no YAML document',
+      '/list.yml: a data file must be a mapping',
+      '/no-schema.yml: the data file has no $schema',
+    ]);
+    expect((error as Error).message).toContain('6 problems');
+  });
+
+  it('reports a missing graphql schema file and data dir', async () => {
+    const root = await writeTree({ 'other/x.txt': 'x' });
+    roots.push(root);
+    const { problems } = await collectBundleFromDirectory(root, { git: false });
+    expect(problems.map((p) => p.reason)).toEqual(
+      expect.arrayContaining(['data directory not found', 'GraphQL schema file not found']),
+    );
+  });
+});
