@@ -1,1 +1,2 @@
 export * from './client/index.ts';
+export * from './embedded/index.ts';
