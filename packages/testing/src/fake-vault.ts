@@ -277,6 +277,19 @@ export async function startFakeVault(options: FakeVaultOptions = {}): Promise<Fa
         }),
       };
     }
+    const preflight = /^sys\/internal\/ui\/mounts\/([^/]+)/.exec(apiPath);
+    if (preflight && method === 'GET') {
+      const mount = mounts.get(preflight[1] ?? '');
+      if (!mount) return PERMISSION_DENIED;
+      return {
+        status: 200,
+        body: envelope({
+          path: `${preflight[1]}/`,
+          type: 'kv',
+          options: { version: String(mount.version) },
+        }),
+      };
+    }
     const slash = apiPath.indexOf('/');
     const mountName = slash < 0 ? apiPath : apiPath.slice(0, slash);
     const rest = slash < 0 ? '' : apiPath.slice(slash + 1);

@@ -1,2 +1,3 @@
 export * from './fake-s3.ts';
 export * from './fake-vault.ts';
+export * from './example-environment.ts';

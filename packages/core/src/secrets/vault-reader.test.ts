@@ -116,6 +116,26 @@ describe('VaultSecretReader reads', () => {
   });
 });
 
+describe('VaultSecretReader KV version detection', () => {
+  it('falls back to the mount preflight when the config endpoint is forbidden', async () => {
+    const locked = await startFakeVault({ mounts: { locked: { version: 2 } } });
+    try {
+      locked.forbid('locked/config');
+      locked.put('locked/app', { k: 'v2-value' });
+      const r = new VaultSecretReader({
+        server: locked.url,
+        auth: { method: 'token', token: locked.rootToken },
+        redactor: new SecretRedactor(),
+      });
+      expect(await r.kvVersion('locked')).toBe(2);
+      await expect(r.read({ path: 'locked/app', field: 'k' })).resolves.toBe('v2-value');
+      expect(locked.requestLog.map((q) => q.path)).toContain('/v1/sys/internal/ui/mounts/locked');
+    } finally {
+      await locked.close();
+    }
+  });
+});
+
 describe('VaultSecretReader errors', () => {
   it('names path, field and version when a field is missing', async () => {
     const err = await reader()

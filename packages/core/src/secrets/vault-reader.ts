@@ -170,11 +170,16 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
     }
   }
 
-  /** The KV engine version of a mount; v2 when its `config` endpoint answers, as upstream. */
+  /**
+   * The KV engine version of a mount: v2 when its `config` endpoint answers
+   * with a v2 configuration, v1 when it is not found, as upstream. A token
+   * that may not read the configuration falls back to the mount preflight
+   * Vault's own CLI uses, which any token with access below the mount may read.
+   */
   kvVersion(mount: string): Promise<KvVersion> {
     let entry = this.#kvVersions.get(mount);
     if (!entry) {
-      const created = this.#client.request('GET', `${mount}/config`).then(isKvV2Config);
+      const created = this.#detectKvVersion(mount);
       this.#kvVersions.set(mount, created);
       created.catch(() => {
         if (this.#kvVersions.get(mount) === created) this.#kvVersions.delete(mount);
@@ -182,6 +187,20 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
       entry = created;
     }
     return entry;
+  }
+
+  async #detectKvVersion(mount: string): Promise<KvVersion> {
+    const config = await this.#client.request('GET', `${mount}/config`);
+    if (config.status !== 403) return isKvV2Config(config);
+    const preflight = await this.#client.request('GET', `sys/internal/ui/mounts/${mount}`);
+    const options = (preflight.body as { data?: { options?: { version?: unknown } | null } })?.data
+      ?.options;
+    if (preflight.status !== 200) {
+      throw new SecretAccessForbiddenError(
+        `permission denied detecting the KV version of mount '${mount}'`,
+      );
+    }
+    return options?.version === '2' ? 2 : 1;
   }
 
   async #fetchAll(path: string, version: number | undefined): Promise<Record<string, string>> {
