@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbeddedEngine, loadEmbeddedEngine } from './engine.ts';
+import { type BundleServer, startBundleServer } from './server.ts';
+import { BASIC_FIXTURE } from './test-support/tree.ts';
+import type { EmbeddedEngine } from './types.ts';
+
+let engine: EmbeddedEngine;
+let server: BundleServer;
+beforeAll(async () => {
+  engine = await loadEmbeddedEngine(BASIC_FIXTURE, { git: false });
+  server = await startBundleServer(engine, { port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const post = (path: string, body: unknown) =>
+  fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+describe('startBundleServer', () => {
+  it('binds 127.0.0.1 on a free port by default', () => {
+    expect(server.host).toBe('127.0.0.1');
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+  });
+
+  it('serves the bundle sha as text and health', async () => {
+    const sha = await fetch(`${server.url}/sha256`);
+    expect(sha.status).toBe(200);
+    expect(await sha.text()).toBe(engine.sha256);
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe('');
+  });
+
+  it('answers POST /graphql and /graphqlsha/<sha> with data and extensions.schemas', async () => {
+    const query = '{ clusters_v1(name: "prod-1") { name labels } }';
+    const expected = {
+      data: {
+        clusters_v1: [{ name: 'prod-1', labels: '{"2":"two","10":"ten","alpha":"a","zone":"b"}' }],
+      },
+      extensions: { schemas: ['/openshift/cluster-1.yml'] },
+    };
+    const latest = await post('/graphql', { query });
+    expect(latest.status).toBe(200);
+    expect(latest.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await latest.json()).toEqual(expected);
+    const pinned = await post(`/graphqlsha/${engine.sha256}`, { query });
+    expect(await pinned.json()).toEqual(expected);
+  });
+
+  it('passes variables and answers GET queries', async () => {
+    const query = 'query($n: String) { clusters_v1(name: $n) { name } }';
+    const r = await post('/graphql', { query, variables: { n: 'stage-1' } });
+    expect(await r.json()).toMatchObject({ data: { clusters_v1: [{ name: 'stage-1' }] } });
+    const params = new URLSearchParams({ query, variables: JSON.stringify({ n: 'prod-1' }) });
+    const g = await fetch(`${server.url}/graphql?${params}`);
+    expect(await g.json()).toMatchObject({ data: { clusters_v1: [{ name: 'prod-1' }] } });
+  });
+
+  it('returns 404 for an unknown sha', async () => {
+    const r = await post(`/graphqlsha/${'0'.repeat(64)}`, { query: '{ clusters_v1 { name } }' });
+    expect(r.status).toBe(404);
+    const info = await fetch(`${server.url}/git-commit-info/${'0'.repeat(64)}`);
+    expect(info.status).toBe(404);
+  });
+
+  it('returns 400 for parse and validation errors, 200 for execution errors', async () => {
+    const parse = await post('/graphql', { query: '{ clusters_v1 { name }' });
+    expect(parse.status).toBe(400);
+    expect((await parse.json()).errors[0].message).toMatch(/^Syntax Error/);
+    const invalid = await post('/graphql', { query: '{ clusters_v1 { nope } }' });
+    expect(invalid.status).toBe(400);
+    const exec = await post('/graphql', { query: '{ resources_v1(path: "/nope") { path } }' });
+    expect(exec.status).toBe(200);
+    expect(await exec.json()).toMatchObject({ data: null, extensions: { schemas: [] } });
+    const noQuery = await post('/graphql', {});
+    expect(noQuery.status).toBe(400);
+    const notJson = await post('/graphql', 'not json');
+    expect(notJson.status).toBe(400);
+  });
+
+  it('rejects bodies over 100 kB like express.json()', async () => {
+    const r = await post('/graphql', { query: `{ clusters_v1 { name } } #${'x'.repeat(110_000)}` });
+    expect(r.status).toBe(413);
+  });
+
+  it('serves git commit info, {} when the bundle has none', async () => {
+    const none = await fetch(`${server.url}/git-commit-info/${engine.sha256}`);
+    expect(await none.json()).toEqual({});
+    const withGit = createEmbeddedEngine(
+      {
+        data: {},
+        resources: {},
+        graphql: { confs: [{ name: 'Query', fields: [{ name: 'x', type: 'string' }] }] },
+        schemas: {},
+        git_commit: 'a'.repeat(40),
+        git_commit_timestamp: '1606295532',
+      },
+      'b'.repeat(64),
+    );
+    const other = await startBundleServer(withGit);
+    try {
+      const info = await fetch(`${other.url}/git-commit-info/${'b'.repeat(64)}`);
+      expect(await info.json()).toEqual({ commit: 'a'.repeat(40), timestamp: '1606295532' });
+      const latest = await fetch(`${other.url}/git-commit-info`);
+      expect(await latest.json()).toEqual({ commit: 'a'.repeat(40), timestamp: '1606295532' });
+      const commit = await fetch(`${other.url}/git-commit`);
+      expect(await commit.text()).toBe('a'.repeat(40));
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('redirects / to /graphql and 404s unknown paths', async () => {
+    const root = await fetch(`${server.url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/graphql');
+    expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,134 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadEmbeddedEngine } from './engine.ts';
+import { BundleLoadError } from './problems.ts';
+import { buildBundleFromDirectory } from './read-directory.ts';
+import { removeTree, SMALL_SCHEMA_YML, writeTree } from './test-support/tree.ts';
+import { validateBundle } from './validate.ts';
+
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.map(removeTree));
+});
+
+const COMMON = JSON.stringify({
+  $schema: 'http://json-schema.org/draft-06/schema',
+  definitions: {
+    crossref: {
+      type: 'object',
+      properties: { $ref: { type: 'string' } },
+      required: ['$ref'],
+      additionalProperties: false,
+    },
+    resourceref: { type: 'string', pattern: '^/' },
+    name: { type: 'string', pattern: '(?i)^[a-z][a-z0-9-]*$' },
+  },
+});
+
+const THING_SCHEMA = `
+$schema: /metaschema-1.json
+version: '1.0'
+type: object
+additionalProperties: false
+properties:
+  $schema: { type: string, enum: [/thing-1.yml] }
+  name: { $ref: /common-1.json#/definitions/name }
+  other:
+    $ref: /common-1.json#/definitions/crossref
+    $schemaRef: /thing-1.yml
+  doc: { $ref: /common-1.json#/definitions/resourceref }
+required: [$schema, name]
+`;
+
+const OTHER_SCHEMA = `
+$schema: /metaschema-1.json
+type: object
+properties:
+  $schema: { type: string }
+  size: { type: integer }
+`;
+
+async function tree(files: Record<string, string>): Promise<string> {
+  const root = await writeTree({
+    'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+    'schemas/common-1.json': COMMON,
+    'schemas/thing-1.yml': THING_SCHEMA,
+    'schemas/other-1.yml': OTHER_SCHEMA,
+    ...files,
+  });
+  roots.push(root);
+  return root;
+}
+
+const problemsOf = async (root: string) => {
+  const e = await loadEmbeddedEngine(root, { git: false }).catch((err: unknown) => err);
+  expect(e).toBeInstanceOf(BundleLoadError);
+  return (e as BundleLoadError).problems.map((p) => `${p.file}: ${p.reason}`);
+};
+
+describe('validation of an app-interface tree', () => {
+  it('accepts valid data, including a (?i) pattern, $schemaRef and a resource path', async () => {
+    const root = await tree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: Alpha\nother: {$ref: /b.yml}\ndoc: /doc.md\n',
+      'data/b.yml': '$schema: /thing-1.yml\nname: beta\n',
+      'resources/doc.md': '# doc\n',
+    });
+    const bundle = await buildBundleFromDirectory(root, { git: false });
+    expect(validateBundle(bundle)).toEqual([]);
+    await expect(loadEmbeddedEngine(root, { git: false })).resolves.toBeDefined();
+  });
+
+  it('reports malformed YAML, a missing $schema, a dangling $ref and a schema violation at once', async () => {
+    const root = await tree({
+      'data/broken.yml': 'name: [unclosed\n',
+      'data/no-schema.yml': 'name: orphan\n',
+      'data/dangling.yml': '$schema: /thing-1.yml\nname: dangling\nother: {$ref: /nowhere.yml}\n',
+      'data/invalid.yml': '$schema: /thing-1.yml\nname: 1-bad\ncolour: red\n',
+    });
+    const problems = await problemsOf(root);
+    expect(problems).toEqual([
+      expect.stringMatching(/^\/broken\.yml: invalid YAML at line \d+, column \d+: /),
+      '/dangling.yml: other: $ref /nowhere.yml does not exist',
+      "/invalid.yml: schema /thing-1.yml: (root) has unexpected property 'colour'",
+      expect.stringMatching(/^\/invalid\.yml: schema \/thing-1\.yml: \/name must match pattern/),
+      '/no-schema.yml: the data file has no $schema',
+    ]);
+  });
+
+  it('checks $schemaRef, unknown schemas, missing resources and unique fields', async () => {
+    const root = await tree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: same\nother: {$ref: /o.yml}\ndoc: /missing.md\n',
+      'data/b.yml': '$schema: /thing-1.yml\nname: same\n',
+      'data/o.yml': '$schema: /other-1.yml\nsize: 1\n',
+      'data/u.yml': '$schema: /unknown-1.yml\n',
+    });
+    const problems = await problemsOf(root);
+    expect(problems).toEqual([
+      '/a.yml: Thing_v1.name "same" must be unique, but is used in /a.yml, /b.yml',
+      '/a.yml: doc: resource /missing.md does not exist',
+      '/a.yml: schema /thing-1.yml: /other $ref /o.yml has $schema /other-1.yml, expected /thing-1.yml',
+      '/u.yml: schema /unknown-1.yml not found',
+    ]);
+  });
+
+  it('validates resources that declare a $schema, skipping templates that are not YAML', async () => {
+    const root = await tree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+      'resources/bad.yml': '$schema: /other-1.yml\nsize: big\n',
+      'resources/template.yml': '$schema: /other-1.yml\nsize: {{ size }\n',
+    });
+    expect(await problemsOf(root)).toEqual([
+      '/bad.yml: schema /other-1.yml: /size must be integer',
+    ]);
+  });
+
+  it('checks only crossrefs and types when the tree has no schemas/', async () => {
+    const root = await writeTree({
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\nother: {$ref: /gone.yml}\nanything: goes\n',
+    });
+    roots.push(root);
+    expect(await problemsOf(root)).toEqual(['/a.yml: other: $ref /gone.yml does not exist']);
+    // validation can be switched off, as qontract-server never validates
+    await expect(loadEmbeddedEngine(root, { git: false, validate: false })).resolves.toBeDefined();
+  });
+});
