@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import type { GraphQLSchema } from 'graphql';
+import { loadEmbeddedEngine } from '../embedded/index.ts';
 import { GqlBackendError, GqlQueryError } from './errors.ts';
 import type { GitCommitInfo, GqlTransport, GraphqlResponse } from './types.ts';
 
@@ -52,17 +53,4 @@ export async function createEmbeddedTransport(
     },
     async close() {},
   };
-}
-
-async function loadEmbeddedEngine(source: string): Promise<EmbeddedEngineLike> {
-  // The engine is written beside this client; resolving it at run time keeps
-  // the client usable (remote backend) before the engine has landed.
-  const specifier = '../embedded/index.ts';
-  const engineModule = (await import(specifier)) as {
-    loadEmbeddedEngine?: (source: string) => Promise<EmbeddedEngineLike>;
-  };
-  if (!engineModule.loadEmbeddedEngine) {
-    throw new Error('the embedded engine is not available in this build');
-  }
-  return engineModule.loadEmbeddedEngine(source);
 }

@@ -84,17 +84,17 @@ function checkValue(shape: ResultShape, type: string, value: unknown, path: stri
   }
   if (typeof shape !== 'string') {
     if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new ResultShapeError(path, `expected ${inner}, got ${describe(value)}`);
+      throw new ResultShapeError(path, `expected ${type}, got ${describe(value)}`);
     }
     checkFields(shape, value as Record<string, unknown>, path);
     return;
   }
-  checkScalar(inner, value, path);
+  checkScalar(inner, type, value, path);
 }
 
-function checkScalar(name: string, value: unknown, path: string): void {
+function checkScalar(name: string, type: string, value: unknown, path: string): void {
   const fail = () => {
-    throw new ResultShapeError(path, `expected ${name}, got ${describe(value)}`);
+    throw new ResultShapeError(path, `expected ${type}, got ${describe(value)}`);
   };
   switch (name) {
     case 'String':

@@ -62,8 +62,9 @@ export async function generateTypedDocuments(input: GenerateInput): Promise<stri
   );
   const code = await codegen({
     filename: `${basename(input.displayPath, '.graphql')}.generated.ts`,
+    // SDL, not the schema object: the plugins may load another copy of graphql
+    // (CommonJS), which refuses schema objects built by this one.
     schema: parse(printSchema(input.schema)),
-    schemaAst: input.schema,
     documents: [{ location: input.displayPath, document }],
     plugins: [{ typescript: {} }, { typescriptOperations: {} }, { typedDocumentNode: {} }],
     pluginMap: { typescript, typescriptOperations, typedDocumentNode },

@@ -1,0 +1,218 @@
+import { silentLogger } from '@qontract/core';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { GqlBackendError, GqlQueryError } from './errors.ts';
+import { createRemoteTransport, type RemoteTransportOptions } from './remote-transport.ts';
+import {
+  type StubHandler,
+  sendJson,
+  sendText,
+  startStubServer,
+} from './test-support/stub-server.ts';
+
+const SHA = 'ab'.repeat(32);
+const TOKEN = 'Basic c2VjcmV0LXVzZXI6c2VjcmV0LXBhc3N3b3Jk';
+const QUERY = '{ settings: app_interface_settings_v1 { vault } }';
+
+/** qontract-server's happy path: a bundle sha, its commit, and one answer. */
+const happy: StubHandler = (req, res) => {
+  if (req.method === 'GET' && req.url === '/sha256') return sendText(res, 200, `${SHA}\n`);
+  if (req.url === `/git-commit-info/${SHA}`) {
+    return sendJson(res, 200, { commit: 'c0ffee', timestamp: '1606295532' });
+  }
+  return sendJson(res, 200, {
+    data: { settings: [{ vault: false }] },
+    extensions: { schemas: ['/app-interface/app-interface-settings-1.yml'] },
+  });
+};
+
+const stub = await startStubServer(happy);
+afterAll(() => stub.close());
+
+beforeEach(() => {
+  stub.requests.length = 0;
+  stub.handler = happy;
+});
+
+const waits: number[] = [];
+function transport(overrides: Partial<RemoteTransportOptions> = {}) {
+  waits.length = 0;
+  return createRemoteTransport({
+    server: `${stub.origin}/graphql`,
+    token: TOKEN,
+    pinToCurrentBundle: true,
+    log: silentLogger(),
+    retry: { attempts: 5, delayMs: 1000 },
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+    ...overrides,
+  });
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('remote transport', () => {
+  it('pins the run to the bundle /sha256 names and sends the token verbatim everywhere', async () => {
+    const t = await transport();
+    const response = await t.execute(QUERY, undefined, 'Settings');
+    expect(response.data).toEqual({ settings: [{ vault: false }] });
+    expect(response.extensions?.schemas).toEqual(['/app-interface/app-interface-settings-1.yml']);
+    expect(t.sha).toBe(SHA);
+    expect(t.endpoint).toBe(`${stub.origin}/graphqlsha/${SHA}`);
+    expect(t.gitCommit).toEqual({ commit: 'c0ffee', timestamp: '1606295532' });
+    expect(stub.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /sha256',
+      `GET /git-commit-info/${SHA}`,
+      `POST /graphqlsha/${SHA}`,
+    ]);
+    expect(stub.requests.every((r) => r.authorization === TOKEN)).toBe(true);
+    expect(JSON.parse(stub.requests[2]!.body)).toMatchObject({ query: QUERY });
+  });
+
+  it('queries the configured URL as is with --no-gql-sha-url', async () => {
+    const t = await transport({ pinToCurrentBundle: false });
+    await t.execute(QUERY, { a: 1 }, 'Settings');
+    expect(t.sha).toBeUndefined();
+    expect(t.gitCommit).toBeNull();
+    expect(stub.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /graphql']);
+    expect(JSON.parse(stub.requests[0]!.body).variables).toEqual({ a: 1 });
+  });
+
+  it('pins to a given sha without asking /sha256 (comparison bundles)', async () => {
+    const other = 'cd'.repeat(32);
+    const t = await transport({ sha: other });
+    expect(t.endpoint).toBe(`${stub.origin}/graphqlsha/${other}`);
+    expect(stub.requests.some((r) => r.url === '/sha256')).toBe(false);
+  });
+
+  it('sends no Authorization header without a token', async () => {
+    const t = await transport({ token: undefined });
+    await t.execute(QUERY, undefined, 'Settings');
+    expect(stub.requests.every((r) => r.authorization === undefined)).toBe(true);
+  });
+
+  it('retries 5xx answers with a linear back-off and then succeeds', async () => {
+    const t = await transport();
+    let failures = 2;
+    stub.handler = (req, res) => {
+      if (req.method === 'POST' && failures-- > 0) return sendText(res, 502, 'bad gateway');
+      return happy(req, res);
+    };
+    const response = await t.execute(QUERY, undefined, 'Settings');
+    expect(response.data).toEqual({ settings: [{ vault: false }] });
+    expect(waits).toEqual([1000, 2000]);
+  });
+
+  it('gives up after five attempts and names the query, never the token', async () => {
+    const t = await transport();
+    stub.handler = (req, res) =>
+      req.method === 'POST' ? sendText(res, 503, TOKEN) : happy(req, res);
+    const before = stub.requests.length;
+    const e = await failure(t.execute(QUERY, undefined, 'NamespacesMinimal'));
+    expect(e).toBeInstanceOf(GqlQueryError);
+    expect(e.message).toBe(
+      `GraphQL query NamespacesMinimal failed: HTTP 503 from ${stub.origin}/graphqlsha/${SHA}`,
+    );
+    expect(e.message).not.toContain(TOKEN);
+    expect(stub.requests.length - before).toBe(5);
+    expect(waits).toEqual([1000, 2000, 3000, 4000]);
+  });
+
+  it('retries a response with errors, as the original, and reports the first error', async () => {
+    const t = await transport();
+    stub.handler = (req, res) =>
+      req.method === 'POST'
+        ? sendJson(res, 200, {
+            data: null,
+            errors: [
+              {
+                message: 'Cannot return null for non-nullable field Cluster_v1.name.',
+                path: ['clusters', 0, 'name'],
+              },
+              { message: 'second' },
+            ],
+            extensions: { schemas: [] },
+          })
+        : happy(req, res);
+    const e = await failure(t.execute(QUERY, undefined, 'Clusters'));
+    expect(e.message).toBe(
+      'GraphQL query Clusters failed: `errors` returned with the response: Cannot return null for ' +
+        'non-nullable field Cluster_v1.name. (at clusters.0.name) and 1 more error(s)',
+    );
+    expect(waits).toHaveLength(4);
+  });
+
+  it('does not retry a 400 (a query the server cannot parse or validate)', async () => {
+    const t = await transport();
+    stub.handler = (req, res) =>
+      req.method === 'POST'
+        ? sendJson(res, 400, {
+            errors: [{ message: 'Cannot query field "nope" on type "Query".' }],
+          })
+        : happy(req, res);
+    const e = await failure(t.execute('{ nope }', undefined, 'Nope'));
+    expect(e.message).toBe(
+      `GraphQL query Nope failed: HTTP 400 from ${stub.origin}/graphqlsha/${SHA}: Cannot query field "nope" on type "Query".`,
+    );
+    expect(waits).toEqual([]);
+  });
+
+  it('times out a request that gets no answer', async () => {
+    const t = await transport({ queryTimeoutMs: 50, retry: { attempts: 2, delayMs: 1 } });
+    stub.handler = (req, res) => (req.method === 'POST' ? 'hang' : happy(req, res));
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e.message).toBe(
+      `GraphQL query Settings failed: no response from ${stub.origin}/graphqlsha/${SHA} within 0.05s`,
+    );
+    expect(waits).toEqual([1]);
+  });
+
+  it('reports a server that cannot be reached', async () => {
+    const closed = await startStubServer(happy);
+    await closed.close();
+    const e = await failure(
+      transport({ server: `${closed.origin}/graphql`, retry: { attempts: 2, delayMs: 1 } }),
+    );
+    expect(e).toBeInstanceOf(GqlBackendError);
+    expect(e.message).toBe(
+      `cannot read the current bundle sha from ${closed.origin}/graphql: could not connect to GraphQL server at ${closed.origin}/sha256 (ECONNREFUSED)`,
+    );
+  });
+
+  it('fails clearly when /sha256 does not answer a sha', async () => {
+    stub.handler = (req, res) =>
+      req.url === '/sha256' ? sendText(res, 200, '<html>') : happy(req, res);
+    await expect(transport()).rejects.toThrow(
+      `${stub.origin}/graphql/sha256 did not return a bundle sha`,
+    );
+    stub.handler = (req, res) =>
+      req.url === '/sha256' ? sendText(res, 401, 'no') : happy(req, res);
+    await expect(transport()).rejects.toThrow(/HTTP 401$/);
+  });
+
+  it('keeps credentials in the server URL out of endpoints and messages', async () => {
+    const withUser = stub.origin.replace('http://', 'http://user:hunter2@');
+    const t = await transport({ server: `${withUser}/graphql` });
+    expect(t.endpoint).toBe(`${stub.origin}/graphqlsha/${SHA}`);
+    stub.handler = (req, res) => (req.method === 'POST' ? sendText(res, 500, '') : happy(req, res));
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e.message).not.toContain('hunter2');
+  });
+
+  it('carries on without commit info when /git-commit-info fails', async () => {
+    stub.handler = (req, res) =>
+      req.url.startsWith('/git-commit-info')
+        ? sendText(res, 404, 'Bundle not found')
+        : happy(req, res);
+    const t = await transport();
+    expect(t.gitCommit).toBeNull();
+    expect(t.sha).toBe(SHA);
+  });
+});
