@@ -72,7 +72,8 @@ describe('startBundleServer', () => {
   it('returns 400 for parse and validation errors, 200 for execution errors', async () => {
     const parse = await post('/graphql', { query: '{ clusters_v1 { name }' });
     expect(parse.status).toBe(400);
-    expect((await parse.json()).errors[0].message).toMatch(/^Syntax Error/);
+    const body = (await parse.json()) as { errors: { message: string }[] };
+    expect(body.errors[0]?.message).toMatch(/^Syntax Error/);
     const invalid = await post('/graphql', { query: '{ clusters_v1 { nope } }' });
     expect(invalid.status).toBe(400);
     const exec = await post('/graphql', { query: '{ resources_v1(path: "/nope") { path } }' });
