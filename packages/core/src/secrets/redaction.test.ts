@@ -1,4 +1,4 @@
-import { type FakeVault, startFakeVault } from '@qontract/testing';
+import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../logging.ts';
 import { SecretRedactor } from '../redaction.ts';

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FakeVault, startFakeVault } from '@qontract/testing';
+import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SecretRedactor } from '../redaction.ts';
 import {

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FakeS3, startFakeS3 } from '@qontract/testing';
+import { type FakeS3, startFakeS3 } from '@qontract/testing/fake-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromObject } from '../config.ts';
 import { defineIntegration } from '../integration.ts';

@@ -7,7 +7,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { type FakeS3, startFakeS3 } from '@qontract/testing';
+import { type FakeS3, startFakeS3 } from '@qontract/testing/fake-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalDirStateStore } from './local-state-store.ts';
 import { createS3Client, S3StateStore } from './s3-state-store.ts';
