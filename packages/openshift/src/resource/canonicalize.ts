@@ -1,0 +1,292 @@
+/**
+ * The original's `canonicalize(body)` (core-spec §1.4): the body the sha256 is computed over.
+ * Every step runs in the original's order, and fails where the original raises (KeyError on a
+ * missing `spec`/`rules`/`subjects`, TypeError on `labels: null`, ...), so that a document the
+ * original rejects is rejected here too.
+ */
+import { ResourceDataError } from './errors.ts';
+import { pyStr, pyUtf8Base64 } from './py-str.ts';
+import {
+  dictDelete,
+  dictGet,
+  dictHas,
+  dictKeys,
+  dictSet,
+  isDict,
+  isPyStr,
+  PyDict,
+  type PyObject,
+  PyStr,
+  type PyValue,
+  pyDeepCopy,
+  pyEquals,
+  pyTruthy,
+  pyTypeName,
+} from './py-values.ts';
+
+export const QONTRACT_ANNOTATION_INTEGRATION = 'qontract.integration';
+export const QONTRACT_ANNOTATION_INTEGRATION_VERSION = 'qontract.integration_version';
+export const QONTRACT_ANNOTATION_SHA256SUM = 'qontract.sha256sum';
+export const QONTRACT_ANNOTATION_UPDATE = 'qontract.update';
+export const QONTRACT_ANNOTATION_CALLER_NAME = 'qontract.caller_name';
+export const QONTRACT_ANNOTATIONS: readonly string[] = [
+  QONTRACT_ANNOTATION_INTEGRATION,
+  QONTRACT_ANNOTATION_INTEGRATION_VERSION,
+  QONTRACT_ANNOTATION_SHA256SUM,
+  QONTRACT_ANNOTATION_UPDATE,
+  QONTRACT_ANNOTATION_CALLER_NAME,
+];
+export const SECRET_UPDATED_AT = 'external-resources/updated_at';
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+export const IGNORABLE_DATA_FIELDS: readonly string[] = ['service-ca.crt'];
+
+const SERVER_METADATA_FIELDS = [
+  'creationTimestamp',
+  'resourceVersion',
+  'generation',
+  'selfLink',
+  'uid',
+  'namespace',
+  'managedFields',
+] as const;
+
+// Python `re.search` semantics: unanchored, and `.` matches anything but a newline.
+const MANAGED_CLUSTER_FEATURE_LABEL = /feature[^\n]open-cluster-management[^\n]io\//;
+const MANAGED_CLUSTER_LABELS = new Set(['clusterID', 'managed-by', 'openshiftVersion']);
+
+/** Whether a label is set by a controller for this kind (and so never part of the desired state). */
+export function isControllerManagedLabel(kind: PyValue | undefined, label: PyValue): boolean {
+  if (kind !== 'ManagedCluster') return false;
+  if (typeof label === 'string' && MANAGED_CLUSTER_LABELS.has(label)) return true;
+  if (!isPyStr(label))
+    throw new ResourceDataError('TypeError', 'expected string or bytes-like object');
+  return MANAGED_CLUSTER_FEATURE_LABEL.test(typeof label === 'string' ? label : label.js);
+}
+
+type Dict = PyObject | PyDict;
+
+function keyError(key: string): ResourceDataError {
+  return new ResourceDataError('KeyError', `'${key}'`);
+}
+
+function typeError(message: string): ResourceDataError {
+  return new ResourceDataError('TypeError', message);
+}
+
+/** `d[key]` where d must be a dict. */
+export function item(d: PyValue | undefined, key: string): PyValue {
+  if (!isDict(d)) throw typeError(`'${pyTypeName(d)}' object is not subscriptable by '${key}'`);
+  const v = dictGet(d, key);
+  if (v === undefined) throw keyError(key);
+  return v;
+}
+
+/** `d` used as a dict (`.get`, `.pop`, `in`): anything else raises like in Python. */
+export function asDict(d: PyValue | undefined, what: string): Dict {
+  if (!isDict(d)) throw typeError(`'${pyTypeName(d)}' object has no dict methods (${what})`);
+  return d;
+}
+
+/** Python `key in container` for the shapes resource bodies can have. */
+export function pyContains(container: PyValue | undefined, key: string): boolean {
+  if (isDict(container)) return dictHas(container, key);
+  if (typeof container === 'string') return container.includes(key);
+  if (container instanceof PyStr) return container.js.includes(key);
+  if (Array.isArray(container)) return container.some((x) => pyEquals(x, key));
+  throw typeError(`argument of type '${pyTypeName(container)}' is not iterable`);
+}
+
+/** Python `needle in haystack` for two strings (substring test). */
+function pyIn(needle: PyValue, haystack: PyValue | undefined): boolean {
+  if (!isPyStr(haystack))
+    throw typeError(`argument of type '${pyTypeName(haystack)}' is not iterable`);
+  if (!isPyStr(needle))
+    throw typeError(`'in <string>' requires string as left operand, not ${pyTypeName(needle)}`);
+  const n = typeof needle === 'string' ? needle : needle.js;
+  const h = typeof haystack === 'string' ? haystack : haystack.js;
+  return h.includes(n);
+}
+
+/** Python `list.sort()` on a list of str. */
+function sortStrings(list: PyValue): void {
+  if (!Array.isArray(list)) throw typeError(`'${pyTypeName(list)}' object has no attribute 'sort'`);
+  if (list.length < 2) return;
+  for (const v of list) {
+    if (!isPyStr(v))
+      throw typeError(`'<' not supported between instances of '${pyTypeName(v)}' and 'str'`);
+  }
+  list.sort((a, b) => compareStr(a as string | PyStr, b as string | PyStr));
+}
+
+function codePoints(v: string | PyStr): readonly number[] {
+  return typeof v === 'string' ? Array.from(v, (c) => c.codePointAt(0) ?? 0) : v.codePoints;
+}
+
+function compareStr(a: string | PyStr, b: string | PyStr): number {
+  const pa = codePoints(a);
+  const pb = codePoints(b);
+  const n = Math.min(pa.length, pb.length);
+  for (let i = 0; i < n; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
+  return pa.length - pb.length;
+}
+
+/** The base64 helper of the Secret canonicalisation: `""` for an empty string. */
+function base64OfStr(value: PyValue): string {
+  const text = value instanceof PyStr ? value : pyStr(value);
+  if (text === '') return '';
+  return pyUtf8Base64(text);
+}
+
+/** Folds Secret `stringData` into `data` (Python `str()` of each value, base64). */
+export function mergeStringData(data: Dict, stringData: Dict): Dict {
+  let target = data;
+  for (const k of dictKeys(stringData)) {
+    const encoded = base64OfStr(
+      stringData instanceof PyDict
+        ? (stringData.get(k) ?? null)
+        : (stringData[k as string] ?? null),
+    );
+    if (typeof k === 'string') {
+      dictSet(target, k, encoded);
+    } else {
+      if (!(target instanceof PyDict)) target = new PyDict(Object.entries(target));
+      target.set(k, encoded);
+    }
+  }
+  return target;
+}
+
+function popIfPresent(d: Dict, key: string): void {
+  dictDelete(d, key);
+}
+
+/** Returns the canonical copy of `body` (the input is not modified). */
+export function canonicalize(body: PyValue): Dict {
+  const b = asDict(pyDeepCopy(body), 'body');
+  const metadata = asDict(item(b, 'metadata'), 'metadata');
+  const existing = dictGet(metadata, 'annotations');
+  if (existing === undefined || existing === null) dictSet(metadata, 'annotations', {});
+  const ann = asDict(dictGet(metadata, 'annotations'), 'metadata.annotations');
+
+  for (const field of SERVER_METADATA_FIELDS) popIfPresent(metadata, field);
+  popIfPresent(ann, LAST_APPLIED_ANNOTATION);
+  popIfPresent(b, 'status');
+
+  const kind = dictGet(b, 'kind');
+  const labelsValue = dictGet(metadata, 'labels');
+  const labels = labelsValue === undefined ? {} : asDict(labelsValue, 'metadata.labels');
+  for (const label of dictKeys(labels)) {
+    if (isControllerManagedLabel(kind, label)) {
+      if (labels instanceof PyDict) labels.delete(label);
+      else dictDelete(labels, label as string);
+    }
+  }
+
+  if ((kind === 'ConfigMap' || kind === 'Secret') && dictGet(b, 'type') === 'Opaque')
+    popIfPresent(b, 'type');
+
+  if (kind === 'Secret') {
+    const stringData = dictGet(b, 'stringData');
+    popIfPresent(b, 'stringData');
+    if (pyTruthy(stringData)) {
+      if (!dictHas(b, 'data')) dictSet(b, 'data', {});
+      const data = dictGet(b, 'data');
+      if (!isDict(data))
+        throw typeError(`'${pyTypeName(data)}' object does not support item assignment`);
+      const merged = mergeStringData(data, asDict(stringData, 'stringData'));
+      if (merged !== data) dictSet(b, 'data', merged);
+    }
+  }
+
+  if (kind === 'Deployment') popIfPresent(ann, 'deployment.kubernetes.io/revision');
+
+  if (kind === 'Route') {
+    const spec = asDict(item(b, 'spec'), 'spec');
+    if (dictGet(spec, 'wildcardPolicy') === 'None') popIfPresent(spec, 'wildcardPolicy');
+    if (dictHas(ann, 'kubernetes.io/tls-acme')) {
+      popIfPresent(ann, 'kubernetes.io/tls-acme-awaiting-authorization-owner');
+      popIfPresent(ann, 'kubernetes.io/tls-acme-awaiting-authorization-at-url');
+      if (dictHas(spec, 'tls')) {
+        const tls = asDict(dictGet(spec, 'tls'), 'spec.tls');
+        popIfPresent(tls, 'key');
+        popIfPresent(tls, 'certificate');
+      }
+    }
+    if (!pyTruthy(dictGet(spec, 'subdomain'))) popIfPresent(spec, 'subdomain');
+  }
+
+  if (kind === 'ServiceAccount') {
+    if (dictHas(b, 'imagePullSecrets')) {
+      const secrets = dictGet(b, 'imagePullSecrets');
+      if (!Array.isArray(secrets))
+        throw typeError(`'${pyTypeName(secrets)}' object is not iterable`);
+      const kept = secrets.filter((s) => !pyIn('-dockercfg-', item(s, 'name')));
+      if (kept.length) dictSet(b, 'imagePullSecrets', kept);
+      else popIfPresent(b, 'imagePullSecrets');
+    }
+    popIfPresent(b, 'secrets');
+  }
+
+  if (kind === 'Role') {
+    const rules = item(b, 'rules');
+    if (!Array.isArray(rules)) throw typeError(`'${pyTypeName(rules)}' object is not iterable`);
+    for (const rule of rules) {
+      if (pyContains(rule, 'resources')) sortStrings(item(rule, 'resources'));
+      if (pyContains(rule, 'verbs')) sortStrings(item(rule, 'verbs'));
+      if (
+        pyContains(rule, 'attributeRestrictions') &&
+        !pyTruthy(item(rule, 'attributeRestrictions'))
+      ) {
+        popIfPresent(asDict(rule, 'rule'), 'attributeRestrictions');
+      }
+    }
+  }
+
+  if (kind === 'OperatorGroup') popIfPresent(ann, 'olm.providedAPIs');
+
+  if (kind === 'RoleBinding') {
+    const subjects = item(b, 'subjects');
+    popIfPresent(b, 'groupNames');
+    popIfPresent(b, 'userNames');
+    if (dictHas(b, 'roleRef')) {
+      const roleRef = asDict(dictGet(b, 'roleRef'), 'roleRef');
+      popIfPresent(roleRef, 'namespace');
+      if (dictHas(roleRef, 'apiGroup') && pyIn(item(roleRef, 'apiGroup'), item(b, 'apiVersion'))) {
+        popIfPresent(roleRef, 'apiGroup');
+      }
+      popIfPresent(roleRef, 'kind');
+    }
+    if (!Array.isArray(subjects))
+      throw typeError(`'${pyTypeName(subjects)}' object is not iterable`);
+    for (const subject of subjects) {
+      const s = asDict(subject, 'subject');
+      popIfPresent(s, 'namespace');
+      if (dictHas(s, 'apiGroup')) {
+        const group = item(s, 'apiGroup');
+        if (!pyTruthy(group) || pyIn(group, item(b, 'apiVersion'))) popIfPresent(s, 'apiGroup');
+      }
+    }
+  }
+
+  if (kind === 'ClusterRoleBinding') {
+    popIfPresent(b, 'userNames');
+    if (dictHas(b, 'roleRef')) {
+      const roleRef = asDict(dictGet(b, 'roleRef'), 'roleRef');
+      if (dictHas(roleRef, 'apiGroup') && pyIn(item(roleRef, 'apiGroup'), item(b, 'apiVersion'))) {
+        popIfPresent(roleRef, 'apiGroup');
+      }
+      popIfPresent(roleRef, 'kind');
+    }
+    popIfPresent(b, 'groupNames');
+  }
+
+  if (kind === 'Service') {
+    const spec = asDict(item(b, 'spec'), 'spec');
+    if (dictGet(spec, 'sessionAffinity') === 'None') popIfPresent(spec, 'sessionAffinity');
+    if (dictGet(spec, 'type') === 'ClusterIP') popIfPresent(spec, 'clusterIP');
+  }
+
+  for (const key of QONTRACT_ANNOTATIONS) popIfPresent(ann, key);
+  popIfPresent(ann, SECRET_UPDATED_AT);
+  return b;
+}

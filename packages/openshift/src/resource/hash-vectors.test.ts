@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { OpenshiftResource } from './openshift-resource.ts';
+import { parseResource } from './parse-resource.ts';
+
+interface HashVector {
+  id: string;
+  format: 'yaml' | 'json';
+  text: string;
+  sha256?: string;
+  canonical?: string;
+  error?: string;
+  error_stage?: string;
+}
+
+const vectorsPath = fileURLToPath(
+  new URL('../../../../../shared/compat/hash-vectors-sample.json', import.meta.url),
+);
+const vectors = JSON.parse(readFileSync(vectorsPath, 'utf8')) as HashVector[];
+
+function hashOf(v: HashVector): { canonical: string; sha256: string } {
+  const body = parseResource(v.text, v.format);
+  const resource = new OpenshiftResource(body, 'openshift_resources', '1.9.3');
+  return { canonical: resource.canonicalJson(), sha256: resource.sha256sum() };
+}
+
+describe('compat hash vectors (computed by the original)', () => {
+  it('has vectors to check', () => {
+    expect(vectors.length).toBeGreaterThan(50);
+  });
+  for (const v of vectors) {
+    if (v.error !== undefined) {
+      it(`${v.id}: rejected (${v.error_stage})`, () => {
+        expect(() => hashOf(v)).toThrow();
+      });
+    } else {
+      it(`${v.id}: canonical text and sha256`, () => {
+        expect(hashOf(v)).toEqual({ canonical: v.canonical, sha256: v.sha256 });
+      });
+    }
+  }
+});

@@ -1,0 +1,39 @@
+/**
+ * Loading a resource file the way the original does: `anymarkup.parse` hands anything that is not
+ * XML or INI to PyYAML `safe_load`, so JSON files are read as YAML 1.1 flow syntax too (`1e3` is a
+ * string, tab indentation fails), then openshift-resources drops a top-level `$schema`.
+ */
+import { ResourceDataError } from './errors.ts';
+import { dictDelete, isDict, type PyValue, pyTypeName } from './py-values.ts';
+import { composeSingleDocument } from './yaml/composer.ts';
+import { constructDocument } from './yaml/constructor.ts';
+import { YamlError } from './yaml/scanner.ts';
+
+export type ResourceFormat = 'yaml' | 'json';
+
+/** One YAML 1.1 document with PyYAML `safe_load` semantics; `null` for an empty stream. */
+export function pyYamlSafeLoad(text: string): PyValue {
+  const node = composeSingleDocument(text);
+  return node === null ? null : constructDocument(node);
+}
+
+/**
+ * Parses a resource file as the original does, whatever `format` says (it is informational: the
+ * original does not look at the file extension either), and removes a top-level `$schema`.
+ * Throws `YamlError` for documents PyYAML rejects and `ResourceDataError` when the document is
+ * not a mapping.
+ */
+export function parseResource(text: string, format: ResourceFormat = 'yaml'): PyValue {
+  void format;
+  const value = pyYamlSafeLoad(text);
+  if (!isDict(value)) {
+    throw new ResourceDataError(
+      'TypeError',
+      `a resource file must hold a mapping, not ${pyTypeName(value)}`,
+    );
+  }
+  dictDelete(value, '$schema');
+  return value;
+}
+
+export { YamlError };

@@ -1,0 +1,229 @@
+/**
+ * Python `json.dumps(obj, sort_keys=True)` with its defaults (`ensure_ascii=True`,
+ * `allow_nan=True`, separators `", "` and `": "`), byte for byte. No JSON library writes this
+ * format (code-point key order, Python float repr, `\uXXXX` for everything above 0x7e), and the
+ * hash the original stores on cluster objects is computed over exactly this text.
+ */
+import { pyFloatRepr, pyIntRepr } from './py-numbers.ts';
+import {
+  PyBytes,
+  PyDate,
+  PyDict,
+  PyFloat,
+  type PyObject,
+  PySet,
+  PyStr,
+  type PyValue,
+  pyTypeName,
+} from './py-values.ts';
+
+export class PyJsonError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PyJsonError';
+  }
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly the characters to escape
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u007f-\uffff]/;
+const HIGH_KEY_CHAR = /[\ud800-\uffff]/;
+const SHORT_ESCAPES: Readonly<Record<number, string>> = {
+  34: '\\"',
+  92: '\\\\',
+  10: '\\n',
+  13: '\\r',
+  9: '\\t',
+  8: '\\b',
+  12: '\\f',
+};
+
+export function pyJsonString(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
+  let out = '"';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c) continue;
+    if (i > start) out += s.slice(start, i);
+    out += SHORT_ESCAPES[c] ?? `\\u${c.toString(16).padStart(4, '0')}`;
+    start = i + 1;
+  }
+  if (start < s.length) out += s.slice(start);
+  return `${out}"`;
+}
+
+/** Python `str` ordering: by code point. UTF-16 order differs only around surrogates. */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    const pa = codePointAtUnit(a, i);
+    const pb = codePointAtUnit(b, i);
+    return pa - pb;
+  }
+  return a.length - b.length;
+}
+
+/** The code point a UTF-16 unit belongs to (astral for a paired surrogate, itself when lone). */
+function codePointAtUnit(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdbff) {
+    const next = s.charCodeAt(i + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) return 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+    return c;
+  }
+  if (c >= 0xdc00 && c <= 0xdfff) {
+    const prev = s.charCodeAt(i - 1);
+    if (prev >= 0xd800 && prev <= 0xdbff) return 0x10000 + ((prev - 0xd800) << 10) + (c - 0xdc00);
+  }
+  return c;
+}
+
+export function compareCodePointArrays(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function strCodePoints(v: string | PyStr): readonly number[] {
+  return typeof v === 'string' ? Array.from(v, (c) => c.codePointAt(0) ?? 0) : v.codePoints;
+}
+
+/** Python `sorted()` on str values (code point order); throws for non-str members. */
+export function sortPyStrings<T extends PyValue>(values: T[]): T[] {
+  for (const v of values) {
+    if (typeof v !== 'string' && !(v instanceof PyStr)) {
+      throw new PyJsonError(`'<' not supported between instances of '${pyTypeName(v)}' and 'str'`);
+    }
+  }
+  if (values.every((v) => typeof v === 'string')) {
+    return (values as string[]).sort(compareCodePoints) as T[];
+  }
+  return values.sort((a, b) =>
+    compareCodePointArrays(strCodePoints(a as string | PyStr), strCodePoints(b as string | PyStr)),
+  );
+}
+
+function numericKey(v: PyValue): number | bigint | undefined {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number' || typeof v === 'bigint') return v;
+  if (v instanceof PyFloat) return v.value;
+  return undefined;
+}
+
+function keyText(k: PyValue): string {
+  if (typeof k === 'string') return k;
+  if (k instanceof PyStr) return k.js;
+  if (k === null) return 'null';
+  if (typeof k === 'boolean') return k ? 'true' : 'false';
+  if (typeof k === 'bigint') return pyIntRepr(k);
+  if (typeof k === 'number') return Number.isInteger(k) ? pyIntRepr(k) : pyFloatRepr(k);
+  if (k instanceof PyFloat) return pyFloatRepr(k.value);
+  throw new PyJsonError(`keys must be str, int, float, bool or None, not ${pyTypeName(k)}`);
+}
+
+function sortedDictEntries(d: PyDict): [string, PyValue][] {
+  const entries = d.entries;
+  if (entries.length === 0) return [];
+  const strKeys = entries.filter((e) => typeof e[0] === 'string' || e[0] instanceof PyStr);
+  if (strKeys.length === entries.length) {
+    const sorted = entries
+      .slice()
+      .sort((a, b) =>
+        compareCodePointArrays(
+          strCodePoints(a[0] as string | PyStr),
+          strCodePoints(b[0] as string | PyStr),
+        ),
+      );
+    return sorted.map(([k, v]) => [keyText(k), v]);
+  }
+  if (strKeys.length > 0) {
+    throw new PyJsonError("'<' not supported between instances of 'int' and 'str'");
+  }
+  if (entries.length > 1) {
+    for (const [k] of entries) {
+      if (numericKey(k) === undefined) {
+        throw new PyJsonError(
+          `'<' not supported between instances of '${pyTypeName(k)}' and another key type`,
+        );
+      }
+    }
+  }
+  const sorted = entries.slice().sort((a, b) => {
+    const x = numericKey(a[0]) as number | bigint;
+    const y = numericKey(b[0]) as number | bigint;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return sorted.map(([k, v]) => [keyText(k), v]);
+}
+
+function sortedPlainKeys(obj: PyObject): string[] {
+  const keys = Object.keys(obj).sort();
+  for (const k of keys) {
+    if (HIGH_KEY_CHAR.test(k)) return keys.sort(compareCodePoints);
+  }
+  return keys;
+}
+
+class Encoder {
+  private readonly active = new Set<object>();
+  private readonly sortKeys: boolean;
+
+  constructor(sortKeys: boolean) {
+    this.sortKeys = sortKeys;
+  }
+
+  encode(v: PyValue | undefined): string {
+    if (typeof v === 'string') return pyJsonString(v);
+    if (v === null) return 'null';
+    if (typeof v === 'boolean') return v ? 'true' : 'false';
+    if (typeof v === 'number') return Number.isInteger(v) ? pyIntRepr(v) : pyFloatRepr(v);
+    if (typeof v === 'bigint') return pyIntRepr(v);
+    if (v === undefined) throw new PyJsonError('Object of type undefined is not JSON serializable');
+    if (v instanceof PyFloat) return pyFloatRepr(v.value);
+    if (v instanceof PyStr) return pyJsonString(v.js);
+    if (v instanceof PyBytes || v instanceof PySet || v instanceof PyDate) {
+      throw new PyJsonError(`Object of type ${pyTypeName(v)} is not JSON serializable`);
+    }
+    if (this.active.has(v)) throw new PyJsonError('Circular reference detected');
+    this.active.add(v);
+    try {
+      if (Array.isArray(v)) {
+        if (v.length === 0) return '[]';
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) out += ', ';
+          out += this.encode(v[i]);
+        }
+        return `${out}]`;
+      }
+      if (v instanceof PyDict) {
+        const entries = this.sortKeys
+          ? sortedDictEntries(v)
+          : v.entries.map(([k, x]) => [keyText(k), x] as const);
+        if (entries.length === 0) return '{}';
+        return `{${entries.map(([k, x]) => `${pyJsonString(k)}: ${this.encode(x)}`).join(', ')}}`;
+      }
+      const keys = this.sortKeys ? sortedPlainKeys(v) : Object.keys(v);
+      let out = '{';
+      let first = true;
+      for (const k of keys) {
+        const x = v[k];
+        if (x === undefined) continue; // absent optional fields of bodies built in TypeScript
+        if (!first) out += ', ';
+        first = false;
+        out += `${pyJsonString(k)}: ${this.encode(x)}`;
+      }
+      return `${out}}`;
+    } finally {
+      this.active.delete(v);
+    }
+  }
+}
+
+/** `json.dumps(value, sort_keys=True)` as Python writes it. Throws `PyJsonError` where Python raises. */
+export function pyJsonDumps(value: PyValue, options: { sortKeys?: boolean } = {}): string {
+  return new Encoder(options.sortKeys ?? true).encode(value);
+}
