@@ -67,7 +67,6 @@ export class S3StateStore extends JsonStateStore {
     try {
       await options.client.send(new HeadBucketCommand({ Bucket: options.bucket }));
     } catch (e) {
-      options.client.destroy();
       throw new StateInaccessibleError(
         `state bucket ${options.bucket} is not accessible: ${describeS3Error(e)}`,
         { cause: e },

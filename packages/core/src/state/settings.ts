@@ -253,7 +253,12 @@ export async function openStateStore(
           ? fromIni({ profile: creds.profile, configFilepath: creds.configFile })
           : undefined,
   });
-  return S3StateStore.open({ integration, bucket: settings.bucket, client });
+  try {
+    return await S3StateStore.open({ integration, bucket: settings.bucket, client });
+  } catch (e) {
+    client.destroy();
+    throw e;
+  }
 }
 
 /**

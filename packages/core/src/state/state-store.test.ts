@@ -32,17 +32,22 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  shared?.destroy();
   await s3.close();
   await rm(tmp, { recursive: true, force: true });
 });
 
-function s3Client() {
-  return createS3Client({
+let shared: S3Client | undefined;
+
+/** One client for the whole file (S3StateStore never closes a client it was given). */
+function s3Client(): S3Client {
+  shared ??= createS3Client({
     bucket: BUCKET,
     region: s3.region,
     endpoint: s3.endpoint,
     credentials: s3.credentials,
   });
+  return shared;
 }
 
 /** Raw object text, read past the store, to check the on-disk/on-S3 bytes. */
