@@ -58,12 +58,18 @@ export const openshiftNamespaces = defineIntegration({
     const actions = planNamespaceActions(reachable, (c, ns) => existing.get(c)?.has(ns) ?? false);
     await writePlanOut(ctx, actions);
 
+    // Nothing is destroyed once something went wrong (duplicates, unreachable clusters).
+    const deletionEnabled = !ctx.errors.hasErrors;
     const limit = pLimit(Math.max(1, opts.threadPoolSize));
     await Promise.all(
       actions.map((action) =>
         limit(async () => {
           if (ctx.signal.aborted) return;
           ctx.log.info(pyRepr([action.action, action.cluster, action.namespace]));
+          if (action.action === 'delete' && !deletionEnabled) {
+            ctx.log.error("'delete' action is disabled due to previous errors.");
+            return;
+          }
           ctx.report.count(action.action);
           if (ctx.dryRun) return;
           const handle = clusters.get(action.cluster, action.privileged);

@@ -32,14 +32,26 @@ export interface ExampleEnvironmentOptions {
  * app-interface whose cluster `serverUrl`s (and the config's `server` keys)
  * point at them. Everything lives in a temporary directory removed by close().
  */
-export async function startExampleEnvironment(options: ExampleEnvironmentOptions = {}): Promise<ExampleEnvironment> {
+export async function startExampleEnvironment(
+  options: ExampleEnvironmentOptions = {},
+): Promise<ExampleEnvironment> {
   const dir = await mkdtemp(join(tmpdir(), 'qr-example-'));
-  const config = parse(await readFile(join(EXAMPLES_DIR, 'config.toml'), 'utf8')) as Record<string, unknown>;
-  const clusterTables = (config.clusters ?? {}) as Record<string, { server: string; token: string }>;
+  const config = parse(await readFile(join(EXAMPLES_DIR, 'config.toml'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const clusterTables = (config.clusters ?? {}) as Record<
+    string,
+    { server: string; token: string }
+  >;
   const names = Object.keys(clusterTables);
   const isK8s = options.kubernetesOnly ?? ((n: string) => n.endsWith('-k8s'));
   const server = await startFakeKubeApiServer({
-    clusters: names.map((name) => ({ name, token: clusterTables[name]!.token, openshift: !isK8s(name) })),
+    clusters: names.map((name) => ({
+      name,
+      token: clusterTables[name]!.token,
+      openshift: !isK8s(name),
+    })),
     latencyMs: options.latencyMs ?? 0,
   });
   const urlMap = new Map<string, string>();

@@ -1,0 +1,35 @@
+import { runCli } from '../main.ts';
+
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The log records (JSON lines) the run wrote. */
+  readonly logs: Array<Record<string, unknown> & { msg: string; level: number }>;
+}
+
+/** Runs the umbrella CLI in-process, as `qontract-reconcile ARGV` would, with JSON logs captured. */
+export async function runQontractReconcile(
+  argv: readonly string[],
+  env: Record<string, string> = {},
+): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['--log-format', 'json', ...argv], {
+    env,
+    io: {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: (s: string) => (stderr += s) },
+    },
+  });
+  const logs = stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as CliRun['logs'][number]);
+  return { code, stdout, stderr, logs };
+}
+
+/** The messages of log records at or above `level` (30 info, 40 warning, 50 error). */
+export function messages(run: CliRun, level = 30): string[] {
+  return run.logs.filter((l) => l.level >= level).map((l) => l.msg);
+}

@@ -1,0 +1,133 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { messages, runQontractReconcile } from './harness.ts';
+
+let env: ExampleEnvironment | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
+
+const names = (objs: Array<{ metadata?: { name?: string } }>) =>
+  objs.map((o) => o.metadata?.name).sort();
+
+describe('openshift-namespaces end to end (examples/ against simulated clusters)', () => {
+  it('plans in dry-run without writing, converges in a wet run, and then has nothing to do', async () => {
+    env = await startExampleEnvironment();
+    const { server, configPath } = env;
+    server.seed('appint-ex-02', [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'not-in-app-interface' } },
+    ]);
+
+    const dry = await runQontractReconcile([
+      '--config',
+      configPath,
+      '--dry-run',
+      'openshift-namespaces',
+    ]);
+    expect(dry.code).toBe(0);
+    expect(messages(dry)).toEqual(
+      expect.arrayContaining([
+        "['create', 'appint-ex-01', 'app-sre-observability']",
+        "['create', 'appint-ex-01', 'app-sre-pipelines']",
+        "['create', 'appint-ex-01', 'example-app-stage']",
+        "['create', 'appint-ex-02', 'example-app-production']",
+        "['create', 'appint-ex-k8s', 'example-app-edge']",
+        "['delete', 'appint-ex-02', 'example-app-legacy']",
+      ]),
+    );
+    expect(dry.logs.every((l) => l.dry_run === true)).toBe(true);
+    expect(server.mutatingRequests()).toEqual([]);
+
+    const wet = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
+    expect(wet.code).toBe(0);
+    expect(names(server.list('appint-ex-01', 'v1', 'Namespace'))).toEqual(
+      expect.arrayContaining(['app-sre-observability', 'app-sre-pipelines', 'example-app-stage']),
+    );
+    const ex02 = names(server.list('appint-ex-02', 'v1', 'Namespace'));
+    expect(ex02).toContain('example-app-production');
+    expect(ex02).toContain('not-in-app-interface');
+    expect(ex02).not.toContain('example-app-legacy');
+    expect(names(server.list('appint-ex-k8s', 'v1', 'Namespace'))).toContain('example-app-edge');
+    // OpenShift clusters get a ProjectRequest (as `oc new-project`), plain Kubernetes a Namespace.
+    expect(
+      server.mutatingRequests({ cluster: 'appint-ex-01', verb: 'create' }).map((r) => r.resource),
+    ).toEqual(['projectrequests', 'projectrequests', 'projectrequests']);
+    expect(
+      server.mutatingRequests({ cluster: 'appint-ex-k8s', verb: 'create' }).map((r) => r.resource),
+    ).toEqual(['namespaces']);
+
+    server.resetLog();
+    const again = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
+    expect(again.code).toBe(0);
+    expect(server.mutatingRequests()).toEqual([]);
+    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+  });
+
+  it('reports duplicate definitions, exits 1 and deletes nothing', async () => {
+    env = await startExampleEnvironment();
+    const { server, configPath, appInterfaceDir } = env;
+    server.seed('appint-ex-02', [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
+    ]);
+    await writeFile(
+      join(appInterfaceDir, 'data/services/example-app/namespaces/example-app-production-copy.yml'),
+      [
+        '---',
+        '$schema: /openshift/namespace-1.yml',
+        'name: example-app-production',
+        'description: an accidental second definition',
+        'cluster:',
+        '  $ref: /openshift/appint-ex-02/cluster.yml',
+        'app:',
+        '  $ref: /services/example-app/app.yml',
+        'environment:',
+        '  $ref: /products/example/environments/production.yml',
+        '',
+      ].join('\n'),
+    );
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toContain(
+      'Found multiple definitions for the namespace appint-ex-02/example-app-production',
+    );
+    expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+    expect(names(server.list('appint-ex-02', 'v1', 'Namespace'))).toContain('example-app-legacy');
+    expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    // The other namespaces are still created.
+    expect(names(server.list('appint-ex-01', 'v1', 'Namespace'))).toContain('example-app-stage');
+  });
+
+  it('goes on with the other clusters when one is unreachable, and exits 1', async () => {
+    env = await startExampleEnvironment({ down: ['appint-ex-02'] });
+    const run = await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces']);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(true);
+    expect(names(env.server.list('appint-ex-01', 'v1', 'Namespace'))).toContain(
+      'example-app-stage',
+    );
+    expect(names(env.server.list('appint-ex-k8s', 'v1', 'Namespace'))).toContain(
+      'example-app-edge',
+    );
+  });
+
+  it('honours --cluster-name and --namespace-name', async () => {
+    env = await startExampleEnvironment();
+    const run = await runQontractReconcile([
+      '--config',
+      env.configPath,
+      'openshift-namespaces',
+      '--cluster-name',
+      'appint-ex-01',
+      '--namespace-name',
+      'example-app-stage',
+    ]);
+    expect(run.code).toBe(0);
+    expect(env.server.mutatingRequests().map((r) => `${r.cluster}/${r.resource}`)).toEqual([
+      'appint-ex-01/projectrequests',
+    ]);
+  });
+});
