@@ -1,0 +1,177 @@
+/** One kind of object the fake serves, as discovery describes it. */
+export interface ResourceType {
+  readonly group: string;
+  /** Versions served, the first is the preferred (and storage) one. */
+  readonly versions: readonly string[];
+  /** Plural, lower case: the path segment. */
+  readonly plural: string;
+  readonly singular: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  /** Writes to the main resource leave `status` alone; `/status` writes only `status`. */
+  readonly statusSubresource: boolean;
+  /** `metadata.generation` is kept and bumped on spec changes. */
+  readonly generation: boolean;
+  /** Lists inside are merged by key (strategic merge patch, server-side apply). */
+  readonly builtin: boolean;
+  /** The server rolls the status to ready shortly after each spec change. */
+  readonly workload?: boolean;
+  /** Virtual resources backed by another (Project by Namespace). */
+  readonly virtual?: 'project' | 'projectrequest';
+}
+
+/** `group/plural`: identifies the stored collection whatever version is asked. */
+export function resourceKey(type: Pick<ResourceType, 'group' | 'plural'>): string {
+  return `${type.group}/${type.plural}`;
+}
+
+/** `plural` or `plural.group` as the real server names resources in messages. */
+export function qualifiedResource(type: Pick<ResourceType, 'group' | 'plural'>): string {
+  return type.group === '' ? type.plural : `${type.plural}.${type.group}`;
+}
+
+export function apiVersionOf(group: string, version: string): string {
+  return group === '' ? version : `${group}/${version}`;
+}
+
+interface Def {
+  plural: string;
+  kind: string;
+  namespaced?: boolean;
+  short?: string[];
+  status?: boolean;
+  workload?: boolean;
+  virtual?: ResourceType['virtual'];
+}
+
+function defs(group: string, version: string, list: readonly Def[], generation = true) {
+  return list.map(
+    (d): ResourceType => ({
+      group,
+      versions: [version],
+      plural: d.plural,
+      singular: d.kind.toLowerCase(),
+      kind: d.kind,
+      namespaced: d.namespaced ?? true,
+      shortNames: d.short ?? [],
+      statusSubresource: d.status ?? false,
+      generation,
+      builtin: true,
+      ...(d.workload ? { workload: true } : {}),
+      ...(d.virtual ? { virtual: d.virtual } : {}),
+    }),
+  );
+}
+
+/** Kubernetes built-ins our integrations touch (core objects carry no generation). */
+export const KUBERNETES_TYPES: readonly ResourceType[] = [
+  ...defs(
+    '',
+    'v1',
+    [
+      { plural: 'namespaces', kind: 'Namespace', namespaced: false, short: ['ns'], status: true },
+      { plural: 'configmaps', kind: 'ConfigMap', short: ['cm'] },
+      { plural: 'secrets', kind: 'Secret' },
+      { plural: 'services', kind: 'Service', short: ['svc'], status: true },
+      { plural: 'serviceaccounts', kind: 'ServiceAccount', short: ['sa'] },
+      { plural: 'pods', kind: 'Pod', short: ['po'], status: true },
+      { plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', short: ['pvc'] },
+      { plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, short: ['pv'] },
+      { plural: 'endpoints', kind: 'Endpoints', short: ['ep'] },
+      { plural: 'events', kind: 'Event', short: ['ev'] },
+      { plural: 'limitranges', kind: 'LimitRange', short: ['limits'] },
+      { plural: 'resourcequotas', kind: 'ResourceQuota', short: ['quota'], status: true },
+      { plural: 'nodes', kind: 'Node', namespaced: false, short: ['no'], status: true },
+      { plural: 'replicationcontrollers', kind: 'ReplicationController', short: ['rc'] },
+    ],
+    false,
+  ),
+  ...defs('apps', 'v1', [
+    { plural: 'deployments', kind: 'Deployment', short: ['deploy'], status: true, workload: true },
+    { plural: 'statefulsets', kind: 'StatefulSet', short: ['sts'], status: true, workload: true },
+    { plural: 'daemonsets', kind: 'DaemonSet', short: ['ds'], status: true, workload: true },
+    { plural: 'replicasets', kind: 'ReplicaSet', short: ['rs'], status: true, workload: true },
+    { plural: 'controllerrevisions', kind: 'ControllerRevision' },
+  ]),
+  ...defs('batch', 'v1', [
+    { plural: 'jobs', kind: 'Job', status: true, workload: true },
+    { plural: 'cronjobs', kind: 'CronJob', short: ['cj'], status: true },
+  ]),
+  ...defs('autoscaling', 'v2', [
+    { plural: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', short: ['hpa'] },
+  ]),
+  ...defs('rbac.authorization.k8s.io', 'v1', [
+    { plural: 'roles', kind: 'Role' },
+    { plural: 'rolebindings', kind: 'RoleBinding' },
+    { plural: 'clusterroles', kind: 'ClusterRole', namespaced: false },
+    { plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
+  ]),
+  ...defs('networking.k8s.io', 'v1', [
+    { plural: 'networkpolicies', kind: 'NetworkPolicy', short: ['netpol'] },
+    { plural: 'ingresses', kind: 'Ingress', short: ['ing'], status: true },
+    { plural: 'ingressclasses', kind: 'IngressClass', namespaced: false },
+  ]),
+  ...defs('policy', 'v1', [
+    { plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', short: ['pdb'], status: true },
+  ]),
+  ...defs('coordination.k8s.io', 'v1', [{ plural: 'leases', kind: 'Lease' }]),
+  ...defs('apiextensions.k8s.io', 'v1', [
+    {
+      plural: 'customresourcedefinitions',
+      kind: 'CustomResourceDefinition',
+      namespaced: false,
+      short: ['crd', 'crds'],
+      status: true,
+    },
+  ]),
+  // Served by the prometheus-operator CRDs on every cluster we manage.
+  ...defs('monitoring.coreos.com', 'v1', [
+    { plural: 'servicemonitors', kind: 'ServiceMonitor', short: ['smon'] },
+    { plural: 'podmonitors', kind: 'PodMonitor', short: ['pmon'] },
+    { plural: 'prometheusrules', kind: 'PrometheusRule', short: ['promrule'] },
+    { plural: 'probes', kind: 'Probe', short: ['prb'] },
+    { plural: 'prometheuses', kind: 'Prometheus', short: ['prom'], status: true },
+    { plural: 'alertmanagers', kind: 'Alertmanager', short: ['am'], status: true },
+    { plural: 'thanosrulers', kind: 'ThanosRuler', short: ['ruler'], status: true },
+  ]).map((t) => ({ ...t, builtin: false })),
+];
+
+/** Only OpenShift clusters serve these; the engine detects OpenShift by `Project`. */
+export const OPENSHIFT_TYPES: readonly ResourceType[] = [
+  ...defs('project.openshift.io', 'v1', [
+    { plural: 'projects', kind: 'Project', namespaced: false, virtual: 'project' },
+    {
+      plural: 'projectrequests',
+      kind: 'ProjectRequest',
+      namespaced: false,
+      virtual: 'projectrequest',
+    },
+  ]),
+  ...defs('user.openshift.io', 'v1', [
+    { plural: 'groups', kind: 'Group', namespaced: false },
+    { plural: 'users', kind: 'User', namespaced: false },
+  ]),
+  ...defs('route.openshift.io', 'v1', [{ plural: 'routes', kind: 'Route', status: true }]),
+  ...defs('apps.openshift.io', 'v1', [
+    {
+      plural: 'deploymentconfigs',
+      kind: 'DeploymentConfig',
+      short: ['dc'],
+      status: true,
+      workload: true,
+    },
+  ]),
+];
+
+/** Discovery verbs of an ordinary resource. */
+export const RESOURCE_VERBS = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+] as const;

@@ -1,0 +1,113 @@
+import type { Verb } from './route.ts';
+
+/** One fault rule of a cluster; the first rule whose verb matches a request applies to it. */
+export interface FaultRule {
+  /** Only requests of this verb; all requests when absent. */
+  readonly verb?: Verb;
+  /** Added before the request is handled (on top of the server-wide latency). */
+  readonly latencyMs?: number;
+  /** Share of matching requests that fail (0..1); defaults to 1 when `status` or `drop` is set. */
+  readonly errorRate?: number;
+  /** Status of the injected failure: 500, 503, 429, ... */
+  readonly status?: number;
+  /** Seconds sent in `Retry-After` (and in the Status details) with the failure. */
+  readonly retryAfter?: number;
+  /** The failure is a reset connection instead of an HTTP answer. */
+  readonly drop?: boolean;
+  /** Apply to this many matching requests, then lapse. Unlimited when absent. */
+  readonly times?: number;
+}
+
+export type FaultDecision =
+  | { readonly action: 'pass'; readonly latencyMs: number }
+  | { readonly action: 'drop'; readonly latencyMs: number }
+  | {
+      readonly action: 'fail';
+      readonly latencyMs: number;
+      readonly status: number;
+      readonly retryAfter?: number;
+    };
+
+interface ActiveRule {
+  rule: FaultRule;
+  remaining: number;
+}
+
+/** Fault rules per cluster; `random` is injectable so tests can make error rates exact. */
+export class FaultInjector {
+  private readonly rules = new Map<string, ActiveRule[]>();
+  private readonly random: () => number;
+
+  constructor(random: () => number = Math.random) {
+    this.random = random;
+  }
+
+  add(cluster: string, rule: FaultRule): void {
+    const list = this.rules.get(cluster) ?? [];
+    list.push({ rule, remaining: rule.times ?? Number.POSITIVE_INFINITY });
+    this.rules.set(cluster, list);
+  }
+
+  clear(cluster?: string): void {
+    if (cluster === undefined) this.rules.clear();
+    else this.rules.delete(cluster);
+  }
+
+  decide(cluster: string, verb: Verb): FaultDecision {
+    const list = this.rules.get(cluster);
+    if (!list) return { action: 'pass', latencyMs: 0 };
+    let latencyMs = 0;
+    for (const active of list) {
+      const { rule } = active;
+      if (active.remaining <= 0 || (rule.verb !== undefined && rule.verb !== verb)) continue;
+      latencyMs += rule.latencyMs ?? 0;
+      const failing = rule.status !== undefined || rule.drop === true;
+      if (!failing) {
+        this.consume(active);
+        continue;
+      }
+      const rate = rule.errorRate ?? 1;
+      if (this.random() >= rate) continue;
+      this.consume(active);
+      if (rule.drop) return { action: 'drop', latencyMs };
+      return {
+        action: 'fail',
+        latencyMs,
+        status: rule.status ?? 500,
+        ...(rule.retryAfter !== undefined ? { retryAfter: rule.retryAfter } : {}),
+      };
+    }
+    return { action: 'pass', latencyMs };
+  }
+
+  private consume(active: ActiveRule): void {
+    active.remaining -= 1;
+  }
+}
+
+const REASONS: Record<number, [string, string]> = {
+  429: [
+    'TooManyRequests',
+    'the server has received too many requests and has asked us to try again later',
+  ],
+  500: ['InternalError', 'Internal error occurred: injected fault'],
+  503: ['ServiceUnavailable', 'the server is currently unable to handle the request'],
+  504: [
+    'Timeout',
+    'the server was unable to return a response in the time allotted, but may still be processing the request',
+  ],
+};
+
+export function faultStatus(status: number, retryAfter?: number): Record<string, unknown> {
+  const [reason, message] = REASONS[status] ?? ['InternalError', `injected fault ${status}`];
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    ...(retryAfter !== undefined ? { details: { retryAfterSeconds: retryAfter } } : {}),
+    code: status,
+  };
+}
