@@ -22,12 +22,24 @@ function schemaSinkFor(globals: GlobalOptions): Set<string> {
 /** The run's app-interface client: `await ctx.client(gqlClient)`. */
 export const gqlClient = defineClient<GqlClient>(
   'gql',
-  (ctx) =>
-    createGqlClient(ctx.config, ctx.globals, ctx.integration, ctx.log, {
-      schemaSink: schemaSinkFor(ctx.globals),
-    }),
+  (ctx) => createRunGqlClient(ctx),
   (client) => client.close(),
 );
+
+/**
+ * A client for this run's integration, like `gqlClient` creates, optionally
+ * pinned to another bundle (`--early-exit-compare-sha`: the comparison run
+ * reads the desired state of bundle `sha`). The caller closes it.
+ */
+export function createRunGqlClient(
+  ctx: Pick<RunContext, 'config' | 'globals' | 'integration' | 'log'>,
+  options: { readonly sha?: string } = {},
+): Promise<GqlClient> {
+  return createGqlClient(ctx.config, ctx.globals, ctx.integration, ctx.log, {
+    schemaSink: schemaSinkFor(ctx.globals),
+    sha: options.sha,
+  });
+}
 
 /** Every schema the run's responses reported so far (empty when no query was sent). */
 export function queriedSchemas(ctx: Pick<RunContext, 'globals'>): readonly string[] {
