@@ -1,1 +1,1 @@
-export {};
+export { type MainOptions, main, type Output } from './main.ts';

@@ -1,0 +1,213 @@
+import { stat } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import {
+  type AppInterfaceLayout,
+  BundleLoadError,
+  type BundleProblem,
+  collectBundleFromDirectory,
+  compareCodePoints,
+  formatProblem,
+  loadEmbeddedEngine,
+  readBundleFile,
+  serializeBundle,
+  startBundleServer,
+  validateBundle,
+  writeBundleFile,
+} from '@qontract/app-interface';
+import { ExitCode, QontractError } from '@qontract/core';
+
+export interface Output {
+  write(text: string): unknown;
+}
+
+export interface MainOptions {
+  stdout?: Output;
+  stderr?: Output;
+  /** Stops `serve`; by default SIGINT/SIGTERM do. */
+  signal?: AbortSignal;
+  /** Called once `serve` listens (tests use it to learn the URL). */
+  onListening?: (url: string) => void;
+}
+
+const USAGE = `Usage:
+  qontract-bundle build DIR [-o bundle.json] [--data DIR] [--resources DIR] [--schemas DIR]
+                            [--graphql-schema FILE] [--no-git]
+  qontract-bundle validate DIR|bundle.json [--json]
+  qontract-bundle serve bundle.json|DIR [--port N] [--host HOST] [--no-validate]
+
+DIR is an app-interface tree: data/, resources/, graphql-schemas/schema.yml and
+optionally schemas/ (JSON schemas). The --data/--resources/--schemas/--graphql-schema
+options point elsewhere, e.g. at a qontract-schemas checkout.
+`;
+
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  data: { type: 'string' },
+  resources: { type: 'string' },
+  schemas: { type: 'string' },
+  'graphql-schema': { type: 'string' },
+  'no-git': { type: 'boolean' },
+  'no-validate': { type: 'boolean' },
+  json: { type: 'boolean' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+class UsageError extends QontractError {
+  constructor(message: string) {
+    super(`${message}\n\n${USAGE}`, { exitCode: ExitCode.USAGE });
+  }
+}
+
+/** Runs one `qontract-bundle` command and returns its exit code. */
+export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  try {
+    let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+    try {
+      parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      stdout.write(USAGE);
+      return ExitCode.SUCCESS;
+    }
+    const [command, source, ...extra] = positionals;
+    if (!command) throw new UsageError('missing command');
+    if (!source) throw new UsageError(`${command}: missing DIR or bundle.json`);
+    if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+    const layout: Partial<AppInterfaceLayout> = {
+      ...(values.data ? { dataDir: values.data } : {}),
+      ...(values.resources ? { resourcesDir: values.resources } : {}),
+      ...(values.schemas ? { schemasDir: values.schemas } : {}),
+      ...(values['graphql-schema'] ? { graphqlSchemaFile: values['graphql-schema'] } : {}),
+    };
+    const git = !values['no-git'];
+    switch (command) {
+      case 'build':
+        return await build(source, values.output, { layout, git }, stdout, stderr);
+      case 'validate':
+        return await validate(source, { layout, git }, values.json === true, stdout);
+      case 'serve':
+        return await serve(source, values, { layout, git }, stdout, options);
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (e) {
+    if (e instanceof QontractError) {
+      stderr.write(`${e.message}\n`);
+      return e.exitCode;
+    }
+    stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    return ExitCode.ERROR;
+  }
+}
+
+interface SourceOptions {
+  layout: Partial<AppInterfaceLayout>;
+  git: boolean;
+}
+
+async function build(
+  dir: string,
+  output: string | undefined,
+  opts: SourceOptions,
+  stdout: Output,
+  stderr: Output,
+): Promise<number> {
+  // Like qontract-bundler: only what stops a bundle from being written fails the build.
+  const { bundle, problems } = await collectBundleFromDirectory(dir, opts);
+  if (problems.length > 0) throw new BundleLoadError(dir, problems);
+  const written = output ? await writeBundleFile(output, bundle) : serializeBundle(bundle);
+  if (!output) stdout.write(written.text);
+  stderr.write(
+    `bundle ${written.sha256}: ${Object.keys(bundle.data).length} data files, ` +
+      `${Object.keys(bundle.resources).length} resources, ${Object.keys(bundle.schemas).length} schemas` +
+      `${output ? ` -> ${output}` : ''}\n`,
+  );
+  return ExitCode.SUCCESS;
+}
+
+async function validate(
+  source: string,
+  opts: SourceOptions,
+  json: boolean,
+  stdout: Output,
+): Promise<number> {
+  const isDir = await stat(source).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  const problems: BundleProblem[] = [];
+  let counts = '';
+  if (isDir) {
+    const collected = await collectBundleFromDirectory(source, opts);
+    problems.push(...collected.problems, ...validateBundle(collected.bundle));
+    counts = `${Object.keys(collected.bundle.data).length} data files`;
+  } else {
+    const { bundle } = await readBundleFile(source).catch((e: unknown) => {
+      if (e instanceof Error && 'code' in e && e.code === 'ENOENT') {
+        throw new BundleLoadError(source, [
+          { file: source, reason: 'no such file or directory', kind: 'FILE' },
+        ]);
+      }
+      throw e;
+    });
+    problems.push(...validateBundle(bundle));
+    counts = `${Object.keys(bundle.data).length} data files`;
+  }
+  problems.sort((a, b) => compareCodePoints(a.file, b.file));
+  if (json) {
+    stdout.write(`${JSON.stringify(problems, null, 2)}\n`);
+  } else if (problems.length === 0) {
+    stdout.write(`OK: ${counts}, no problems\n`);
+  } else {
+    for (const p of problems) stdout.write(`ERROR ${p.kind} ${formatProblem(p)}\n`);
+    stdout.write(`${problems.length} problem${problems.length === 1 ? '' : 's'} found\n`);
+  }
+  return problems.length === 0 ? ExitCode.SUCCESS : ExitCode.ERROR;
+}
+
+async function serve(
+  source: string,
+  values: {
+    port?: string | undefined;
+    host?: string | undefined;
+    'no-validate'?: boolean | undefined;
+  },
+  opts: SourceOptions,
+  stdout: Output,
+  options: MainOptions,
+): Promise<number> {
+  const port = values.port === undefined ? 4000 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--port must be an integer between 0 and 65535, got '${values.port}'`);
+  }
+  const engine = await loadEmbeddedEngine(source, {
+    ...opts,
+    ...(values['no-validate'] ? { validate: false } : {}),
+  });
+  const server = await startBundleServer(engine, { port, host: values.host ?? '127.0.0.1' });
+  stdout.write(`serving bundle ${engine.sha256} on ${server.url} (port ${server.port})\n`);
+  options.onListening?.(server.url);
+  await new Promise<void>((resolve) => {
+    if (options.signal) {
+      if (options.signal.aborted) resolve();
+      options.signal.addEventListener('abort', () => resolve(), { once: true });
+      return;
+    }
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await server.close();
+  return ExitCode.SUCCESS;
+}
+
+/** Entry point of `bin/qontract-bundle.js`. */
+export default async function run(): Promise<void> {
+  process.exitCode = await main(process.argv.slice(2));
+}
