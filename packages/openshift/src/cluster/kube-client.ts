@@ -14,6 +14,8 @@ export interface ClusterConnection {
   readonly token: string;
   /** Verify TLS unless the cluster data says otherwise. */
   readonly insecureSkipTLSVerify?: boolean;
+  /** Base64 PEM of an extra CA to trust (kubeconfig `certificate-authority-data`). */
+  readonly caData?: string;
 }
 
 /** A JSON object as the API server returns it; kept raw (no model conversion). */
@@ -135,6 +137,7 @@ export class KubeClient {
           name: connection.name,
           server: this.#base,
           skipTLSVerify: Boolean(connection.insecureSkipTLSVerify),
+          ...(connection.caData ? { caData: connection.caData } : {}),
         },
       ],
       users: [{ name: 'qontract-reconcile', token: connection.token }],

@@ -1,0 +1,130 @@
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ClusterUnreachableError, KubeApiError, KubeClient } from './kube-client.ts';
+
+let server: FakeKubeApiServer;
+let client: KubeClient;
+const caData = () => server.kubeconfigObject().clusters[0]!.cluster['certificate-authority-data'];
+
+beforeAll(async () => {
+  server = await startFakeKubeApiServer({
+    clusters: [{ name: 'c1', token: 'tok-c1', openshift: true }],
+  });
+});
+afterAll(async () => server.close());
+beforeEach(() => {
+  server.faults.clear();
+  const c = server.cluster('c1');
+  client = new KubeClient(
+    { name: 'c1', server: c.url, token: c.token, caData: caData() },
+    { backoffMs: 1, pageSize: 3 },
+  );
+});
+
+describe('KubeClient against the fake API server', () => {
+  it('verifies TLS: trusted with the CA, refused without it, allowed when the cluster says insecure', async () => {
+    const c = server.cluster('c1');
+    expect((await client.version()).major).toBeDefined();
+    const noCa = new KubeClient({ name: 'c1', server: c.url, token: c.token }, { attempts: 1 });
+    await expect(noCa.version()).rejects.toThrow(/self-signed certificate/);
+    const insecure = new KubeClient({
+      name: 'c1',
+      server: c.url,
+      token: c.token,
+      insecureSkipTLSVerify: true,
+    });
+    expect((await insecure.version()).major).toBeDefined();
+  });
+
+  it('discovers the API resources, OpenShift groups included', async () => {
+    const catalog = await client.discover();
+    expect(catalog.get('Deployment').group).toBe('apps');
+    expect(catalog.get('Route').group).toBe('route.openshift.io');
+    expect(catalog.isKindSupported('Project')).toBe(true);
+  });
+
+  it('lists across pages and fills in kind and apiVersion', async () => {
+    const catalog = await client.discover();
+    server.seed(
+      'c1',
+      Array.from({ length: 7 }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${i}`, namespace: 'paged' },
+        data: { i: String(i) },
+      })),
+    );
+    server.resetLog();
+    const items = await client.list(catalog.get('ConfigMap'), 'paged');
+    expect(items.map((i) => i.metadata?.name).sort()).toEqual([
+      'cm-0',
+      'cm-1',
+      'cm-2',
+      'cm-3',
+      'cm-4',
+      'cm-5',
+      'cm-6',
+    ]);
+    expect(items.every((i) => i.kind === 'ConfigMap' && i.apiVersion === 'v1')).toBe(true);
+    expect(server.requests({ verb: 'list' })).toHaveLength(3);
+  });
+
+  it('applies server-side with a field manager and reads it back', async () => {
+    const catalog = await client.discover();
+    const r = catalog.get('ConfigMap');
+    server.seed('c1', [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa' } }]);
+    const body = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x', namespace: 'ssa' },
+      data: { a: '1' },
+    };
+    const applied = await client.apply(r, body, { fieldManager: 'qontract-reconcile-test' });
+    expect(applied.data).toEqual({ a: '1' });
+    const managers = (
+      applied.metadata?.managedFields as Array<{ manager: string; operation: string }>
+    ).map((m) => `${m.manager}/${m.operation}`);
+    expect(managers).toEqual(['qontract-reconcile-test/Apply']);
+    expect((await client.get(r, 'ssa', 'x'))?.data).toEqual({ a: '1' });
+    expect(await client.get(r, 'ssa', 'missing')).toBeUndefined();
+    expect(await client.delete(r, 'ssa', 'x')).toBe(true);
+    expect(await client.delete(r, 'ssa', 'x')).toBe(false);
+  });
+
+  it('maps refusals to KubeApiError with the Status reason and message', async () => {
+    const catalog = await client.discover();
+    const err = await client
+      .apply(
+        catalog.get('ConfigMap'),
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'no-such-ns' } },
+        { fieldManager: 'm' },
+      )
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    expect((err as KubeApiError).status).toBe(404);
+    expect((err as KubeApiError).message).toBe('[c1]: namespaces "no-such-ns" not found');
+  });
+
+  it('retries transient failures (503, 429 with Retry-After, dropped connections)', async () => {
+    server.faults.set('c1', { verb: 'get', status: 503, times: 2 });
+    expect((await client.version()).major).toBeDefined();
+    const catalog = await client.discover();
+    server.faults.set('c1', { verb: 'list', status: 429, retryAfter: 0, times: 1 });
+    server.faults.set('c1', { verb: 'list', drop: true, times: 1 });
+    await expect(client.list(catalog.get('Namespace'))).resolves.toBeInstanceOf(Array);
+  });
+
+  it('gives up after the last attempt and says the cluster is unreachable', async () => {
+    const catalog = await client.discover();
+    server.faults.set('c1', { verb: 'list', drop: true });
+    await expect(client.list(catalog.get('Namespace'))).rejects.toBeInstanceOf(
+      ClusterUnreachableError,
+    );
+  });
+
+  it('rejects a wrong token with 401', async () => {
+    const c = server.cluster('c1');
+    const bad = new KubeClient({ name: 'c1', server: c.url, token: 'wrong', caData: caData() });
+    await expect(bad.version()).rejects.toMatchObject({ status: 401 });
+  });
+});
