@@ -16,6 +16,7 @@ import {
   type SecretRedactor,
   type ShardConfig,
   type StateStore,
+  stateStoreForRun,
 } from '@qontract/core';
 
 /**
@@ -47,6 +48,8 @@ export function defaultServices(
       const settings = await appInterfaceSettings(await ctx.client(gqlClient));
       return createSecretReader({ useVault: settings.vault, config, redactor, env });
     },
+    // State: the original's APP_INTERFACE_STATE_* variables, then config.toml [state].
+    state: stateStoreForRun(),
     finally: (ctx) => dumpQueriedSchemas(ctx),
   };
 }

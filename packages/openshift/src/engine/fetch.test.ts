@@ -1,0 +1,115 @@
+import { ErrorRegistry, silentLogger } from '@qontract/core';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ClusterMap } from '../cluster/cluster-map.ts';
+import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
+
+let server: FakeKubeApiServer;
+let clusters: ClusterMap;
+
+beforeAll(async () => {
+  server = await startFakeKubeApiServer({
+    clusters: [
+      { name: 'c1', token: 't1' },
+      { name: 'c2', token: 't2' },
+    ],
+  });
+  const info = (name: string) => ({
+    name,
+    serverUrl: server.cluster(name).url,
+    insecureSkipTLSVerify: true,
+    automationToken: { path: `creds/${name}`, field: 'token' },
+  });
+  const secrets = {
+    read: async () => '',
+    readAll: async ({ path }: { path: string }) => {
+      const name = path.split('/')[1]!;
+      return { server: server.cluster(name).url, token: server.cluster(name).token };
+    },
+  };
+  clusters = await ClusterMap.fromClusters([info('c1'), info('c2')], {
+    integration: 'test',
+    secrets,
+  });
+  const cms = (ns: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${i}`, namespace: ns },
+    }));
+  server.seed('c1', [...cms('a', 2), ...cms('b', 3), ...cms('c', 1), ...cms('not-ours', 4)]);
+  server.seed('c2', cms('a', 2));
+});
+afterAll(async () => server.close());
+beforeEach(() => server.resetLog());
+
+const spec = (
+  cluster: string,
+  namespace: string,
+  extra: Partial<CurrentStateSpec> = {},
+): CurrentStateSpec => ({
+  cluster,
+  namespace,
+  kind: 'ConfigMap',
+  privileged: false,
+  ...extra,
+});
+const settings = () => ({ clusters, errors: new ErrorRegistry(), log: silentLogger() });
+const count = (r: Awaited<ReturnType<typeof fetchCurrentState>>) =>
+  Object.fromEntries(
+    r.map((x) => [
+      `${x.spec.cluster}/${x.spec.namespace}`,
+      x.items.map((i) => i.metadata?.name).sort(),
+    ]),
+  );
+
+describe('fetchCurrentState', () => {
+  it('uses one cluster-wide list when enough namespaces want a kind, and keeps only their objects', async () => {
+    const result = await fetchCurrentState(
+      [spec('c1', 'a'), spec('c1', 'b'), spec('c1', 'c')],
+      settings(),
+    );
+    expect(count(result)).toEqual({
+      'c1/a': ['cm-0', 'cm-1'],
+      'c1/b': ['cm-0', 'cm-1', 'cm-2'],
+      'c1/c': ['cm-0'],
+    });
+    expect(server.requests({ cluster: 'c1', verb: 'list' }).map((r) => r.namespace)).toEqual(['']);
+  });
+
+  it('lists per namespace below the threshold', async () => {
+    const result = await fetchCurrentState([spec('c1', 'a'), spec('c2', 'a')], settings());
+    expect(count(result)).toEqual({ 'c1/a': ['cm-0', 'cm-1'], 'c2/a': ['cm-0', 'cm-1'] });
+    expect(
+      server
+        .requests({ verb: 'list' })
+        .map((r) => `${r.cluster}/${r.namespace}`)
+        .sort(),
+    ).toEqual(['c1/a', 'c2/a']);
+  });
+
+  it('reads named resources one by one and ignores missing ones', async () => {
+    const result = await fetchCurrentState(
+      [spec('c1', 'b', { resourceNames: ['cm-2', 'nope'] })],
+      settings(),
+    );
+    expect(count(result)).toEqual({ 'c1/b': ['cm-2'] });
+    expect(server.requests({ verb: 'list' })).toEqual([]);
+  });
+
+  it('warns about kinds the cluster does not serve, without an error', async () => {
+    const s = settings();
+    const result = await fetchCurrentState([spec('c1', 'a', { kind: 'Route' })], s);
+    expect(result).toEqual([]);
+    expect(s.errors.hasErrors).toBe(false);
+  });
+
+  it('registers a cluster error when its reads fail and keeps the other clusters', async () => {
+    server.faults.set('c2', { verb: 'list', status: 403 });
+    const s = settings();
+    const result = await fetchCurrentState([spec('c1', 'a'), spec('c2', 'a')], s);
+    server.faults.clear();
+    expect(Object.keys(count(result))).toEqual(['c1/a']);
+    expect(s.errors.hasClusterError('c2')).toBe(true);
+  });
+});

@@ -1,0 +1,168 @@
+import { type ErrorRegistry, errorMessage, type Logger } from '@qontract/core';
+import pLimit from 'p-limit';
+import { KindNotFoundError } from '../cluster/api-resources.ts';
+import { type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
+import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
+
+/** What to read: one kind in one namespace (or `cluster` for cluster-scoped kinds). */
+export interface CurrentStateSpec {
+  readonly cluster: string;
+  readonly namespace: string;
+  /** The inventory's resource type (a kind string). */
+  readonly kind: string;
+  readonly privileged: boolean;
+  /** Only these names (managedResourceNames); all when undefined. */
+  readonly resourceNames?: readonly string[] | undefined;
+}
+
+export interface FetchedState {
+  readonly spec: CurrentStateSpec;
+  readonly items: KubeObject[];
+}
+
+export interface FetchSettings {
+  readonly clusters: ClusterMap;
+  readonly errors: ErrorRegistry;
+  readonly log: Logger;
+  readonly concurrency?: number;
+  /**
+   * From how many namespaces of one cluster on one kind a single cluster-wide
+   * list (paginated) replaces the per-namespace lists. A cluster-wide list
+   * that is refused (403) falls back to per-namespace lists.
+   */
+  readonly clusterWideFrom?: number;
+  /** Drop items the integration must not see (e.g. objects managed by Argo CD). */
+  readonly skip?: (item: KubeObject) => boolean;
+}
+
+/**
+ * Reads the current state of every spec with as few requests as it can: one
+ * cluster-wide list per (cluster, credential, kind) when enough namespaces
+ * want that kind, per-namespace lists otherwise, single GETs for named
+ * resources. A failing cluster registers its error and the others go on.
+ */
+export async function fetchCurrentState(
+  specs: readonly CurrentStateSpec[],
+  settings: FetchSettings,
+): Promise<FetchedState[]> {
+  const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
+  const threshold = settings.clusterWideFrom ?? 3;
+  const groups = new Map<string, CurrentStateSpec[]>();
+  for (const spec of specs) {
+    const key = `${spec.cluster}\u0000${spec.privileged}\u0000${spec.kind}`;
+    groups.set(key, [...(groups.get(key) ?? []), spec]);
+  }
+  const results: FetchedState[] = [];
+  const keep = (items: KubeObject[]) =>
+    settings.skip ? items.filter((i) => !settings.skip!(i)) : items;
+
+  await Promise.all(
+    [...groups.values()].map(async (group) => {
+      const first = group[0]!;
+      const handle = settings.clusters.get(first.cluster, first.privileged);
+      if (isClusterProblem(handle)) return; // registered when the cluster map was built
+      let resource: ReturnType<typeof handle.catalog.get>;
+      try {
+        resource = handle.catalog.get(first.kind);
+      } catch (e) {
+        if (e instanceof KindNotFoundError) {
+          settings.log.warn(`[${first.cluster}] cluster has no API resource ${first.kind}.`);
+          return;
+        }
+        throw e;
+      }
+      const failed = (spec: CurrentStateSpec, e: unknown) => {
+        settings.errors.register(
+          spec.cluster,
+          `[${spec.cluster}/${spec.namespace}] ${errorMessage(e)}`,
+          {
+            clusterWide: true,
+          },
+        );
+      };
+      const named = group.filter((s) => s.resourceNames !== undefined);
+      const listed = group.filter((s) => s.resourceNames === undefined);
+
+      // Named resources: one GET per name, a missing one is simply absent.
+      for (const spec of named) {
+        const items: KubeObject[] = [];
+        await Promise.all(
+          (spec.resourceNames ?? []).map((name) =>
+            limit(async () => {
+              try {
+                const ns =
+                  resource.namespaced && spec.namespace !== 'cluster' ? spec.namespace : undefined;
+                const obj = await handle.client.get(resource, ns, name);
+                if (obj) {
+                  obj.apiVersion ??= resource.group
+                    ? `${resource.group}/${resource.version}`
+                    : resource.version;
+                  obj.kind ??= resource.kind;
+                  items.push(obj);
+                }
+              } catch (e) {
+                failed(spec, e);
+              }
+            }),
+          ),
+        );
+        results.push({ spec, items: keep(items) });
+      }
+
+      if (listed.length === 0) return;
+      if (!resource.namespaced) {
+        await limit(async () => {
+          try {
+            const items = keep(await handle.client.list(resource));
+            for (const spec of listed) results.push({ spec, items });
+          } catch (e) {
+            for (const spec of listed) failed(spec, e);
+          }
+        });
+        return;
+      }
+      if (listed.length >= threshold) {
+        const all = await limit(async () => {
+          try {
+            return await handle.client.list(resource);
+          } catch (e) {
+            if (e instanceof KubeApiError && e.status === 403) return undefined;
+            for (const spec of listed) failed(spec, e);
+            return null;
+          }
+        });
+        if (all === null) return;
+        if (all !== undefined) {
+          const byNamespace = new Map<string, KubeObject[]>();
+          for (const item of keep(all)) {
+            const ns = item.metadata?.namespace ?? '';
+            const list = byNamespace.get(ns);
+            if (list) list.push(item);
+            else byNamespace.set(ns, [item]);
+          }
+          for (const spec of listed)
+            results.push({ spec, items: byNamespace.get(spec.namespace) ?? [] });
+          return;
+        }
+        settings.log.debug(
+          `[${first.cluster}] cluster-wide list of ${first.kind} refused; listing per namespace`,
+        );
+      }
+      await Promise.all(
+        listed.map((spec) =>
+          limit(async () => {
+            try {
+              results.push({
+                spec,
+                items: keep(await handle.client.list(resource, spec.namespace)),
+              });
+            } catch (e) {
+              failed(spec, e);
+            }
+          }),
+        ),
+      );
+    }),
+  );
+  return results;
+}
