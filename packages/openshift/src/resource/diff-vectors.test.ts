@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { OpenshiftResource } from './openshift-resource.ts';
+import { resourcesEqual } from './three-way-diff.ts';
+
+interface DiffVector {
+  id: string;
+  desired: unknown;
+  current: unknown;
+  integration: string;
+  equal?: boolean;
+  error?: string;
+  desired_sha256?: string;
+}
+
+const vectorsPath = fileURLToPath(new URL('../../../../../shared/compat/diff-vectors-sample.json', import.meta.url));
+const { cases } = JSON.parse(readFileSync(vectorsPath, 'utf8')) as { cases: DiffVector[] };
+
+function decide(v: DiffVector): { equal: boolean; desired: OpenshiftResource } {
+  const desired = new OpenshiftResource(v.desired, v.integration, '1.9.3');
+  const current = new OpenshiftResource(v.current, v.integration, '1.9.3');
+  return { equal: resourcesEqual(current, desired), desired };
+}
+
+describe('compat diff vectors (computed by the original)', () => {
+  it('has vectors to check', () => {
+    expect(cases.length).toBeGreaterThan(10);
+  });
+  for (const v of cases) {
+    if (v.error !== undefined) {
+      it(`${v.id}: raises like the original`, () => {
+        expect(() => decide(v)).toThrow();
+      });
+    } else {
+      it(`${v.id}: equal=${v.equal}`, () => {
+        const { equal, desired } = decide(v);
+        expect(equal).toBe(v.equal);
+        if (v.desired_sha256) expect(desired.sha256sum()).toBe(v.desired_sha256);
+      });
+    }
+  }
+});

@@ -1,0 +1,212 @@
+/**
+ * The original's equality decision before applying an object that exists on both sides
+ * (`patch_desired_resource_for_recycle_annotations` + `three_way_diff_using_hash`, core-spec §1.10
+ * and §2.6): compare the stored sha, then diff normalised current against normalised desired and
+ * ignore removals, moves, numerically equal cpu values and empty env values.
+ */
+import {
+  LAST_APPLIED_ANNOTATION,
+  QONTRACT_ANNOTATIONS,
+  QONTRACT_ANNOTATION_INTEGRATION,
+  QONTRACT_ANNOTATION_SHA256SUM,
+  mergeStringData,
+} from './canonicalize.ts';
+import { ResourceDataError } from './errors.ts';
+import { type JsonPatchOperation, jsonPatchFromDiff, resolvePointer } from './json-patch-diff.ts';
+import type { OpenshiftResource } from './openshift-resource.ts';
+import { pyFloatParse } from './py-numbers.ts';
+import {
+  PyDict,
+  PyFloat,
+  type PyObject,
+  PyStr,
+  type PyValue,
+  dictDelete,
+  dictEntries,
+  dictGet,
+  dictHas,
+  dictSet,
+  isDict,
+  pyEquals,
+  pyTruthy,
+  pyTypeName,
+  setOwn,
+} from './py-values.ts';
+
+export const RECYCLE_POD_ANNOTATIONS: readonly string[] = [
+  'kubectl.kubernetes.io/restartedAt',
+  'openshift.openshift.io/restartedAt',
+];
+export const POD_RECYCLE_SUPPORTED_OWNER_KINDS: readonly string[] = [
+  'DaemonSet',
+  'Deployment',
+  'DeploymentConfig',
+  'StatefulSet',
+];
+
+const NORMALIZE_IGNORED_METADATA = new Set([
+  'creationTimestamp',
+  'resourceVersion',
+  'generation',
+  'selfLink',
+  'uid',
+  'fieldRef',
+  'managedFields',
+  'namespace',
+]);
+
+// Python `re.match`: `.` is anything but a newline and `$` also matches before a final newline.
+const CPU_PATH = /^\/[^\n]*\/(requests|limits)\/cpu\n?$/;
+const ENV_VALUE_PATH = /^\/[^\n]*\/env\/[0-9]+\/value\n?$/;
+
+/** `f"{int(float(v) * 1000)}m"` when Python can compute it, else the value itself. */
+export function normalizeCpu(value: PyValue | undefined): PyValue | undefined {
+  let f: number | undefined;
+  if (typeof value === 'string') f = pyFloatParse(value);
+  else if (value instanceof PyStr) f = undefined;
+  else if (typeof value === 'boolean') f = value ? 1 : 0;
+  else if (typeof value === 'number') f = value;
+  else if (typeof value === 'bigint') f = Number(value);
+  else if (value instanceof PyFloat) f = value.value;
+  if (f === undefined) return value;
+  const milli = f * 1000;
+  if (!Number.isFinite(milli)) return value;
+  return `${BigInt(Math.trunc(milli))}m`;
+}
+
+/** The original's `cpu_equal`: `"1"` = `"1000m"` = `1`; truncation, so `"1.001"` != `"1001m"`. */
+export function cpuEqual(a: PyValue | undefined, b: PyValue | undefined): boolean {
+  const na = normalizeCpu(a);
+  const nb = normalizeCpu(b);
+  if (na === undefined || nb === undefined) return na === nb;
+  return pyEquals(na, nb);
+}
+
+function typeError(message: string): ResourceDataError {
+  return new ResourceDataError('TypeError', message);
+}
+
+/**
+ * Copies the current pod template's restart annotations into desired (desired's values win), so a
+ * `rollout restart` done on the cluster does not count as drift. Mutates `desired.body`.
+ */
+export function patchDesiredResourceForRecycleAnnotations(desired: OpenshiftResource, current: OpenshiftResource): void {
+  if (!isDict(current.body) || !POD_RECYCLE_SUPPORTED_OWNER_KINDS.includes(dictGet(current.body, 'kind') as string)) return;
+  let node: PyValue | undefined = current.body;
+  for (const key of ['spec', 'template', 'metadata', 'annotations']) {
+    node = isDict(node) ? dictGet(node, key) : undefined;
+  }
+  const currentAnnotations = isDict(node) ? node : undefined;
+  const copied: [string, PyValue][] = [];
+  for (const key of RECYCLE_POD_ANNOTATIONS) {
+    const value = currentAnnotations ? dictGet(currentAnnotations, key) : undefined;
+    if (pyTruthy(value)) copied.push([key, value as PyValue]);
+  }
+  if (copied.length === 0) return;
+  let target: PyValue = desired.body;
+  for (const key of ['spec', 'template', 'metadata']) {
+    if (!isDict(target)) throw typeError(`'${pyTypeName(target)}' object has no attribute 'setdefault'`);
+    if (!dictHas(target, key)) dictSet(target, key, {});
+    target = dictGet(target, key) as PyValue;
+  }
+  if (!isDict(target)) throw typeError(`'${pyTypeName(target)}' object has no attribute 'get'`);
+  const existing = dictHas(target, 'annotations') ? dictGet(target, 'annotations') : {};
+  if (!isDict(existing)) throw typeError(`unsupported operand type(s) for |: 'dict' and '${pyTypeName(existing)}'`);
+  const merged: PyObject = {};
+  for (const [k, v] of copied) setOwn(merged, k, v);
+  let result: PyObject | PyDict = merged;
+  for (const [k, v] of dictEntries(existing)) {
+    if (typeof k === 'string' && !(result instanceof PyDict)) setOwn(result, k, v);
+    else {
+      if (!(result instanceof PyDict)) result = new PyDict(Object.entries(result));
+      result.set(k, v);
+    }
+  }
+  dictSet(target, 'annotations', result);
+}
+
+/** The original's `normalize_object`: a shallow copy without server metadata and ownership annotations. */
+export function normalizeObject(resource: OpenshiftResource): PyObject | PyDict {
+  const source = resource.body;
+  if (!isDict(source)) throw typeError(`'${pyTypeName(source)}' object is not subscriptable`);
+  const body: PyObject | PyDict = source instanceof PyDict ? new PyDict(source.entries.slice()) : { ...source };
+  const metadataSource = dictGet(body, 'metadata');
+  if (metadataSource === undefined) throw new ResourceDataError('KeyError', "'metadata'");
+  if (!isDict(metadataSource)) throw typeError(`'${pyTypeName(metadataSource)}' object is not iterable`);
+  const metadata: PyObject | PyDict =
+    metadataSource instanceof PyDict
+      ? new PyDict(metadataSource.entries.filter(([k]) => !(typeof k === 'string' && NORMALIZE_IGNORED_METADATA.has(k))))
+      : Object.fromEntries(Object.entries(metadataSource).filter(([k]) => !NORMALIZE_IGNORED_METADATA.has(k)));
+  const annotationsSource = dictGet(metadata, 'annotations');
+  const annotations: PyObject | PyDict = pyTruthy(annotationsSource) && isDict(annotationsSource) ? annotationsSource : {};
+  const dropped = new Set([...QONTRACT_ANNOTATIONS, LAST_APPLIED_ANNOTATION]);
+  const kept: PyObject | PyDict =
+    annotations instanceof PyDict
+      ? new PyDict(annotations.entries.filter(([k]) => !(typeof k === 'string' && dropped.has(k))))
+      : Object.fromEntries(Object.entries(annotations).filter(([k]) => !dropped.has(k)));
+  dictSet(metadata, 'annotations', kept);
+  dictSet(body, 'metadata', metadata);
+  if (dictGet(body, 'kind') === 'Secret') {
+    const stringData = dictGet(body, 'stringData');
+    if (pyTruthy(stringData)) {
+      if (!isDict(stringData)) throw typeError(`'${pyTypeName(stringData)}' object has no attribute 'items'`);
+      const data = dictGet(body, 'data');
+      const base: PyObject | PyDict = pyTruthy(data) && isDict(data) ? data : {};
+      const copy: PyObject | PyDict = base instanceof PyDict ? new PyDict(base.entries.slice()) : { ...base };
+      dictSet(body, 'data', mergeStringData(copy, stringData));
+      dictDelete(body, 'stringData');
+    }
+  }
+  return body;
+}
+
+function isCpuMutation(current: PyValue, op: JsonPatchOperation): boolean {
+  if (!CPU_PATH.test(op.path)) return false;
+  return cpuEqual(resolvePointer(current, op.path), op.value);
+}
+
+function isEmptyEnvValue(op: JsonPatchOperation): boolean {
+  return op.op === 'add' && !pyTruthy(op.value) && ENV_VALUE_PATH.test(op.path);
+}
+
+/** Whether an op from the current→desired patch means the cluster must be updated. */
+export function isValidChange(current: PyValue, op: JsonPatchOperation): boolean {
+  return (op.op === 'add' || op.op === 'replace') && !isCpuMutation(current, op) && !isEmptyEnvValue(op);
+}
+
+/** The original's `three_way_diff_using_hash(current, desired)`: true means "equal, do not apply". */
+export function threeWayDiffUsingHash(current: OpenshiftResource, desired: OpenshiftResource): boolean {
+  const body = current.body;
+  if (!isDict(body)) throw typeError(`'${pyTypeName(body)}' object is not subscriptable`);
+  const metadata = dictGet(body, 'metadata');
+  if (metadata === undefined) return false;
+  if (!isDict(metadata)) throw typeError(`'${pyTypeName(metadata)}' object is not subscriptable`);
+  if (!dictHas(metadata, 'annotations')) return false;
+  const annotations = dictGet(metadata, 'annotations');
+  if (!isDict(annotations)) throw typeError(`'${pyTypeName(annotations)}' object is not subscriptable`);
+  const storedSha = dictGet(annotations, QONTRACT_ANNOTATION_SHA256SUM);
+  if (storedSha === undefined) return false;
+  const storedIntegration = dictGet(annotations, QONTRACT_ANNOTATION_INTEGRATION);
+  if (storedIntegration === undefined) {
+    throw new ResourceDataError('KeyError', `'${QONTRACT_ANNOTATION_INTEGRATION}'`);
+  }
+  if (!pyEquals(storedIntegration, desired.integration)) return false;
+  if (!pyEquals(storedSha, desired.sha256sum())) return false;
+  const currentNormalized = normalizeObject(current);
+  const desiredNormalized = normalizeObject(desired);
+  for (const op of jsonPatchFromDiff(currentNormalized, desiredNormalized)) {
+    if (isValidChange(currentNormalized, op)) return false;
+  }
+  return true;
+}
+
+/**
+ * The decision realize_data makes for an object present on both sides: `true` when the cluster
+ * object is up to date and nothing is applied. Like the original, it first copies the current
+ * pod template's restart annotations into `desired` (mutating its body), so that what is applied
+ * afterwards keeps them.
+ */
+export function resourcesEqual(current: OpenshiftResource, desired: OpenshiftResource): boolean {
+  patchDesiredResourceForRecycleAnnotations(desired, current);
+  return threeWayDiffUsingHash(current, desired);
+}
