@@ -335,7 +335,8 @@ export class FakeCluster {
     managedFieldsDone: boolean,
   ): JsonObject {
     const apiVersion = apiVersionOf(type.group, version);
-    const next = ordered(draft, apiVersion, type.kind);
+    // A fresh tree: drafts may share subtrees with `live`, which must stay as it was.
+    const next = ordered(clone(draft), apiVersion, type.kind);
     const metadata = metadataOf(next);
     metadata.name = name;
     if (type.namespaced) metadata.namespace = namespace;
@@ -381,9 +382,10 @@ export class FakeCluster {
       return next;
     }
     const finalizers = Array.isArray(metadata.finalizers) ? metadata.finalizers : [];
-    if (metadata.deletionTimestamp && finalizers.length === 0) {
+    if (metadata.deletionTimestamp && finalizers.length === 0 && type !== NAMESPACES) {
       this.store.remove(key, ns, name);
       this.afterDelete(type, next, 'Background');
+      if (ns !== '') this.removeNamespaceIfDone(ns);
       return next;
     }
     this.store.put(key, next, live ? 'MODIFIED' : 'ADDED');
@@ -499,20 +501,38 @@ export class FakeCluster {
     }
   }
 
-  /** The namespace controller: contents go at once, the namespace right after. */
+  /**
+   * The namespace controller: contents are deleted at once (those with
+   * finalizers wait for them), the namespace goes once it is empty.
+   */
   private finalizeNamespace(name: string): void {
     for (const type of this.types()) {
       if (!type.namespaced || type.virtual) continue;
       for (const object of this.store.all(resourceKey(type), { namespace: name })) {
-        this.store.remove(resourceKey(type), name, object.name);
+        this.delete(type, name, object.name, { dryRun: false });
       }
     }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.store.remove(resourceKey(NAMESPACES), '', name);
+      this.removeNamespaceIfDone(name);
     }, 0);
     timer.unref();
     this.timers.add(timer);
+  }
+
+  private removeNamespaceIfDone(name: string): void {
+    const ns = this.store.read(resourceKey(NAMESPACES), '', name);
+    if (!ns || !metadataOf(ns).deletionTimestamp) return;
+    for (const type of this.types()) {
+      if (
+        type.namespaced &&
+        !type.virtual &&
+        this.store.all(resourceKey(type), { namespace: name }).length > 0
+      ) {
+        return;
+      }
+    }
+    this.store.remove(resourceKey(NAMESPACES), '', name);
   }
 
   /** Garbage collection by ownerReferences, and CRD removal. */

@@ -208,12 +208,15 @@ export function removeAt(obj: JsonObject, path: string): void {
   const container = elements.length === 0 ? obj : parent.value;
   if (last.startsWith('f:')) {
     if (isObject(container)) delete container[last.slice(2)];
-    return;
-  }
-  if (Array.isArray(container)) {
+  } else if (Array.isArray(container)) {
     const index = container.findIndex((item) => matchesElement(item, last));
     if (index >= 0) container.splice(index, 1);
   }
+  // A list or map emptied by the removal goes too, as structured-merge-diff leaves none behind.
+  const emptied = Array.isArray(container)
+    ? container.length === 0
+    : isObject(container) && Object.keys(container).length === 0;
+  if (emptied && elements.length > 0) removeAt(obj, elements.join(SEP));
 }
 
 /** The path as structured-merge-diff prints it in conflicts: `.spec.containers[name="x"].image`. */

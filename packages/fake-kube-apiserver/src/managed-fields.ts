@@ -264,7 +264,11 @@ export function serverSideApply(
       taken.set(m, [...(taken.get(m) ?? []), path]);
     }
   }
-  if (conflicts.length > 0 && !force) throw conflictError(conflicts);
+  if (conflicts.length > 0 && !force) {
+    // structured-merge-diff reports conflicts in field-path order.
+    conflicts.sort((a, b) => (pathToString(a.path) < pathToString(b.path) ? -1 : 1));
+    throw conflictError(conflicts);
+  }
   for (const [m, paths] of taken) for (const p of paths) m.fields.delete(p);
 
   const previous = managers.find((m) => isSame(m, ctx.manager, 'Apply', ctx));
