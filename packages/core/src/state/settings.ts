@@ -1,13 +1,11 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fromIni } from '@aws-sdk/credential-provider-ini';
 import type { Config } from '../config.ts';
 import type { RunContext } from '../integration.ts';
 import type { SecretRedactor } from '../redaction.ts';
 import type { SecretPathRef, SecretReader } from '../secrets/types.ts';
 import { LocalDirStateStore } from './local-state-store.ts';
-import { createS3Client, S3StateStore } from './s3-state-store.ts';
 import { StateInaccessibleError, type StateStore } from './types.ts';
 
 /** Where S3 credentials come from. */
@@ -242,6 +240,8 @@ export async function openStateStore(
     return LocalDirStateStore.open({ integration, directory: settings.path });
   }
   const creds = settings.credentials;
+  // The AWS SDK is loaded only when a run really uses S3 state (it is slow to import).
+  const { createS3Client, S3StateStore } = await import('./s3-state-store.ts');
   const client = createS3Client({
     bucket: settings.bucket,
     region: settings.region,
@@ -250,7 +250,10 @@ export async function openStateStore(
       creds.kind === 'static'
         ? { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey }
         : creds.kind === 'profile'
-          ? fromIni({ profile: creds.profile, configFilepath: creds.configFile })
+          ? (await import('@aws-sdk/credential-provider-ini')).fromIni({
+              profile: creds.profile,
+              configFilepath: creds.configFile,
+            })
           : undefined,
   });
   try {

@@ -1,11 +1,17 @@
-import {
-  type HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  KubeConfig,
-  RequestContext,
-  type ResponseContext,
-} from '@kubernetes/client-node';
+import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
+
+type ClientNode = typeof import('@kubernetes/client-node');
+let clientNode: Promise<ClientNode> | undefined;
+/**
+ * @kubernetes/client-node takes about a second to import (all its generated
+ * models); it is loaded on first use so that `--help`, config errors and
+ * integrations without clusters do not pay for it.
+ */
+function loadClientNode(): Promise<ClientNode> {
+  clientNode ??= import('@kubernetes/client-node');
+  return clientNode;
+}
 
 /** Everything needed to talk to one cluster as one identity. */
 export interface ClusterConnection {
@@ -114,8 +120,11 @@ interface RequestOptions {
 export class KubeClient {
   readonly connection: ClusterConnection;
   readonly stats: RequestStats;
-  readonly #kc: KubeConfig;
-  readonly #http = new IsomorphicFetchHttpLibrary();
+  readonly #transport: Promise<{
+    kc: KubeConfig;
+    lib: ClientNode;
+    http: InstanceType<ClientNode['IsomorphicFetchHttpLibrary']>;
+  }>;
   readonly #base: string;
   readonly #timeoutMs: number;
   readonly #attempts: number;
@@ -130,8 +139,7 @@ export class KubeClient {
     this.#backoffMs = options.backoffMs ?? 1_000;
     this.#pageSize = options.pageSize ?? 500;
     this.#base = connection.server.replace(/\/+$/, '');
-    this.#kc = new KubeConfig();
-    this.#kc.loadFromOptions({
+    const kubeconfigOptions = {
       clusters: [
         {
           name: connection.name,
@@ -143,7 +151,14 @@ export class KubeClient {
       users: [{ name: 'qontract-reconcile', token: connection.token }],
       contexts: [{ name: connection.name, cluster: connection.name, user: 'qontract-reconcile' }],
       currentContext: connection.name,
+    };
+    this.#transport = loadClientNode().then((lib) => {
+      const kc = new lib.KubeConfig();
+      kc.loadFromOptions(kubeconfigOptions);
+      return { kc, lib, http: new lib.IsomorphicFetchHttpLibrary() };
     });
+    // Surfaces on first request, not as an unhandled rejection.
+    this.#transport.catch(() => {});
   }
 
   get name(): string {
@@ -329,8 +344,9 @@ export class KubeClient {
     for (const [k, v] of Object.entries(options.query ?? {})) {
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     }
-    const ctx = new RequestContext(url.toString(), method as HttpMethod);
-    await this.#kc.applySecurityAuthentication(ctx);
+    const { kc, lib, http } = await this.#transport;
+    const ctx = new lib.RequestContext(url.toString(), method as HttpMethod);
+    await kc.applySecurityAuthentication(ctx);
     ctx.setHeaderParam('Accept', 'application/json');
     ctx.setHeaderParam('User-Agent', 'qontract-reconcile-ts');
     if (options.body !== undefined) {
@@ -342,7 +358,7 @@ export class KubeClient {
     let response: ResponseContext;
     let text: string;
     try {
-      response = await this.#http.send(ctx).toPromise();
+      response = await http.send(ctx).toPromise();
       text = await response.body.text();
     } catch (e) {
       throw new ClusterUnreachableError(this.connection.name, e);
