@@ -14,49 +14,49 @@ function escapeNonAscii(c: string): string {
   return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
-function pythonString(s: string): string {
-  return JSON.stringify(s).replace(NON_ASCII, escapeNonAscii);
+function sortedKeysOf(obj: Record<string, unknown>): string[] {
+  const keys = Object.keys(obj);
+  // Bundles we build are already in code-point order (bar integer-like keys), so check before sorting.
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1]!, keys[i]!) > 0) return keys.sort(compareCodePoints);
+  }
+  return keys;
 }
 
-function write(value: unknown, out: string[]): void {
-  if (value === null || value === undefined) {
-    out.push('null');
-  } else if (typeof value === 'string') {
-    out.push(pythonString(value));
-  } else if (typeof value === 'number') {
-    if (Number.isNaN(value)) out.push('NaN');
-    else if (!Number.isFinite(value)) out.push(value > 0 ? 'Infinity' : '-Infinity');
-    else out.push(String(value));
-  } else if (typeof value === 'boolean') {
-    out.push(value ? 'true' : 'false');
-  } else if (Array.isArray(value)) {
-    out.push('[');
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) out.push(',');
-      write(value[i], out);
+function write(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (Number.isNaN(value)) return 'NaN';
+      if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
+      return String(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + write(value[i]);
+        return `${out}]`;
+      }
+      const obj = value as Record<string, unknown>;
+      let out = '{';
+      let first = true;
+      for (const key of sortedKeysOf(obj)) {
+        if (obj[key] === undefined) continue;
+        out += `${first ? '' : ','}${JSON.stringify(key)}:${write(obj[key])}`;
+        first = false;
+      }
+      return `${out}}`;
     }
-    out.push(']');
-  } else if (typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    out.push('{');
-    let first = true;
-    for (const key of Object.keys(obj).sort(compareCodePoints)) {
-      if (obj[key] === undefined) continue;
-      if (!first) out.push(',');
-      first = false;
-      out.push(pythonString(key), ':');
-      write(obj[key], out);
-    }
-    out.push('}');
-  } else {
-    throw new TypeError(`cannot serialise a ${typeof value} as JSON`);
+    default:
+      throw new TypeError(`cannot serialise a ${typeof value} as JSON`);
   }
 }
 
 /** The bundler's JSON text: compact, keys sorted recursively, ASCII only, trailing newline. */
 export function pythonJsonDumps(value: unknown): string {
-  const out: string[] = [];
-  write(value, out);
-  out.push('\n');
-  return out.join('');
+  // Outside strings JSON text is ASCII, so escaping non-ASCII once over the whole text is enough.
+  return `${write(value).replace(NON_ASCII, escapeNonAscii)}\n`;
 }
