@@ -137,8 +137,8 @@ class Operation {
     if (this.op === 'add' || this.op === 'remove') {
       if (this.path === path) {
         const mine = this.key as number;
-        if (this.op === 'add' ? mine >= key : mine > key) this.key = mine + 1;
-        else key += this.op === 'add' ? -1 : 1;
+        if (this.op === 'remove' ? mine >= key : mine > key) this.key = mine + 1;
+        else key += this.op === 'remove' ? -1 : 1;
       }
       return key;
     }
@@ -162,7 +162,7 @@ class Operation {
       if (this.path === path) {
         const mine = this.key as number;
         if (mine > key) this.key = mine - 1;
-        else key += this.op === 'add' ? -1 : 1;
+        else key += this.op === 'remove' ? -1 : 1;
       }
       return key;
     }
