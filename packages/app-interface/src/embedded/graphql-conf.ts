@@ -31,10 +31,11 @@ const typeConfSchema = z.looseObject({
     .optional(),
 });
 
-const sectionSchema = z.union([
-  z.looseObject({ $schema: z.string().optional(), confs: z.array(typeConfSchema) }),
-  z.array(typeConfSchema),
-]);
+const currentForm = z.looseObject({
+  $schema: z.string().optional(),
+  confs: z.array(typeConfSchema),
+});
+const legacyForm = z.array(typeConfSchema);
 
 export type ParsedGraphqlSection =
   | { ok: true; confs: GraphqlTypeConf[] }
@@ -42,7 +43,8 @@ export type ParsedGraphqlSection =
 
 /** Checks that a parsed `schema.yml` (either form) has the shape the schema builder needs. */
 export function parseGraphqlSection(value: unknown): ParsedGraphqlSection {
-  const parsed = sectionSchema.safeParse(value);
+  // Pick the form first, so the issues name the conf and field that is wrong.
+  const parsed = Array.isArray(value) ? legacyForm.safeParse(value) : currentForm.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .slice(0, 5)
