@@ -1,0 +1,149 @@
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+  Watch,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from './server.ts';
+
+let server: FakeKubeApiServer;
+let kc: KubeConfig;
+
+beforeAll(async () => {
+  server = await startFakeKubeApiServer({
+    clusters: [{ name: 'one', openshift: true }, { name: 'two' }],
+  });
+  kc = new KubeConfig();
+  kc.loadFromString(server.kubeconfig());
+});
+afterAll(() => server.close());
+
+describe('@kubernetes/client-node against the fake', () => {
+  it('reads namespaces through an ordinary kubeconfig, one context per cluster', async () => {
+    expect(kc.getContexts().map((x) => x.name)).toEqual(['one', 'two']);
+    kc.setCurrentContext('two');
+    const core = kc.makeApiClient(CoreV1Api);
+    const namespaces = await core.listNamespace();
+    expect(namespaces.items.map((n) => n.metadata?.name)).toContain('kube-system');
+    kc.setCurrentContext('one');
+  });
+
+  it('creates and pages through a list', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'paged' } } });
+    for (let i = 0; i < 7; i++) {
+      await core.createNamespacedConfigMap({
+        namespace: 'paged',
+        body: { metadata: { name: `cm-${i}` }, data: { i: String(i) } },
+      });
+    }
+    const names: string[] = [];
+    let token: string | undefined;
+    let calls = 0;
+    do {
+      const page = await core.listNamespacedConfigMap({
+        namespace: 'paged',
+        limit: 3,
+        _continue: token,
+      });
+      names.push(...page.items.map((x) => x.metadata?.name ?? ''));
+      token = page.metadata?._continue;
+      calls++;
+    } while (token);
+    expect(calls).toBe(3);
+    expect(names).toEqual(['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6']);
+  });
+
+  it('surfaces API errors with the Status body', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const error = await core
+      .readNamespacedConfigMap({ namespace: 'paged', name: 'missing' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiException);
+    expect((error as ApiException<string>).code).toBe(404);
+    expect(String((error as ApiException<string>).body)).toContain(
+      'configmaps \\"missing\\" not found',
+    );
+  });
+
+  it('applies server-side through KubernetesObjectApi, with conflicts and force', async () => {
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    const deployment: KubernetesObject & { spec: unknown } = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'ssa', namespace: 'paged' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'ssa' } },
+        template: {
+          metadata: { labels: { app: 'ssa' } },
+          spec: { containers: [{ name: 'app', image: 'app:1' }] },
+        },
+      },
+    };
+    const created = await objects.patch(
+      deployment,
+      undefined,
+      undefined,
+      'qontract',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+    expect(created.metadata?.managedFields?.[0]?.manager).toBe('qontract');
+    const changed = { ...deployment, spec: { ...(deployment.spec as object), replicas: 2 } };
+    const conflict = await objects
+      .patch(changed, undefined, undefined, 'other', false, PatchStrategy.ServerSideApply)
+      .catch((e: unknown) => e);
+    expect((conflict as ApiException<string>).code).toBe(409);
+    const forced = await objects.patch(
+      changed,
+      undefined,
+      undefined,
+      'other',
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+    expect((forced as unknown as { spec: { replicas: number } }).spec.replicas).toBe(2);
+    const read = await objects.read({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'ssa', namespace: 'paged' },
+    });
+    expect(read.metadata?.resourceVersion).toBe(forced.metadata?.resourceVersion);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const listed = await apps.listNamespacedDeployment({ namespace: 'paged' });
+    expect(listed.items).toHaveLength(1);
+  });
+
+  it('watches changes', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const watch = new Watch(kc);
+    const seen: string[] = [];
+    let resolveDone: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      resolveDone = resolve;
+    });
+    const controller = await watch.watch(
+      '/api/v1/namespaces/paged/configmaps',
+      { fieldSelector: 'metadata.name=watched' },
+      (phase, obj: KubernetesObject) => {
+        seen.push(`${phase} ${obj.metadata?.name}`);
+        if (seen.length === 2) resolveDone();
+      },
+      () => resolveDone(),
+    );
+    await core.createNamespacedConfigMap({
+      namespace: 'paged',
+      body: { metadata: { name: 'watched' } },
+    });
+    await core.deleteNamespacedConfigMap({ namespace: 'paged', name: 'watched' });
+    await done;
+    controller.abort();
+    expect(seen).toEqual(['ADDED watched', 'DELETED watched']);
+  });
+});

@@ -1,0 +1,269 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from './server.ts';
+
+/**
+ * Conformance of the fake against the real `kubectl` (Debian's
+ * `kubernetes-client`). A machine without kubectl fails here on purpose.
+ */
+
+let server: FakeKubeApiServer;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function kubectl(args: string[], input?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('kubectl', args, { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
+        reject(
+          new Error(
+            'kubectl is not installed: run `apt-get install -y kubernetes-client` (.ci/run does)',
+          ),
+        );
+        return;
+      }
+      const code = error ? Number((error as { code?: unknown }).code ?? 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+function file(name: string, objects: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, stringify(objects));
+  return path;
+}
+
+beforeAll(async () => {
+  server = await startFakeKubeApiServer({ clusters: [{ name: 'conformance', openshift: true }] });
+  dir = mkdtempSync(join(tmpdir(), 'fake-kube-kubectl-'));
+  writeFileSync(join(dir, 'kubeconfig'), server.kubeconfig());
+  env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    KUBECONFIG: join(dir, 'kubeconfig'),
+    KUBECACHEDIR: join(dir, 'cache'),
+  };
+  const version = await kubectl(['version', '--client']);
+  expect(version.code, version.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const configMap = (data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'conf', namespace: 'default', labels: { app: 'conformance' } },
+  data,
+});
+
+// kubectl takes a few hundred milliseconds a run; the watch test waits on output, not on time.
+describe('kubectl conformance', { timeout: 60_000 }, () => {
+  it('get: discovery, tables and single objects', async () => {
+    const namespaces = await kubectl(['get', 'namespaces']);
+    expect(namespaces.code, namespaces.stderr).toBe(0);
+    expect(namespaces.stdout).toMatch(/^NAME\s+AGE\n/);
+    expect(namespaces.stdout).toContain('kube-system');
+    const projects = await kubectl(['get', 'projects', '-o', 'name']);
+    expect(projects.stdout).toContain('project.project.openshift.io/default');
+    const missing = await kubectl(['get', 'configmap', 'nope']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Error from server (NotFound): configmaps "nope" not found');
+  });
+
+  it('create', async () => {
+    const created = await kubectl(['create', 'namespace', 'kc']);
+    expect(created.stdout.trim()).toBe('namespace/kc created');
+    const cm = await kubectl(['-n', 'kc', 'create', 'configmap', 'plain', '--from-literal=a=1']);
+    expect(cm.stdout.trim()).toBe('configmap/plain created');
+    const again = await kubectl(['-n', 'kc', 'create', 'configmap', 'plain', '--from-literal=a=1']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('configmaps "plain" already exists');
+    const got = JSON.parse(
+      (await kubectl(['-n', 'kc', 'get', 'cm', 'plain', '-o', 'json'])).stdout,
+    );
+    expect(got.data).toEqual({ a: '1' });
+    expect(server.get('conformance', 'v1', 'ConfigMap', 'kc', 'plain')?.metadata).toMatchObject({
+      managedFields: [expect.objectContaining({ manager: 'kubectl-create', operation: 'Update' })],
+    });
+  });
+
+  it('apply --server-side, a conflict, then --force-conflicts', async () => {
+    const first = await kubectl([
+      'apply',
+      '--server-side',
+      '-f',
+      file('cm1.yaml', configMap({ k: 'v1', drop: 'x' })),
+    ]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout.trim()).toBe('configmap/conf serverside-applied');
+    const again = await kubectl([
+      'apply',
+      '--server-side',
+      '-f',
+      file('cm1b.yaml', configMap({ k: 'v1' })),
+    ]);
+    expect(again.code, again.stderr).toBe(0);
+    const other = file('cm2.yaml', configMap({ k: 'v2' }));
+    const conflict = await kubectl([
+      'apply',
+      '--server-side',
+      '--field-manager=other',
+      '-f',
+      other,
+    ]);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toContain(
+      'Apply failed with 1 conflict: conflict with "kubectl": .data.k',
+    );
+    const forced = await kubectl([
+      'apply',
+      '--server-side',
+      '--field-manager=other',
+      '--force-conflicts',
+      '-f',
+      other,
+    ]);
+    expect(forced.code, forced.stderr).toBe(0);
+    const live = JSON.parse(
+      (await kubectl(['get', 'cm', 'conf', '-o', 'json', '--show-managed-fields'])).stdout,
+    );
+    expect(live.data).toEqual({ k: 'v2' });
+    expect(live.metadata.managedFields.map((m: { manager: string }) => m.manager)).toEqual([
+      'kubectl',
+      'other',
+    ]);
+  });
+
+  it('apply --server-side of a Deployment, then rollout status', async () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'kc' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'web', image: 'nginx:1', ports: [{ containerPort: 80 }] }] },
+        },
+      },
+    };
+    const applied = await kubectl([
+      'apply',
+      '--server-side',
+      '-f',
+      file('deploy.yaml', deployment),
+    ]);
+    expect(applied.stdout.trim()).toBe('deployment.apps/web serverside-applied');
+    const rollout = await kubectl([
+      '-n',
+      'kc',
+      'rollout',
+      'status',
+      'deployment/web',
+      '--timeout=20s',
+    ]);
+    expect(rollout.code, rollout.stderr).toBe(0);
+    expect(rollout.stdout).toContain('successfully rolled out');
+  });
+
+  it('patch: strategic, merge and json', async () => {
+    const strategic = await kubectl(['patch', 'cm', 'conf', '-p', '{"data":{"s":"1"}}']);
+    expect(strategic.stdout.trim()).toBe('configmap/conf patched');
+    const merge = await kubectl([
+      'patch',
+      'cm',
+      'conf',
+      '--type=merge',
+      '-p',
+      '{"data":{"m":"2"}}',
+    ]);
+    expect(merge.code, merge.stderr).toBe(0);
+    const json = await kubectl([
+      'patch',
+      'cm',
+      'conf',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/data/s"}]',
+    ]);
+    expect(json.code, json.stderr).toBe(0);
+    const live = JSON.parse((await kubectl(['get', 'cm', 'conf', '-o', 'json'])).stdout);
+    expect(live.data).toEqual({ k: 'v2', m: '2' });
+    const containers = await kubectl([
+      '-n',
+      'kc',
+      'patch',
+      'deployment',
+      'web',
+      '-p',
+      '{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:2"}]}}}}',
+    ]);
+    expect(containers.code, containers.stderr).toBe(0);
+    const deployment = JSON.parse(
+      (await kubectl(['-n', 'kc', 'get', 'deploy', 'web', '-o', 'json'])).stdout,
+    );
+    expect(deployment.spec.template.spec.containers).toEqual([
+      { name: 'web', image: 'nginx:2', ports: [{ containerPort: 80, protocol: 'TCP' }] },
+    ]);
+    expect(deployment.metadata.generation).toBe(2);
+  });
+
+  it('delete', async () => {
+    const deleted = await kubectl(['delete', 'cm', 'conf']);
+    expect(deleted.stdout.trim()).toBe('configmap "conf" deleted');
+    const gone = await kubectl(['get', 'cm', 'conf']);
+    expect(gone.stderr).toContain('configmaps "conf" not found');
+    const ns = await kubectl(['delete', 'namespace', 'kc']);
+    expect(ns.code, ns.stderr).toBe(0);
+    expect((await kubectl(['get', 'namespace', 'kc'])).code).toBe(1);
+  });
+
+  it('get --watch shows existing objects and then new ones', async () => {
+    await kubectl(['create', 'configmap', 'before']);
+    const child = spawn('kubectl', ['get', 'configmaps', '--watch', '--request-timeout=30s'], {
+      env,
+    });
+    let out = '';
+    const waiters: (() => void)[] = [];
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      for (const w of waiters) w();
+    });
+    const waitFor = (text: string) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (out.includes(text)) resolve();
+        };
+        waiters.push(check);
+        child.once('exit', () =>
+          reject(new Error(`kubectl exited before "${text}" appeared: ${out}`)),
+        );
+        check();
+      });
+    try {
+      await waitFor('before');
+      await kubectl(['create', 'configmap', 'during']);
+      await waitFor('during');
+    } finally {
+      child.kill();
+    }
+    expect(out.split('\n')[0]).toMatch(/^NAME\s+AGE$/);
+    expect(out).toMatch(/\nduring\s+\d+s/);
+  });
+});
