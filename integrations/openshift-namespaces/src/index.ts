@@ -103,7 +103,7 @@ async function applyNamespaceAction(handle: ClusterHandle, action: NamespaceActi
     const kind = useProject ? 'ProjectRequest.project.openshift.io' : 'Namespace';
     const resource = handle.catalog.get(kind);
     try {
-      await handle.client.create(resource, {
+      await handle.client.create(resource, undefined, {
         apiVersion: useProject ? 'project.openshift.io/v1' : 'v1',
         kind: useProject ? 'ProjectRequest' : 'Namespace',
         metadata: { name: action.namespace },

@@ -5,6 +5,7 @@ export * from './cluster/kube-client.ts';
 export * from './engine/apply.ts';
 export * from './engine/fetch.ts';
 export * from './engine/managed-fields.ts';
+export * from './engine/plan.ts';
 export * from './engine/plan-types.ts';
 export * from './engine/py-repr.ts';
 export * from './engine/readiness.ts';

@@ -79,7 +79,9 @@ describe('KubeClient against the fake API server', () => {
       metadata: { name: 'x', namespace: 'ssa' },
       data: { a: '1' },
     };
-    const applied = await client.apply(r, body, { fieldManager: 'qontract-reconcile-test' });
+    const applied = await client.apply(r, 'ssa', 'x', body, {
+      fieldManager: 'qontract-reconcile-test',
+    });
     expect(applied.data).toEqual({ a: '1' });
     const managers = (
       applied.metadata?.managedFields as Array<{ manager: string; operation: string }>
@@ -96,6 +98,8 @@ describe('KubeClient against the fake API server', () => {
     const err = await client
       .apply(
         catalog.get('ConfigMap'),
+        'no-such-ns',
+        'x',
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'no-such-ns' } },
         { fieldManager: 'm' },
       )

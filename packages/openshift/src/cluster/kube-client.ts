@@ -235,16 +235,20 @@ export class KubeClient {
     return obj;
   }
 
-  /** Server-side apply: `PATCH` with `application/apply-patch+yaml` (JSON is YAML). */
+  /**
+   * Server-side apply: `PATCH` with `application/apply-patch+yaml`. A string
+   * payload is sent as is (JSON is YAML), so the bytes are exactly the
+   * serialisation the caller chose.
+   */
   async apply(
     r: ApiResource,
-    body: KubeObject,
+    namespace: string | undefined,
+    name: string,
+    payload: KubeObject | string,
     options: { fieldManager: string; force?: boolean; dryRun?: boolean },
   ): Promise<KubeObject> {
-    const ns = body.metadata?.namespace;
-    const name = body.metadata?.name ?? '';
-    return (await this.request('PATCH', resourcePath(r, ns, name), 'apply', {
-      body,
+    return (await this.request('PATCH', resourcePath(r, namespace, name), 'apply', {
+      body: payload,
       contentType: 'application/apply-patch+yaml',
       query: {
         fieldManager: options.fieldManager,
@@ -256,31 +260,29 @@ export class KubeClient {
 
   async create(
     r: ApiResource,
-    body: KubeObject,
+    namespace: string | undefined,
+    payload: KubeObject | string,
     options: { fieldManager?: string; dryRun?: boolean } = {},
   ): Promise<KubeObject> {
-    return (await this.request('POST', resourcePath(r, body.metadata?.namespace), 'create', {
-      body,
+    return (await this.request('POST', resourcePath(r, namespace), 'create', {
+      body: payload,
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
-      // A create is not idempotent: retry only what the server did not process.
+      // A create is not idempotent: no blind retries.
       attempts: 1,
     })) as KubeObject;
   }
 
   async replace(
     r: ApiResource,
-    body: KubeObject,
+    namespace: string | undefined,
+    name: string,
+    payload: KubeObject | string,
     options: { fieldManager?: string; dryRun?: boolean } = {},
   ): Promise<KubeObject> {
-    return (await this.request(
-      'PUT',
-      resourcePath(r, body.metadata?.namespace, body.metadata?.name ?? ''),
-      'update',
-      {
-        body,
-        query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
-      },
-    )) as KubeObject;
+    return (await this.request('PUT', resourcePath(r, namespace, name), 'update', {
+      body: payload,
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? 'All' : undefined },
+    })) as KubeObject;
   }
 
   async patch(
@@ -351,7 +353,7 @@ export class KubeClient {
     ctx.setHeaderParam('User-Agent', 'qontract-reconcile-ts');
     if (options.body !== undefined) {
       ctx.setHeaderParam('Content-Type', options.contentType ?? 'application/json');
-      ctx.setBody(JSON.stringify(options.body));
+      ctx.setBody(typeof options.body === 'string' ? options.body : JSON.stringify(options.body));
     }
     ctx.setSignal(AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs));
     this.stats.count(this.connection.name, verb);

@@ -125,14 +125,13 @@ async function applyObject(
 ): Promise<'applied' | 'namespace-missing'> {
   const r = h.catalog.get(a.kind);
   const ns = nsOf(r, a.namespace);
-  const body = { ...a.body! } as KubeObject;
-  body.metadata = { ...body.metadata, ...(ns ? { namespace: ns } : {}) };
+  const payload = a.payload!;
   const client = h.client;
   const kind = parseKind(a.kind).kind;
   const apply = async () => {
     const current = await client.get(r, ns, a.name);
     if (current) await takeOverClientSideApplyFields(client, r, current, s.fieldManager);
-    return client.apply(r, body, { fieldManager: s.fieldManager, force: true });
+    return client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
   };
   try {
     await apply();
@@ -150,7 +149,7 @@ async function applyObject(
       return 'applied';
     }
     if (message.includes('field is immutable') && kind === 'Deployment') {
-      await recreateDeployment(client, r, ns, a, body, s);
+      await recreateDeployment(client, r, ns, a, payload, s);
       return 'applied';
     }
     if (
@@ -162,28 +161,28 @@ async function applyObject(
       s.log.info(pyRepr(['delete_and_apply', a.cluster, a.namespace, a.kind, a.name]));
       await client.delete(r, ns, a.name, { propagationPolicy: 'Background' });
       await waitGone(client, r, ns, a.name);
-      await client.apply(r, body, { fieldManager: s.fieldManager, force: true });
+      await client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
       return 'applied';
     }
     if (
       kind === 'StatefulSet' &&
       message.includes('updates to statefulset spec for fields other than')
     ) {
-      await recreateStatefulSet(client, r, ns, a, body, s);
+      await recreateStatefulSet(client, r, ns, a, payload, s);
       return 'applied';
     }
     if (e.status === 413 || e.status === 415 || message.includes('Request entity too large')) {
       const exists = await client.get(r, ns, a.name);
-      if (exists)
-        await client.replace(
-          r,
-          {
-            ...body,
-            metadata: { ...body.metadata, resourceVersion: exists.metadata?.resourceVersion },
-          } as KubeObject,
-          { fieldManager: s.fieldManager },
-        );
-      else await client.create(r, body, { fieldManager: s.fieldManager });
+      if (exists) {
+        const withVersion = JSON.parse(payload) as KubeObject;
+        withVersion.metadata = {
+          ...withVersion.metadata,
+          resourceVersion: exists.metadata?.resourceVersion,
+        };
+        await client.replace(r, ns, a.name, withVersion, { fieldManager: s.fieldManager });
+      } else {
+        await client.create(r, ns, payload, { fieldManager: s.fieldManager });
+      }
       return 'applied';
     }
     throw e;
@@ -221,7 +220,7 @@ async function recreateDeployment(
   r: ApiResource,
   ns: string | undefined,
   a: PlannedAction,
-  body: KubeObject,
+  payload: string,
   s: ExecuteSettings,
 ): Promise<void> {
   s.log.info(pyRepr(['replace', a.cluster, a.namespace, a.kind, a.name]));
@@ -232,7 +231,7 @@ async function recreateDeployment(
   if (strategy === 'Recreate') {
     await client.delete(r, ns, a.name, { propagationPolicy: 'Background' });
     await waitGone(client, r, ns, a.name);
-    await client.apply(r, body, { fieldManager: s.fieldManager, force: true });
+    await client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
     return;
   }
   if (strategy !== 'RollingUpdate') {
@@ -243,7 +242,10 @@ async function recreateDeployment(
   const oldUid = current?.metadata?.uid as string | undefined;
   await client.delete(r, ns, a.name, { propagationPolicy: 'Orphan' });
   await waitGone(client, r, ns, a.name);
-  const created = await client.apply(r, body, { fieldManager: s.fieldManager, force: true });
+  const created = await client.apply(r, ns, a.name, payload, {
+    fieldManager: s.fieldManager,
+    force: true,
+  });
   if (!oldUid || !ns) return;
   const rsResource: ApiResource = {
     kind: 'ReplicaSet',
@@ -290,10 +292,11 @@ async function recreateStatefulSet(
   r: ApiResource,
   ns: string | undefined,
   a: PlannedAction,
-  body: KubeObject,
+  payload: string,
   s: ExecuteSettings,
 ): Promise<void> {
   s.log.info(pyRepr(['delete_sts_and_apply', a.cluster, a.namespace, a.kind, a.name]));
+  const body = JSON.parse(payload) as KubeObject;
   const current = await client.get(r, ns, a.name);
   const storage = (o: KubeObject | undefined) =>
     (
@@ -336,7 +339,7 @@ async function recreateStatefulSet(
   }
   await client.delete(r, ns, a.name, { propagationPolicy: 'Orphan' });
   await waitGone(client, r, ns, a.name);
-  await client.apply(r, body, { fieldManager: s.fieldManager, force: true });
+  await client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
   if (resize && pvcs.length) {
     s.log.info(pyRepr(['resizing_pvcs', a.cluster, a.namespace, new Set(pvcs)]));
     const pvc: ApiResource = {

@@ -1,5 +1,3 @@
-import type { KubeObject } from '../cluster/kube-client.ts';
-
 /** Why an action is planned: the original's decision rules, by name. */
 export type ActionReason =
   | 'new' // desired only
@@ -21,9 +19,12 @@ export interface PlannedAction {
   readonly reason: ActionReason;
   /** Changed top-level paths for `changed` applies, for the reader; Secret data is never shown. */
   readonly diff?: readonly string[];
-  /** For applies: the annotated body to send. */
-  readonly body?: KubeObject;
-  /** The desired body without qontract annotations, for pod recycling decisions. */
+  /**
+   * For applies: the annotated body as the original serialises it for
+   * `oc apply` (Python `json.dumps(sort_keys=True)` text), sent as is.
+   */
+  readonly payload?: string;
+  /** A `qontract.recycle: "true"` Secret/ConfigMap: restart the workloads using it after applying. */
   readonly recycle?: boolean;
 }
 
@@ -36,7 +37,7 @@ export interface Plan {
 /** The serialisable form written by `--plan-out` (bodies left out: they may hold secrets). */
 export function planToJson(plan: Plan): unknown {
   return {
-    actions: plan.actions.map(({ body: _body, recycle: _recycle, ...rest }) => rest),
+    actions: plan.actions.map(({ payload: _payload, recycle: _recycle, ...rest }) => rest),
     deletionsSuppressed: plan.deletionsSuppressed,
   };
 }

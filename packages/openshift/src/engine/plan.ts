@@ -1,0 +1,164 @@
+import { errorMessage } from '@qontract/core';
+import { QONTRACT_ANNOTATION_INTEGRATION } from '../resource/canonicalize.ts';
+import { jsonPatchFromDiff } from '../resource/json-patch-diff.ts';
+import type { OpenshiftResource } from '../resource/openshift-resource.ts';
+import { dictGet, isDict } from '../resource/py-values.ts';
+import {
+  normalizeObject,
+  patchDesiredResourceForRecycleAnnotations,
+  resourcesEqual,
+} from '../resource/three-way-diff.ts';
+import type { ActionReason, PlannedAction } from './plan-types.ts';
+
+/** One (cluster, namespace, kind) of the inventory, with both sides by name. */
+export interface InventoryItemView {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly kind: string;
+  readonly current: ReadonlyMap<string, OpenshiftResource>;
+  readonly desired: ReadonlyMap<string, OpenshiftResource>;
+  /** Names to apply/delete with the cluster-admin token. */
+  readonly useAdminToken: ReadonlyMap<string, boolean>;
+}
+
+export interface PlanOptions {
+  /** Delete unannotated objects of the managed kinds (no ownerReferences); take over identical ones from other callers. */
+  readonly takeOver: boolean;
+  readonly caller?: string | null | undefined;
+  /** All callers the integration knows (saas files): a changed object of another known caller is an error. */
+  readonly allCallers?: readonly string[] | undefined;
+  /** False once any error was registered: nothing is deleted. */
+  readonly enableDeletion: boolean;
+  readonly clusterHasError: (cluster: string) => boolean;
+  /** Time of the `qontract.update` annotation (tests pin it). */
+  readonly now?: Date;
+}
+
+export interface ItemPlan {
+  readonly actions: PlannedAction[];
+  /** Errors the rules found (caller conflicts), as scope/message pairs to register. */
+  readonly errors: Array<{ readonly scope: string; readonly message: string }>;
+  /** Deletes that the rules wanted but `enableDeletion` forbids. */
+  readonly suppressedDeletes: PlannedAction[];
+  /** Items skipped because their cluster has errors. */
+  readonly skippedForClusterError: boolean;
+}
+
+/**
+ * The original's realize_data decisions for one inventory item, as data:
+ * desired-only → apply; on both sides and not equal (three-way compare) →
+ * apply unless another known caller owns it; equal but owned by another
+ * caller → take over (or an error); current-only → delete only our own
+ * objects (same integration and major version, same caller), or unannotated
+ * ones without ownerReferences when taking over.
+ */
+export function planItem(item: InventoryItemView, options: PlanOptions): ItemPlan {
+  const plan: ItemPlan = {
+    actions: [],
+    errors: [],
+    suppressedDeletes: [],
+    skippedForClusterError: false,
+  };
+  if (options.clusterHasError(item.cluster)) return { ...plan, skippedForClusterError: true };
+  const { cluster, namespace, kind } = item;
+  const scope = `${cluster}/${namespace}`;
+  const caller = options.caller ?? null;
+  const apply = (
+    name: string,
+    desired: OpenshiftResource,
+    reason: ActionReason,
+    current?: OpenshiftResource,
+  ) => {
+    const annotated = desired.annotate(options.now ? { now: options.now } : {});
+    plan.actions.push({
+      action: 'apply',
+      cluster,
+      namespace,
+      kind,
+      name,
+      privileged: item.useAdminToken.get(name) ?? false,
+      reason,
+      ...(current ? { diff: changedPaths(current, desired) } : {}),
+      payload: annotated.toJson(),
+      recycle: wantsRecycle(desired),
+    });
+  };
+  const conflict = (name: string, current: OpenshiftResource) =>
+    plan.errors.push({
+      scope,
+      message: `[${cluster}/${namespace}] resource '${kind}/${name}' present and managed by another caller: ${current.caller}`,
+    });
+
+  for (const [name, desired] of item.desired) {
+    const current = item.current.get(name);
+    if (!current) {
+      apply(name, desired, 'new');
+      continue;
+    }
+    patchDesiredResourceForRecycleAnnotations(desired, current);
+    const otherCaller = caller !== null && current.caller !== caller;
+    if (resourcesEqual(current, desired)) {
+      if (!otherCaller) continue;
+      const unknownCaller =
+        Boolean(options.allCallers?.length) && !options.allCallers!.includes(current.caller ?? '');
+      if (options.takeOver || unknownCaller) apply(name, desired, 'take-over', current);
+      else conflict(name, current);
+      continue;
+    }
+    const knownOtherCaller =
+      !options.takeOver &&
+      otherCaller &&
+      Boolean(options.allCallers?.length) &&
+      options.allCallers!.includes(current.caller ?? '');
+    if (knownOtherCaller) conflict(name, current);
+    else apply(name, desired, 'changed', current);
+  }
+
+  for (const [name, current] of item.current) {
+    if (item.desired.has(name)) continue;
+    let reason: ActionReason | undefined;
+    if (current.hasQontractAnnotations()) {
+      if (!(caller !== null && current.caller !== caller)) reason = 'removed';
+    } else if (options.takeOver && !current.hasOwnerReference()) {
+      reason = 'take-over-delete';
+    }
+    if (!reason) continue;
+    const action: PlannedAction = {
+      action: 'delete',
+      cluster,
+      namespace,
+      kind,
+      name,
+      privileged: item.useAdminToken.get(name) ?? false,
+      reason,
+    };
+    if (options.enableDeletion) plan.actions.push(action);
+    else plan.suppressedDeletes.push(action);
+  }
+  return plan;
+}
+
+/** `qontract.recycle: "true"` on a Secret or ConfigMap: restart the workloads using it after a change. */
+function wantsRecycle(desired: OpenshiftResource): boolean {
+  const kind = desired.kind;
+  if (kind !== 'Secret' && kind !== 'ConfigMap') return false;
+  const ann = desired.annotations;
+  return ann !== null && dictGet(ann, 'qontract.recycle') === 'true';
+}
+
+/** The JSON-patch paths from current to desired (values left out: they may be secret). */
+function changedPaths(current: OpenshiftResource, desired: OpenshiftResource): string[] {
+  try {
+    const ops = jsonPatchFromDiff(normalizeObject(current), normalizeObject(desired));
+    const paths = ops.filter((op) => op.op !== 'remove').map((op) => `${op.op} ${op.path}`);
+    return paths.length > 20 ? [...paths.slice(0, 20), `... ${paths.length - 20} more`] : paths;
+  } catch (e) {
+    return [`(diff unavailable: ${errorMessage(e)})`];
+  }
+}
+
+/** Whether a current object was written by this integration (for take-over decisions in callers). */
+export function writtenBy(resource: OpenshiftResource, integration: string): boolean {
+  const ann = resource.annotations;
+  return isDict(ann) && dictGet(ann, QONTRACT_ANNOTATION_INTEGRATION) === integration;
+}
