@@ -1,5 +1,6 @@
 export * from './backend.ts';
 export * from './client.ts';
+export * from './early-exit.ts';
 export * from './embedded-transport.ts';
 export * from './errors.ts';
 export * from './helpers.ts';
