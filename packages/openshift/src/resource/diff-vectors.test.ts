@@ -14,7 +14,9 @@ interface DiffVector {
   desired_sha256?: string;
 }
 
-const vectorsPath = fileURLToPath(new URL('../../../../../shared/compat/diff-vectors-sample.json', import.meta.url));
+const vectorsPath = fileURLToPath(
+  new URL('../../../../../shared/compat/diff-vectors-sample.json', import.meta.url),
+);
 const { cases } = JSON.parse(readFileSync(vectorsPath, 'utf8')) as { cases: DiffVector[] };
 
 function decide(v: DiffVector): { equal: boolean; desired: OpenshiftResource } {

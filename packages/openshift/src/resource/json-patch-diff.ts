@@ -11,7 +11,18 @@
  */
 import { pyJsonDumps } from './py-json.ts';
 import { pyIntParse } from './py-numbers.ts';
-import { PyDict, PyFloat, PyStr, type PyValue, dictEntries, dictGet, isDict, pyEquals, pyTuples, pyTypeName } from './py-values.ts';
+import {
+  dictEntries,
+  dictGet,
+  isDict,
+  PyDict,
+  PyFloat,
+  PyStr,
+  type PyValue,
+  pyEquals,
+  pyTuples,
+  pyTypeName,
+} from './py-values.ts';
 
 export interface JsonPatchOperation {
   op: 'add' | 'remove' | 'replace' | 'move';
@@ -33,7 +44,8 @@ function escapePart(part: string): string {
 
 export function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new JsonPointerError(`Location must start with /: ${pointer}`);
+  if (!pointer.startsWith('/'))
+    throw new JsonPointerError(`Location must start with /: ${pointer}`);
   return pointer
     .split('/')
     .slice(1)
@@ -79,9 +91,11 @@ function walk(doc: PyValue | undefined, part: string): PyValue {
     return v;
   }
   if (isSequence(doc) || typeof doc === 'string' || doc instanceof PyStr) {
-    if (!ARRAY_INDEX.test(part)) throw new JsonPointerError(`'${part}' is not a valid sequence index`);
+    if (!ARRAY_INDEX.test(part))
+      throw new JsonPointerError(`'${part}' is not a valid sequence index`);
     const index = Number(part);
-    const chars = typeof doc === 'string' ? Array.from(doc) : doc instanceof PyStr ? doc.codePoints : doc;
+    const chars =
+      typeof doc === 'string' ? Array.from(doc) : doc instanceof PyStr ? doc.codePoints : doc;
     if (index >= chars.length) throw new JsonPointerError(`index '${part}' is out of bounds`);
     const v = chars[index];
     return typeof v === 'number' && doc instanceof PyStr ? String.fromCodePoint(v) : (v as PyValue);
@@ -182,7 +196,8 @@ class Operation {
   }
 
   toJson(): JsonPatchOperation {
-    if (this.op === 'move') return { op: 'move', from: pointerPath(this.fromParts ?? []), path: this.location };
+    if (this.op === 'move')
+      return { op: 'move', from: pointerPath(this.fromParts ?? []), path: this.location };
     if (this.op === 'remove') return { op: 'remove', path: this.location };
     return { op: this.op, path: this.location, value: this.value as PyValue };
   }
@@ -338,7 +353,8 @@ class DiffBuilder {
     const keyOf = (k: PyValue) => (typeof k === 'string' ? k : String(typedKey(k) ?? k));
     const srcKeys = new Map(srcEntries.map(([k, v]) => [keyOf(k), [k, v] as const]));
     const dstKeys = new Map(dstEntries.map(([k, v]) => [keyOf(k), [k, v] as const]));
-    for (const [id, [k, v]] of srcKeys) if (!dstKeys.has(id)) this.itemRemoved(path, pyKeyStr(k), v);
+    for (const [id, [k, v]] of srcKeys)
+      if (!dstKeys.has(id)) this.itemRemoved(path, pyKeyStr(k), v);
     for (const [id, [k, v]] of dstKeys) if (!srcKeys.has(id)) this.itemAdded(path, pyKeyStr(k), v);
     for (const [id, [k, v]] of srcKeys) {
       const other = dstKeys.get(id);
@@ -354,8 +370,10 @@ class DiffBuilder {
         const oldValue = src[key]!;
         const newValue = dst[key]!;
         if (pyEquals(oldValue, newValue)) continue;
-        if (isDict(oldValue) && isDict(newValue)) this.compareDicts(pathJoin(path, key), oldValue, newValue);
-        else if (isList(oldValue) && isList(newValue)) this.compareLists(pathJoin(path, key), oldValue, newValue);
+        if (isDict(oldValue) && isDict(newValue))
+          this.compareDicts(pathJoin(path, key), oldValue, newValue);
+        else if (isList(oldValue) && isList(newValue))
+          this.compareLists(pathJoin(path, key), oldValue, newValue);
         else {
           this.itemRemoved(path, key, oldValue);
           this.itemAdded(path, key, newValue);
@@ -371,7 +389,8 @@ class DiffBuilder {
   compareValues(path: string, key: string | null, src: PyValue, dst: PyValue): void {
     if (isDict(src) && isDict(dst)) this.compareDicts(pathJoin(path, key), src, dst);
     else if (isList(src) && isList(dst)) this.compareLists(pathJoin(path, key), src, dst);
-    else if (pyJsonDumps(src, { sortKeys: false }) === pyJsonDumps(dst, { sortKeys: false })) return;
+    else if (pyJsonDumps(src, { sortKeys: false }) === pyJsonDumps(dst, { sortKeys: false }))
+      return;
     else this.itemReplaced(path, key, dst);
   }
 }

@@ -12,6 +12,7 @@ import {
   QONTRACT_ANNOTATION_UPDATE,
 } from './canonicalize.ts';
 import { ConstructResourceError, ResourceDataError } from './errors.ts';
+import { objIntersectEqual } from './obj-intersect-equal.ts';
 import { pyJsonDumps } from './py-json.ts';
 import { pyStr } from './py-str.ts';
 import {
@@ -271,6 +272,14 @@ export class OpenshiftResource {
     const metadata = isDict(this.body) ? dictGet(this.body, 'metadata') : undefined;
     const refs = isDict(metadata) ? dictGet(metadata, 'ownerReferences') : undefined;
     return Array.isArray(refs) && refs.length > 0;
+  }
+
+  /**
+   * The original's `desired == current` (`obj_intersect_equal`): desired's fields must be found
+   * in `current`; extra fields on current are ignored except extra labels and data keys.
+   */
+  equals(current: OpenshiftResource): boolean {
+    return objIntersectEqual(this.body, current.body);
   }
 
   /** The payload the original pipes to `oc apply`: `json.dumps(body, sort_keys=True)`. */

@@ -6,27 +6,25 @@
  */
 import {
   LAST_APPLIED_ANNOTATION,
-  QONTRACT_ANNOTATIONS,
+  mergeStringData,
   QONTRACT_ANNOTATION_INTEGRATION,
   QONTRACT_ANNOTATION_SHA256SUM,
-  mergeStringData,
+  QONTRACT_ANNOTATIONS,
 } from './canonicalize.ts';
+import { cpuEqual } from './cpu.ts';
 import { ResourceDataError } from './errors.ts';
 import { type JsonPatchOperation, jsonPatchFromDiff, resolvePointer } from './json-patch-diff.ts';
 import type { OpenshiftResource } from './openshift-resource.ts';
-import { pyFloatParse } from './py-numbers.ts';
 import {
-  PyDict,
-  PyFloat,
-  type PyObject,
-  PyStr,
-  type PyValue,
   dictDelete,
   dictEntries,
   dictGet,
   dictHas,
   dictSet,
   isDict,
+  PyDict,
+  type PyObject,
+  type PyValue,
   pyEquals,
   pyTruthy,
   pyTypeName,
@@ -59,29 +57,6 @@ const NORMALIZE_IGNORED_METADATA = new Set([
 const CPU_PATH = /^\/[^\n]*\/(requests|limits)\/cpu\n?$/;
 const ENV_VALUE_PATH = /^\/[^\n]*\/env\/[0-9]+\/value\n?$/;
 
-/** `f"{int(float(v) * 1000)}m"` when Python can compute it, else the value itself. */
-export function normalizeCpu(value: PyValue | undefined): PyValue | undefined {
-  let f: number | undefined;
-  if (typeof value === 'string') f = pyFloatParse(value);
-  else if (value instanceof PyStr) f = undefined;
-  else if (typeof value === 'boolean') f = value ? 1 : 0;
-  else if (typeof value === 'number') f = value;
-  else if (typeof value === 'bigint') f = Number(value);
-  else if (value instanceof PyFloat) f = value.value;
-  if (f === undefined) return value;
-  const milli = f * 1000;
-  if (!Number.isFinite(milli)) return value;
-  return `${BigInt(Math.trunc(milli))}m`;
-}
-
-/** The original's `cpu_equal`: `"1"` = `"1000m"` = `1`; truncation, so `"1.001"` != `"1001m"`. */
-export function cpuEqual(a: PyValue | undefined, b: PyValue | undefined): boolean {
-  const na = normalizeCpu(a);
-  const nb = normalizeCpu(b);
-  if (na === undefined || nb === undefined) return na === nb;
-  return pyEquals(na, nb);
-}
-
 function typeError(message: string): ResourceDataError {
   return new ResourceDataError('TypeError', message);
 }
@@ -90,8 +65,15 @@ function typeError(message: string): ResourceDataError {
  * Copies the current pod template's restart annotations into desired (desired's values win), so a
  * `rollout restart` done on the cluster does not count as drift. Mutates `desired.body`.
  */
-export function patchDesiredResourceForRecycleAnnotations(desired: OpenshiftResource, current: OpenshiftResource): void {
-  if (!isDict(current.body) || !POD_RECYCLE_SUPPORTED_OWNER_KINDS.includes(dictGet(current.body, 'kind') as string)) return;
+export function patchDesiredResourceForRecycleAnnotations(
+  desired: OpenshiftResource,
+  current: OpenshiftResource,
+): void {
+  if (
+    !isDict(current.body) ||
+    !POD_RECYCLE_SUPPORTED_OWNER_KINDS.includes(dictGet(current.body, 'kind') as string)
+  )
+    return;
   let node: PyValue | undefined = current.body;
   for (const key of ['spec', 'template', 'metadata', 'annotations']) {
     node = isDict(node) ? dictGet(node, key) : undefined;
@@ -105,13 +87,15 @@ export function patchDesiredResourceForRecycleAnnotations(desired: OpenshiftReso
   if (copied.length === 0) return;
   let target: PyValue = desired.body;
   for (const key of ['spec', 'template', 'metadata']) {
-    if (!isDict(target)) throw typeError(`'${pyTypeName(target)}' object has no attribute 'setdefault'`);
+    if (!isDict(target))
+      throw typeError(`'${pyTypeName(target)}' object has no attribute 'setdefault'`);
     if (!dictHas(target, key)) dictSet(target, key, {});
     target = dictGet(target, key) as PyValue;
   }
   if (!isDict(target)) throw typeError(`'${pyTypeName(target)}' object has no attribute 'get'`);
   const existing = dictHas(target, 'annotations') ? dictGet(target, 'annotations') : {};
-  if (!isDict(existing)) throw typeError(`unsupported operand type(s) for |: 'dict' and '${pyTypeName(existing)}'`);
+  if (!isDict(existing))
+    throw typeError(`unsupported operand type(s) for |: 'dict' and '${pyTypeName(existing)}'`);
   const merged: PyObject = {};
   for (const [k, v] of copied) setOwn(merged, k, v);
   let result: PyObject | PyDict = merged;
@@ -129,16 +113,25 @@ export function patchDesiredResourceForRecycleAnnotations(desired: OpenshiftReso
 export function normalizeObject(resource: OpenshiftResource): PyObject | PyDict {
   const source = resource.body;
   if (!isDict(source)) throw typeError(`'${pyTypeName(source)}' object is not subscriptable`);
-  const body: PyObject | PyDict = source instanceof PyDict ? new PyDict(source.entries.slice()) : { ...source };
+  const body: PyObject | PyDict =
+    source instanceof PyDict ? new PyDict(source.entries.slice()) : { ...source };
   const metadataSource = dictGet(body, 'metadata');
   if (metadataSource === undefined) throw new ResourceDataError('KeyError', "'metadata'");
-  if (!isDict(metadataSource)) throw typeError(`'${pyTypeName(metadataSource)}' object is not iterable`);
+  if (!isDict(metadataSource))
+    throw typeError(`'${pyTypeName(metadataSource)}' object is not iterable`);
   const metadata: PyObject | PyDict =
     metadataSource instanceof PyDict
-      ? new PyDict(metadataSource.entries.filter(([k]) => !(typeof k === 'string' && NORMALIZE_IGNORED_METADATA.has(k))))
-      : Object.fromEntries(Object.entries(metadataSource).filter(([k]) => !NORMALIZE_IGNORED_METADATA.has(k)));
+      ? new PyDict(
+          metadataSource.entries.filter(
+            ([k]) => !(typeof k === 'string' && NORMALIZE_IGNORED_METADATA.has(k)),
+          ),
+        )
+      : Object.fromEntries(
+          Object.entries(metadataSource).filter(([k]) => !NORMALIZE_IGNORED_METADATA.has(k)),
+        );
   const annotationsSource = dictGet(metadata, 'annotations');
-  const annotations: PyObject | PyDict = pyTruthy(annotationsSource) && isDict(annotationsSource) ? annotationsSource : {};
+  const annotations: PyObject | PyDict =
+    pyTruthy(annotationsSource) && isDict(annotationsSource) ? annotationsSource : {};
   const dropped = new Set([...QONTRACT_ANNOTATIONS, LAST_APPLIED_ANNOTATION]);
   const kept: PyObject | PyDict =
     annotations instanceof PyDict
@@ -149,10 +142,12 @@ export function normalizeObject(resource: OpenshiftResource): PyObject | PyDict 
   if (dictGet(body, 'kind') === 'Secret') {
     const stringData = dictGet(body, 'stringData');
     if (pyTruthy(stringData)) {
-      if (!isDict(stringData)) throw typeError(`'${pyTypeName(stringData)}' object has no attribute 'items'`);
+      if (!isDict(stringData))
+        throw typeError(`'${pyTypeName(stringData)}' object has no attribute 'items'`);
       const data = dictGet(body, 'data');
       const base: PyObject | PyDict = pyTruthy(data) && isDict(data) ? data : {};
-      const copy: PyObject | PyDict = base instanceof PyDict ? new PyDict(base.entries.slice()) : { ...base };
+      const copy: PyObject | PyDict =
+        base instanceof PyDict ? new PyDict(base.entries.slice()) : { ...base };
       dictSet(body, 'data', mergeStringData(copy, stringData));
       dictDelete(body, 'stringData');
     }
@@ -171,11 +166,16 @@ function isEmptyEnvValue(op: JsonPatchOperation): boolean {
 
 /** Whether an op from the current→desired patch means the cluster must be updated. */
 export function isValidChange(current: PyValue, op: JsonPatchOperation): boolean {
-  return (op.op === 'add' || op.op === 'replace') && !isCpuMutation(current, op) && !isEmptyEnvValue(op);
+  return (
+    (op.op === 'add' || op.op === 'replace') && !isCpuMutation(current, op) && !isEmptyEnvValue(op)
+  );
 }
 
 /** The original's `three_way_diff_using_hash(current, desired)`: true means "equal, do not apply". */
-export function threeWayDiffUsingHash(current: OpenshiftResource, desired: OpenshiftResource): boolean {
+export function threeWayDiffUsingHash(
+  current: OpenshiftResource,
+  desired: OpenshiftResource,
+): boolean {
   const body = current.body;
   if (!isDict(body)) throw typeError(`'${pyTypeName(body)}' object is not subscriptable`);
   const metadata = dictGet(body, 'metadata');
@@ -183,7 +183,8 @@ export function threeWayDiffUsingHash(current: OpenshiftResource, desired: Opens
   if (!isDict(metadata)) throw typeError(`'${pyTypeName(metadata)}' object is not subscriptable`);
   if (!dictHas(metadata, 'annotations')) return false;
   const annotations = dictGet(metadata, 'annotations');
-  if (!isDict(annotations)) throw typeError(`'${pyTypeName(annotations)}' object is not subscriptable`);
+  if (!isDict(annotations))
+    throw typeError(`'${pyTypeName(annotations)}' object is not subscriptable`);
   const storedSha = dictGet(annotations, QONTRACT_ANNOTATION_SHA256SUM);
   if (storedSha === undefined) return false;
   const storedIntegration = dictGet(annotations, QONTRACT_ANNOTATION_INTEGRATION);
