@@ -395,6 +395,6 @@ describe('execution phases', () => {
     const badVariable = await engine.executeWithPhase(
       'query($n: String!) { clusters_v1(name: $n) { name } }',
     );
-    expect(badVariable.phase).toBe('validate');
+    expect(badVariable.phase).toBe('request');
   });
 });

@@ -116,7 +116,7 @@ export function createEmbeddedEngine(
       operationName: operationName ?? undefined,
     });
     // Without `data` the request never started (bad variables, unknown operation).
-    const phase: ExecutionPhase = 'data' in executed ? 'execute' : 'validate';
+    const phase: ExecutionPhase = 'data' in executed ? 'execute' : 'request';
     const result: GraphqlExecutionResult = {
       data:
         executed.data === undefined

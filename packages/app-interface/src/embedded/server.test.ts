@@ -73,12 +73,36 @@ describe('startBundleServer', () => {
     const parse = await post('/graphql', { query: '{ clusters_v1 { name }' });
     expect(parse.status).toBe(400);
     const body = (await parse.json()) as { errors: { message: string }[] };
-    expect(body.errors[0]?.message).toMatch(/^Syntax Error/);
+    expect(body.errors[0]).toMatchObject({
+      message: expect.stringMatching(/^Syntax Error/),
+      extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+    });
     const invalid = await post('/graphql', { query: '{ clusters_v1 { nope } }' });
     expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toMatchObject({
+      errors: [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }],
+    });
+    const badVariables = await post('/graphql', {
+      query: 'query($n: String!) { clusters_v1(name: $n) { name } }',
+    });
+    expect(badVariables.status).toBe(400);
+    expect(await badVariables.json()).toMatchObject({
+      errors: [{ extensions: { code: 'BAD_USER_INPUT' } }],
+    });
     const exec = await post('/graphql', { query: '{ resources_v1(path: "/nope") { path } }' });
     expect(exec.status).toBe(200);
-    expect(await exec.json()).toMatchObject({ data: null, extensions: { schemas: [] } });
+    expect(await exec.json()).toMatchObject({
+      data: null,
+      errors: [{ extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+      extensions: { schemas: [] },
+    });
+    const badFilter = await post('/graphql', {
+      query: '{ clusters_v1(filter: { x: 1 }) { name } }',
+    });
+    expect(badFilter.status).toBe(200);
+    expect(await badFilter.json()).toMatchObject({
+      errors: [{ extensions: { code: 'BAD_FILTER_FIELD' } }],
+    });
     const noQuery = await post('/graphql', {});
     expect(noQuery.status).toBe(400);
     const notJson = await post('/graphql', 'not json');

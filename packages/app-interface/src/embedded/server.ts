@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EmbeddedEngine } from './types.ts';
+import type { EmbeddedEngine, ExecutionPhase, GraphqlExecutionResult } from './types.ts';
 
 export interface BundleServerOptions {
   /** 0 picks a free port. Default 0. */
@@ -164,7 +164,35 @@ async function graphql(
   const operationName = typeof request.operationName === 'string' ? request.operationName : null;
   const { result, phase } = await engine.executeWithPhase(request.query, variables, operationName);
   const status = phase === 'execute' ? 200 : 400;
-  send(res, status, 'application/json; charset=utf-8', JSON.stringify(result));
+  send(
+    res,
+    status,
+    'application/json; charset=utf-8',
+    JSON.stringify(withErrorCodes(result, phase)),
+  );
+}
+
+const ERROR_CODE: Record<ExecutionPhase, string> = {
+  parse: 'GRAPHQL_PARSE_FAILED',
+  validate: 'GRAPHQL_VALIDATION_FAILED',
+  request: 'BAD_USER_INPUT',
+  execute: 'INTERNAL_SERVER_ERROR',
+};
+
+/** Apollo Server gives every error an `extensions.code`; resolver errors without one get INTERNAL_SERVER_ERROR. */
+function withErrorCodes(
+  result: GraphqlExecutionResult,
+  phase: ExecutionPhase,
+): GraphqlExecutionResult {
+  if (!result.errors) return result;
+  return {
+    ...result,
+    errors: result.errors.map((e) =>
+      typeof e.extensions?.code === 'string'
+        ? e
+        : { ...e, extensions: { ...e.extensions, code: ERROR_CODE[phase] } },
+    ),
+  };
 }
 
 function sendErrors(res: ServerResponse, status: number, message: string): void {

@@ -83,8 +83,12 @@ export interface GraphqlExecutionResult {
   extensions?: { schemas: string[] };
 }
 
-/** Which step of a request failed; the HTTP server maps parse/validation failures to 400. */
-export type ExecutionPhase = 'parse' | 'validate' | 'execute';
+/**
+ * How far a request got: `parse` and `validate` failures, and `request`
+ * (variables that do not coerce, an unknown operation) never execute; the
+ * HTTP server answers those with 400.
+ */
+export type ExecutionPhase = 'parse' | 'validate' | 'request' | 'execute';
 
 export interface EmbeddedEngine {
   /** Bundle sha, as `/sha256` serves it. */
