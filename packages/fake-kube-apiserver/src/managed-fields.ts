@@ -63,8 +63,15 @@ function setManagedFields(obj: JsonObject, managers: readonly Manager[]): void {
 }
 
 /** Time as metav1.Time serialises: RFC 3339 to the second. */
+let cachedSecond = -1;
+let cachedTimestamp = '';
 export function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== cachedSecond) {
+    cachedSecond = second;
+    cachedTimestamp = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return cachedTimestamp;
 }
 
 export interface WriteContext {
