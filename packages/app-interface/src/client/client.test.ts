@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createGqlClient } from './client.ts';
 import { GqlQueryError } from './errors.ts';
-import { appInterfaceSettings, getResource } from './helpers.ts';
+import { appInterfaceSettings, getResource, parseJsonScalar } from './helpers.ts';
 import { AppInterfaceSettingsDocument } from './queries/app-interface-settings.generated.ts';
 import { dumpQueriedSchemas, gqlClient, queriedSchemas } from './run-client.ts';
 import type { GqlTransport, GraphqlResponse } from './types.ts';
@@ -264,5 +264,13 @@ describe('gqlClient and --dump-schemas', () => {
     await dumpQueriedSchemas(ctx);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual([SETTINGS_SCHEMA]);
     await gqlClient.close?.(gql);
+  });
+});
+
+describe('parseJsonScalar', () => {
+  it('parses JSON text and keeps null', () => {
+    expect(parseJsonScalar('{"team":"x","n":[1]}')).toEqual({ team: 'x', n: [1] });
+    expect(parseJsonScalar(null)).toBeNull();
+    expect(parseJsonScalar(undefined)).toBeNull();
   });
 });

@@ -46,3 +46,11 @@ export async function appInterfaceSettings(gql: GqlClient): Promise<AppInterface
     hashLength: first.hashLength,
   };
 }
+
+/**
+ * A `JSON` field's value: qontract-server sends JSON fields as JSON text
+ * (`labels: "{\"team\":\"x\"}"`); null and absent stay null.
+ */
+export function parseJsonScalar(text: string | null | undefined): unknown {
+  return text === null || text === undefined ? null : JSON.parse(text);
+}
