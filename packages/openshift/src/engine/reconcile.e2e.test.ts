@@ -1,0 +1,321 @@
+import {
+  ConfigSecretReader,
+  configFromObject,
+  createLogger,
+  DEFAULT_GLOBAL_OPTIONS,
+  defineIntegration,
+  type RunContext,
+  runIntegration,
+  SecretRedactor,
+} from '@qontract/core';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { clusterMapForClusters } from '../cluster/for-run.ts';
+import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import type { CurrentStateSpec } from './fetch.ts';
+import { type DesiredResource, fieldManagerFor, reconcileResources } from './reconcile.ts';
+
+const INTEGRATION = 'openshift_engine_test';
+const VERSION = '1.0.0';
+let server: FakeKubeApiServer;
+
+beforeAll(async () => {
+  server = await startFakeKubeApiServer({
+    clusters: [
+      { name: 'c1', token: 't1' },
+      { name: 'c2', token: 't2' },
+    ],
+  });
+});
+afterAll(async () => server.close());
+beforeEach(() => {
+  server.faults.clear();
+});
+
+interface Scenario {
+  desired: Array<{ cluster: string; namespace: string; body: Record<string, unknown> }>;
+  kinds?: string[];
+  namespaces?: Array<[string, string]>;
+  takeOver?: boolean;
+  dryRun?: boolean;
+}
+
+/** Runs the engine once through core's runner, like an integration does. */
+async function run(s: Scenario) {
+  const logs: Array<{ msg: string; level: number }> = [];
+  const redactor = new SecretRedactor();
+  const config = configFromObject({
+    graphql: { server: 'file://unused' },
+    creds: Object.fromEntries(
+      ['c1', 'c2'].map((c) => [
+        c,
+        { server: server.cluster(c).url, token: server.cluster(c).token },
+      ]),
+    ),
+  });
+  const namespaces = s.namespaces ?? [
+    ['c1', 'app'],
+    ['c2', 'app'],
+  ];
+  const kinds = s.kinds ?? ['ConfigMap'];
+  let ctxSeen: RunContext | undefined;
+  const def = defineIntegration({
+    name: 'openshift-engine-test',
+    version: VERSION,
+    description: 'engine test',
+    options: {},
+    run: async (ctx) => {
+      ctxSeen = ctx;
+      const clusters = await clusterMapForClusters(
+        ctx,
+        [...new Set(namespaces.map(([c]) => c))].map((name) => ({
+          name,
+          serverUrl: server.cluster(name).url,
+          insecureSkipTLSVerify: true,
+          automationToken: { path: `creds/${name}`, field: 'token' },
+        })),
+      );
+      const specs: CurrentStateSpec[] = namespaces.flatMap(([cluster, namespace]) =>
+        kinds.map((kind) => ({ cluster, namespace, kind, privileged: false })),
+      );
+      const desired: DesiredResource[] = s.desired.map((d) => ({
+        cluster: d.cluster,
+        namespace: d.namespace,
+        resource: new OpenshiftResource(structuredClone(d.body), INTEGRATION, VERSION),
+      }));
+      await reconcileResources({
+        ctx,
+        integration: INTEGRATION,
+        integrationVersion: VERSION,
+        clusters,
+        specs,
+        desired,
+        takeOver: s.takeOver ?? false,
+      });
+    },
+  });
+  const result = await runIntegration({
+    definition: def,
+    options: {},
+    globals: { ...DEFAULT_GLOBAL_OPTIONS, configPath: '', dryRun: s.dryRun ?? false },
+    config,
+    log: createLogger({
+      level: 'DEBUG',
+      dryRun: false,
+      redactor,
+      destination: { write: (l: string) => logs.push(JSON.parse(l)) },
+    }),
+    redactor,
+    env: { vars: {} },
+    secrets: () => new ConfigSecretReader(config, redactor),
+  });
+  return { code: result.exitCode, logs, messages: logs.map((l) => l.msg), ctx: ctxSeen };
+}
+
+const cm = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data,
+});
+const get = (cluster: string, name: string, ns = 'app', kind = 'ConfigMap', apiVersion = 'v1') =>
+  server.get(cluster, apiVersion, kind, ns, name) as
+    | {
+        data?: Record<string, string>;
+        metadata: {
+          annotations?: Record<string, string>;
+          managedFields?: Array<{ manager: string }>;
+        };
+        spec?: Record<string, unknown>;
+      }
+    | undefined;
+
+describe('reconcileResources against the fake API server', () => {
+  beforeAll(() => {
+    server.seed('c1', [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }]);
+    server.seed('c2', [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }]);
+  });
+
+  it('creates, is a no-op the second time, updates, reverts drift and deletes only its own objects', async () => {
+    server.seed(
+      'c1',
+      [cm('not-ours', { x: '1' })].map((o) => ({
+        ...o,
+        metadata: { ...o.metadata, namespace: 'app' },
+      })),
+    );
+    const desired = [
+      { cluster: 'c1', namespace: 'app', body: cm('a', { k: 'v1' }) },
+      { cluster: 'c1', namespace: 'app', body: cm('b', { k: 'v1' }) },
+    ];
+
+    server.resetLog();
+    const dry = await run({ desired, dryRun: true });
+    expect(dry.code).toBe(0);
+    expect(dry.messages).toContain("['apply', 'privileged=False', 'c1', 'app', 'ConfigMap', 'a']");
+    expect(server.mutatingRequests()).toEqual([]);
+
+    const created = await run({ desired });
+    expect(created.code).toBe(0);
+    expect(get('c1', 'a')?.data).toEqual({ k: 'v1' });
+    expect(get('c1', 'a')?.metadata.annotations?.['qontract.integration']).toBe(INTEGRATION);
+    expect(get('c1', 'a')?.metadata.managedFields?.map((m) => m.manager)).toEqual([
+      fieldManagerFor('openshift-engine-test'),
+    ]);
+
+    server.resetLog();
+    const noop = await run({ desired });
+    expect(noop.code).toBe(0);
+    expect(server.mutatingRequests()).toEqual([]);
+
+    const updated = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('a', { k: 'v2' }) }, desired[1]!],
+    });
+    expect(updated.code).toBe(0);
+    expect(get('c1', 'a')?.data).toEqual({ k: 'v2' });
+
+    // Somebody edits the object by hand: the next run puts it back.
+    const live = server.get('c1', 'v1', 'ConfigMap', 'app', 'b')!;
+    server.seed('c1', [{ ...live, data: { k: 'edited' } }], { manager: 'kubectl-edit' });
+    server.resetLog();
+    await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('a', { k: 'v2' }) }, desired[1]!],
+    });
+    expect(get('c1', 'b')?.data).toEqual({ k: 'v1' });
+    expect(server.mutatingRequests().map((r) => r.name)).toEqual(['b']);
+
+    // b leaves the desired state: it is deleted; the unannotated object stays.
+    const removed = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('a', { k: 'v2' }) }],
+    });
+    expect(removed.code).toBe(0);
+    expect(removed.messages).toContain(
+      "['delete', 'privileged=False', 'c1', 'app', 'ConfigMap', 'b']",
+    );
+    expect(get('c1', 'b')).toBeUndefined();
+    expect(get('c1', 'not-ours')).toBeDefined();
+  });
+
+  it('with take-over, deletes unannotated objects of the managed kind that nobody owns', async () => {
+    server.seed('c2', [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'stray', namespace: 'app' } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'owned',
+          namespace: 'app',
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }],
+        },
+      },
+    ]);
+    const r = await run({
+      desired: [{ cluster: 'c2', namespace: 'app', body: cm('kept', { k: 'v' }) }],
+      namespaces: [['c2', 'app']],
+      takeOver: true,
+    });
+    expect(r.code).toBe(0);
+    expect(get('c2', 'stray')).toBeUndefined();
+    expect(get('c2', 'owned')).toBeDefined();
+    expect(get('c2', 'kept')).toBeDefined();
+  });
+
+  it('takes over an object last written by client-side apply, so a removed field really goes', async () => {
+    server.seed(
+      'c1',
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: {
+            name: 'csa',
+            namespace: 'app',
+            annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+          },
+          data: { keep: '1', drop: '2' },
+        },
+      ],
+      { manager: 'kubectl-client-side-apply' },
+    );
+    const r = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('csa', { keep: '1' }) }],
+      namespaces: [['c1', 'app']],
+    });
+    expect(r.code).toBe(0);
+    expect(get('c1', 'csa')?.data).toEqual({ keep: '1' });
+    expect(get('c1', 'csa')?.metadata.managedFields?.map((m) => m.manager)).not.toContain(
+      'kubectl-client-side-apply',
+    );
+  });
+
+  it('recreates a Service whose immutable clusterIP changed', async () => {
+    server.seed('c1', [
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'svc', namespace: 'app' },
+        spec: { clusterIP: '10.0.0.5', ports: [{ port: 80 }] },
+      },
+    ]);
+    const svc = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'svc' },
+      spec: { clusterIP: '10.0.0.9', ports: [{ port: 80 }] },
+    };
+    const r = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: svc }],
+      namespaces: [['c1', 'app']],
+      kinds: ['Service'],
+    });
+    expect(r.code).toBe(0);
+    expect(r.messages).toContain("['delete_and_apply', 'c1', 'app', 'Service', 'svc']");
+    expect(get('c1', 'svc', 'app', 'Service')?.spec?.clusterIP).toBe('10.0.0.9');
+  });
+
+  it('goes on with the other clusters when one is down, exits 1, and deletes nothing', async () => {
+    await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('to-delete', { k: 'v' }) }],
+      namespaces: [['c1', 'app']],
+    });
+    expect(get('c1', 'to-delete')).toBeDefined();
+    await server.faults.down('c2');
+    try {
+      const r = await run({
+        desired: [
+          { cluster: 'c2', namespace: 'app', body: cm('x', { k: 'v' }) },
+          { cluster: 'c1', namespace: 'app', body: cm('new-one', { k: 'v' }) },
+        ],
+      });
+      expect(r.code).toBe(1);
+      expect(r.messages.some((m) => m.startsWith('[c2] is unreachable'))).toBe(true);
+      expect(get('c1', 'new-one')).toBeDefined();
+      expect(get('c1', 'to-delete')).toBeDefined();
+      expect(r.messages).toContain("'delete' action is disabled due to previous errors.");
+    } finally {
+      await server.faults.up('c2');
+    }
+  });
+
+  it('reports a duplicate desired object with both sources and an unknown kind, exit 1', async () => {
+    const r = await run({
+      desired: [
+        { cluster: 'c1', namespace: 'app', body: cm('dup', { k: '1' }) },
+        { cluster: 'c1', namespace: 'app', body: cm('dup', { k: '2' }) },
+        {
+          cluster: 'c1',
+          namespace: 'app',
+          body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } },
+        },
+      ],
+      namespaces: [['c1', 'app']],
+    });
+    expect(r.code).toBe(1);
+    expect(
+      r.messages.some((m) => m.startsWith('[c1/app] desired item already exists: ConfigMap/dup.')),
+    ).toBe(true);
+    expect(r.messages).toContain(
+      '[c1/app] unknown kind: Secret. hint: is it missing from managedResourceTypes?',
+    );
+  });
+});

@@ -1,0 +1,203 @@
+import { errorMessage, type RunContext, writePlanOut } from '@qontract/core';
+import type { ClusterMap } from '../cluster/cluster-map.ts';
+import type { KubeObject } from '../cluster/kube-client.ts';
+import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import { type ActionResult, executePlan } from './apply.ts';
+import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
+import {
+  ResourceInventory,
+  ResourceKeyExistsError,
+  ResourceNotManagedError,
+  ResourceTypeNotInitializedError,
+} from './inventory.ts';
+import { type ItemPlan, planItem } from './plan.ts';
+import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
+import { pyRepr } from './py-repr.ts';
+
+/** One desired object of the run. */
+export interface DesiredResource {
+  readonly cluster: string;
+  /** The namespace, or `cluster` for cluster-scoped kinds. */
+  readonly namespace: string;
+  /** The desired body (not annotated); its kind must be one of the namespace's managed types. */
+  readonly resource: OpenshiftResource;
+  /** Apply with the cluster-admin token. */
+  readonly privileged?: boolean;
+  /** Where it came from (an app-interface path), for error messages. */
+  readonly source?: string;
+}
+
+export interface ReconcileSettings {
+  readonly ctx: RunContext;
+  /** The original's module constant, with underscores (`openshift_rolebindings`): the `qontract.integration` annotation. */
+  readonly integration: string;
+  readonly integrationVersion: string;
+  readonly clusters: ClusterMap;
+  /** The managed kinds per namespace: what is read from the clusters and may be deleted. */
+  readonly specs: readonly CurrentStateSpec[];
+  readonly desired: readonly DesiredResource[];
+  readonly takeOver?: boolean;
+  readonly caller?: string | undefined;
+  readonly allCallers?: readonly string[] | undefined;
+  readonly concurrency?: number | undefined;
+  readonly recyclePods?: boolean;
+  readonly waitForReady?: { readonly timeoutMs: number; readonly pollMs?: number };
+  /** Current objects the integration must not see (e.g. managed by Argo CD). */
+  readonly skipCurrent?: (item: KubeObject) => boolean;
+  /** Warn about managed kinds nothing is desired of (openshift-resources does). */
+  readonly warnUnusedTypes?: boolean;
+}
+
+export interface ReconcileResult {
+  readonly inventory: ResourceInventory;
+  readonly plan: Plan;
+  readonly results: readonly ActionResult[];
+}
+
+/**
+ * The shared OpenShift reconcile run: read the current state of the managed
+ * kinds, add the desired objects, plan with the original's rules, print the
+ * plan (dry-run) or execute it with server-side apply. Errors are registered
+ * on the run; once any exists, nothing is deleted.
+ */
+export async function reconcileResources(s: ReconcileSettings): Promise<ReconcileResult> {
+  const { ctx } = s;
+  const inventory = new ResourceInventory(ctx.errors);
+  for (const spec of s.specs) {
+    inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
+  }
+
+  const fetched = await fetchCurrentState(s.specs, {
+    clusters: s.clusters,
+    errors: ctx.errors,
+    log: ctx.log,
+    concurrency: s.concurrency,
+    ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
+  });
+  for (const { spec, items } of fetched) {
+    for (const item of items) {
+      const current = new OpenshiftResource(item, s.integration, s.integrationVersion, {
+        validate: false,
+      });
+      if (s.caller && current.caller !== s.caller) continue;
+      inventory.addCurrent(
+        spec.cluster,
+        spec.namespace,
+        spec.kind,
+        item.metadata?.name ?? '',
+        current,
+      );
+    }
+  }
+
+  for (const d of s.desired) addDesired(inventory, d, ctx);
+  inventory.publishMetrics(ctx.metrics.registry, s.integration);
+  if (s.warnUnusedTypes) {
+    for (const item of inventory.items()) {
+      if (item.desired.size === 0) {
+        ctx.log.warn(
+          `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
+        );
+      }
+    }
+  }
+
+  const plan = buildPlan(inventory, s);
+  await writePlanOut(ctx, (planToJson(plan) as { actions: unknown[] }).actions, {
+    deletionsSuppressed: plan.deletionsSuppressed,
+  });
+  const results = await executePlan(plan, {
+    dryRun: ctx.dryRun,
+    clusters: s.clusters,
+    log: ctx.log,
+    errors: ctx.errors,
+    report: ctx.report,
+    fieldManager: fieldManagerFor(ctx.integration),
+    concurrency: s.concurrency,
+    signal: ctx.signal,
+    recyclePods: s.recyclePods ?? true,
+    ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
+  });
+  return { inventory, plan, results };
+}
+
+/** The server-side apply field manager of an integration: stable, one per integration. */
+export function fieldManagerFor(integration: string): string {
+  return `qontract-reconcile-${integration}`;
+}
+
+function addDesired(inventory: ResourceInventory, d: DesiredResource, ctx: RunContext): void {
+  const where = `[${d.cluster}/${d.namespace}]`;
+  if (!inventory.isClusterPresent(d.cluster)) {
+    ctx.log.error(`Cluster ${d.cluster} not initialized in ResourceInventory`);
+    return;
+  }
+  const kind = String(d.resource.kind);
+  const name = String(d.resource.name);
+  try {
+    inventory.addDesiredResource(d.cluster, d.namespace, d.resource, {
+      privileged: d.privileged ?? false,
+      ...(d.source ? { source: d.source } : {}),
+    });
+  } catch (e) {
+    let message: string;
+    if (e instanceof ResourceTypeNotInitializedError) {
+      message = `${where} unknown kind: ${kind}. hint: is it missing from managedResourceTypes?`;
+    } else if (e instanceof ResourceKeyExistsError) {
+      message = `${where} desired item already exists: ${kind}/${name}. ${e.message}`;
+    } else if (e instanceof ResourceNotManagedError) {
+      message = `${where} desired item is not managed: ${kind}/${name}.`;
+    } else {
+      message = `${where} ${errorMessage(e)}`;
+    }
+    ctx.errors.register(`${d.cluster}/${d.namespace}`, message);
+  }
+}
+
+/**
+ * Plans every inventory item. Deletion is decided once for the whole run:
+ * when any error exists after planning (including caller conflicts found
+ * while planning), every delete is held back and logged as disabled.
+ */
+function buildPlan(inventory: ResourceInventory, s: ReconcileSettings): Plan {
+  const { ctx } = s;
+  const plans: ItemPlan[] = [];
+  const skippedClusters = new Set<string>();
+  for (const item of inventory.items()) {
+    const p = planItem(item, {
+      takeOver: s.takeOver ?? false,
+      caller: s.caller,
+      allCallers: s.allCallers,
+      enableDeletion: !ctx.errors.hasErrors,
+      clusterHasError: (c) => ctx.errors.hasClusterError(c),
+    });
+    if (p.skippedForClusterError && !skippedClusters.has(item.cluster)) {
+      skippedClusters.add(item.cluster);
+      ctx.log.error(`[${item.cluster}] skipping realize_data for cluster with errors`);
+    }
+    for (const e of p.errors) ctx.errors.register(e.scope, e.message);
+    plans.push(p);
+  }
+  const deletionEnabled = !ctx.errors.hasErrors;
+  const actions: PlannedAction[] = [];
+  const suppressed: PlannedAction[] = [];
+  for (const p of plans) {
+    for (const a of p.actions)
+      (a.action === 'delete' && !deletionEnabled ? suppressed : actions).push(a);
+    suppressed.push(...p.suppressedDeletes);
+  }
+  for (const a of suppressed) {
+    ctx.log.info(
+      pyRepr([
+        'delete',
+        `privileged=${a.privileged ? 'True' : 'False'}`,
+        a.cluster,
+        a.namespace,
+        a.kind,
+        a.name,
+      ]),
+    );
+    ctx.log.error("'delete' action is disabled due to previous errors.");
+  }
+  return { actions, deletionsSuppressed: suppressed.length };
+}
