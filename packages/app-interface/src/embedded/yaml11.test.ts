@@ -57,6 +57,19 @@ describe('parseYaml11 (PyYAML SafeLoader rules)', () => {
     expect(JSON.stringify(doc)).toBe('{"2":3,"10":2,"B":4,"b":1,"é":5}');
   });
 
+  it('stringifies non-string keys like json.dump and refuses collection keys', () => {
+    expect(parseYaml11('~: a\ntrue: b\nno: c\n12: d\n')).toEqual({
+      null: 'a',
+      true: 'b',
+      false: 'c',
+      12: 'd',
+    });
+    expect(() => parseYaml11('? [1, 2]\n: x\n')).toThrow(/a mapping key must be a scalar/);
+    expect(() => parseYaml11('2024-01-01: x\n')).toThrow(
+      /the key '2024-01-01' is a YAML 1.1 timestamp/,
+    );
+  });
+
   it('rejects unquoted timestamps, which the bundler cannot serialise', () => {
     expect(() => parseYaml11('spec:\n  since: 2024-01-31\n')).toThrow(
       /spec\.since: unquoted date\/time '2024-01-31'/,

@@ -147,7 +147,8 @@ export function parseYaml11(text: string): JsonValue {
     );
   }
   if (doc.contents === null) throw new YamlParseError('the file holds no YAML document');
-  return toJsonData(doc.toJS({ maxAliasCount: -1 }), '');
+  // Maps keep the real key values, so keys can be stringified the way json.dump does.
+  return toJsonData(doc.toJS({ maxAliasCount: -1, mapAsMap: true }), '');
 }
 
 function firstLine(s: string): string {
@@ -187,7 +188,12 @@ export function toJsonData(value: unknown, where: string): JsonValue {
     return out;
   }
   if (value instanceof Map) {
-    return toJsonData(Object.fromEntries([...value].map(([k, v]) => [String(k), v])), where);
+    const entries: [string, unknown][] = [];
+    for (const [k, v] of value) entries.push([pythonKey(k, where), v]);
+    entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+    const out: Record<string, JsonValue> = {};
+    for (const [k, v] of entries) setKey(out, k, toJsonData(v, where ? `${where}.${k}` : k));
+    return out;
   }
   const obj = value as Record<string, unknown>;
   const out: Record<string, JsonValue> = {};
@@ -195,6 +201,20 @@ export function toJsonData(value: unknown, where: string): JsonValue {
     setKey(out, key, toJsonData(obj[key], where ? `${where}.${key}` : key));
   }
   return out;
+}
+
+/** How json.dump writes a non-string mapping key; PyYAML refuses collection keys. */
+function pythonKey(key: unknown, where: string): string {
+  if (typeof key === 'string') return key;
+  if (key === null || key === undefined) return 'null';
+  if (typeof key === 'boolean' || typeof key === 'number') return String(key);
+  const at = where || 'document';
+  if (key instanceof YamlTimestamp) {
+    throw new YamlParseError(
+      `${at}: the key '${key.text}' is a YAML 1.1 timestamp, which JSON cannot hold; quote it`,
+    );
+  }
+  throw new YamlParseError(`${at}: a mapping key must be a scalar`);
 }
 
 function setKey(obj: Record<string, JsonValue>, key: string, value: JsonValue): void {
