@@ -39,6 +39,18 @@ describe('services', () => {
       spec: { clusterIP: '10.0.0.9', clusterIPs: ['10.0.0.9'] },
     });
     expect(changed.status).toBe(422);
+    const unset = await merge('/api/v1/namespaces/default/services/s', {
+      spec: { clusterIP: '', clusterIPs: [] },
+    });
+    expect(unset.body.message).toBe(
+      'Service "s" is invalid: spec.clusterIPs[0]: Invalid value: []string{}: primary clusterIP can not be unset',
+    );
+    const moved = await merge('/api/v1/namespaces/default/services/s', {
+      spec: { clusterIPs: ['10.0.0.8'] },
+    });
+    expect(moved.body.message).toBe(
+      'Service "s" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.0.0.8"}: may not change once set',
+    );
     expect(changed.body).toMatchObject({
       reason: 'Invalid',
       message:

@@ -108,14 +108,16 @@ export function applyDefaults(
       if (s.type === undefined) s.type = 'ClusterIP';
       const liveSpec = live ? spec(live) : undefined;
       if (s.type !== 'ExternalName') {
-        if ((s.clusterIP === undefined || s.clusterIP === '') && liveSpec?.clusterIP) {
-          // An update that omits the allocated IP keeps it, as the real registry does.
+        const unset = s.clusterIP === undefined || s.clusterIP === '';
+        if (liveSpec?.clusterIP && unset && s.clusterIPs === undefined) {
+          // An update that omits the allocated IPs keeps them, as the real registry does.
           s.clusterIP = liveSpec.clusterIP;
           s.clusterIPs = liveSpec.clusterIPs;
-        } else if (s.clusterIP === undefined || s.clusterIP === '') {
+        } else if (!live && unset) {
           s.clusterIP = allocator.nextClusterIP();
         }
-        if (s.clusterIPs === undefined) s.clusterIPs = [s.clusterIP];
+        if (s.clusterIPs === undefined && !unset) s.clusterIPs = [s.clusterIP];
+        if (!live && s.clusterIPs === undefined) s.clusterIPs = [s.clusterIP];
         if (s.clusterIP !== 'None') {
           s.ipFamilies ??= ['IPv4'];
           s.ipFamilyPolicy ??= 'SingleStack';
@@ -145,6 +147,12 @@ export function applyDefaults(
     default:
       return;
   }
+}
+
+/** Go's `%#v` of a []string, as field errors print values. */
+function goStrings(value: unknown): string {
+  if (!Array.isArray(value)) return '[]string(nil)';
+  return `[]string{${value.map((v) => JSON.stringify(String(v))).join(', ')}}`;
 }
 
 /** Go's `%#v` of a LabelSelector, as it appears in the real immutable-selector message. */
@@ -189,16 +197,32 @@ export function validateUpdate(
   const newSpec = spec(next);
   switch (type.kind) {
     case 'Service': {
+      if (newSpec.type === 'ExternalName' || oldSpec.type === 'ExternalName') break;
+      const oldIPs = Array.isArray(oldSpec.clusterIPs) ? oldSpec.clusterIPs : [];
+      const newIPs = Array.isArray(newSpec.clusterIPs) ? newSpec.clusterIPs : [];
       if (
-        oldSpec.clusterIP !== undefined &&
+        typeof oldSpec.clusterIP === 'string' &&
         oldSpec.clusterIP !== '' &&
-        newSpec.clusterIP !== oldSpec.clusterIP &&
-        newSpec.type !== 'ExternalName'
+        typeof newSpec.clusterIP === 'string' &&
+        newSpec.clusterIP !== '' &&
+        newSpec.clusterIP !== oldSpec.clusterIP
       ) {
         errors.push({
           type: 'FieldValueInvalid',
           field: 'spec.clusterIP',
-          detail: `Invalid value: ${JSON.stringify(newSpec.clusterIP ?? '')}: field is immutable`,
+          detail: `Invalid value: ${JSON.stringify(newSpec.clusterIP)}: field is immutable`,
+        });
+      } else if (oldIPs.length > 0 && newIPs.length === 0) {
+        errors.push({
+          type: 'FieldValueInvalid',
+          field: 'spec.clusterIPs[0]',
+          detail: `Invalid value: ${goStrings(newSpec.clusterIPs)}: primary clusterIP can not be unset`,
+        });
+      } else if (oldIPs.length > 0 && newIPs[0] !== oldIPs[0]) {
+        errors.push({
+          type: 'FieldValueInvalid',
+          field: 'spec.clusterIPs[0]',
+          detail: `Invalid value: ${goStrings(newSpec.clusterIPs)}: may not change once set`,
         });
       }
       break;
