@@ -12,6 +12,9 @@ export * from './engine/py-repr.ts';
 export * from './engine/readiness.ts';
 export * from './engine/reconcile.ts';
 export * from './engine/recycle.ts';
+// Namespaced because engine/inventory.ts still exports its own ResourceInventory and error classes.
+export * as inventory from './inventory/index.ts';
+export * from './resource/index.ts';
 export * from './resource/openshift-resource.ts';
 export * from './resource/parse-resource.ts';
 export * from './resource/three-way-diff.ts';

@@ -1,0 +1,256 @@
+/**
+ * The original's `ResourceInventory` (core-spec §1.9): cluster → namespace → resource type, each
+ * with the desired and the current objects by name, the names to handle with the admin token, and
+ * an optional managed-names list. Errors are registered in the run's ErrorRegistry: a cluster-wide
+ * error makes the engine skip that cluster, and any error switches deletions off.
+ */
+import { ErrorRegistry } from '@qontract/core';
+import type { OpenshiftResource } from '../resource/openshift-resource.ts';
+import {
+  ResourceKeyExistsError,
+  ResourceNotManagedError,
+  ResourceTypeNotInitializedError,
+} from './errors.ts';
+
+/** What the inventory holds for one (cluster, namespace, resource type). */
+export interface InventoryEntry {
+  readonly current: Map<string, OpenshiftResource>;
+  readonly desired: Map<string, OpenshiftResource>;
+  /** Names to apply/delete with the cluster-admin token. */
+  readonly useAdminToken: Map<string, boolean>;
+  /** `undefined` when every name of the kind is managed. */
+  readonly managedNames: readonly string[] | undefined;
+}
+
+/** One (cluster, namespace, kind) of the inventory with its entry, in insertion order. */
+export interface InventoryItem extends InventoryEntry {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly kind: string;
+}
+
+/** Sizes for the `qontract_reconcile_openshift_resource_inventory` gauge. */
+export interface InventoryCount {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly kind: string;
+  readonly state: 'current' | 'desired';
+  readonly count: number;
+}
+
+export interface AddDesiredOptions {
+  /** Apply with the cluster-admin token. */
+  privileged?: boolean;
+  /** Where the body came from (app-interface path), named when the same object is desired twice. */
+  source?: string;
+}
+
+interface StoredEntry extends InventoryEntry {
+  readonly sources: Map<string, string>;
+}
+
+export class ResourceInventory {
+  readonly errors: ErrorRegistry;
+  readonly #clusters = new Map<string, Map<string, Map<string, StoredEntry>>>();
+
+  constructor(errors: ErrorRegistry = new ErrorRegistry()) {
+    this.errors = errors;
+  }
+
+  /** Registers a managed kind; a second registration keeps the first one's managed names. */
+  initializeResourceType(
+    cluster: string,
+    namespace: string,
+    type: string,
+    managedNames?: readonly string[],
+  ): void {
+    let namespaces = this.#clusters.get(cluster);
+    if (!namespaces) {
+      namespaces = new Map();
+      this.#clusters.set(cluster, namespaces);
+    }
+    let types = namespaces.get(namespace);
+    if (!types) {
+      types = new Map();
+      namespaces.set(namespace, types);
+    }
+    if (!types.has(type)) {
+      types.set(type, {
+        current: new Map(),
+        desired: new Map(),
+        useAdminToken: new Map(),
+        managedNames: managedNames === undefined ? undefined : [...managedNames],
+        sources: new Map(),
+      });
+    }
+  }
+
+  isClusterPresent(cluster: string): boolean {
+    return this.#clusters.has(cluster);
+  }
+
+  /**
+   * Adds a desired object under `Kind.group` when that form is registered for the namespace, else
+   * under the bare kind (so the long form wins when both are). Returns false, adding nothing, for
+   * a cluster that was never initialised (the original logs "Cluster {c} not initialized in
+   * ResourceInventory"; the caller logs it here). An unknown namespace or kind throws
+   * `ResourceTypeNotInitializedError`.
+   */
+  addDesiredResource(
+    cluster: string,
+    namespace: string,
+    resource: OpenshiftResource,
+    options: AddDesiredOptions = {},
+  ): boolean {
+    const namespaces = this.#clusters.get(cluster);
+    if (!namespaces) return false;
+    const types = namespaces.get(namespace);
+    if (!types)
+      throw new ResourceTypeNotInitializedError(
+        `namespace ${namespace} is not initialized in cluster ${cluster}`,
+      );
+    const longKind = resource.kindAndGroup;
+    const type = types.has(longKind) ? longKind : String(resource.kind);
+    this.addDesired(cluster, namespace, type, String(resource.name), resource, options);
+    return true;
+  }
+
+  /** Managed names are checked first, then duplicates (reported with both sources). */
+  addDesired(
+    cluster: string,
+    namespace: string,
+    type: string,
+    name: string,
+    resource: OpenshiftResource,
+    options: AddDesiredOptions = {},
+  ): void {
+    const entry = this.#entry(cluster, namespace, type);
+    if (entry.managedNames !== undefined && !entry.managedNames.includes(name)) {
+      throw new ResourceNotManagedError(type, name);
+    }
+    if (entry.desired.has(name)) {
+      const sources = [entry.sources.get(name), options.source].filter((s): s is string =>
+        Boolean(s),
+      );
+      throw new ResourceKeyExistsError(type, name, sources);
+    }
+    entry.desired.set(name, resource);
+    entry.useAdminToken.set(name, options.privileged ?? false);
+    if (options.source) entry.sources.set(name, options.source);
+  }
+
+  /** Stores (or replaces) what the cluster has. */
+  addCurrent(
+    cluster: string,
+    namespace: string,
+    type: string,
+    name: string,
+    resource: OpenshiftResource,
+  ): void {
+    this.#entry(cluster, namespace, type).current.set(name, resource);
+  }
+
+  getDesired(
+    cluster: string,
+    namespace: string,
+    type: string,
+    name: string,
+  ): OpenshiftResource | undefined {
+    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.desired.get(name);
+  }
+
+  getCurrent(
+    cluster: string,
+    namespace: string,
+    type: string,
+    name: string,
+  ): OpenshiftResource | undefined {
+    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.current.get(name);
+  }
+
+  getDesiredByType(
+    cluster: string,
+    namespace: string,
+    type: string,
+  ): ReadonlyMap<string, OpenshiftResource> | undefined {
+    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.desired;
+  }
+
+  /** The app-interface path a desired object was added from, if it was given. */
+  getDesiredSource(
+    cluster: string,
+    namespace: string,
+    type: string,
+    name: string,
+  ): string | undefined {
+    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.sources.get(name);
+  }
+
+  managedNames(cluster: string, namespace: string, type: string): readonly string[] | undefined {
+    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.managedNames;
+  }
+
+  /** Every (cluster, namespace, kind) with its entry, in insertion order. */
+  *items(): IterableIterator<InventoryItem> {
+    for (const [cluster, namespaces] of this.#clusters) {
+      for (const [namespace, types] of namespaces) {
+        for (const [kind, entry] of types) {
+          yield {
+            cluster,
+            namespace,
+            kind,
+            current: entry.current,
+            desired: entry.desired,
+            useAdminToken: entry.useAdminToken,
+            managedNames: entry.managedNames,
+          };
+        }
+      }
+    }
+  }
+
+  /** The original's iteration: `(cluster, namespace, resource_type, data)`. */
+  *[Symbol.iterator](): IterableIterator<[string, string, string, InventoryEntry]> {
+    for (const item of this.items()) {
+      const { cluster, namespace, kind, ...entry } = item;
+      yield [cluster, namespace, kind, entry];
+    }
+  }
+
+  /**
+   * Registers an error for the run; with a cluster it is cluster-wide (that cluster is skipped
+   * when applying). Either way deletions are switched off for the whole run.
+   */
+  registerError(message: string, cluster?: string): void {
+    this.errors.register(
+      cluster ?? 'inventory',
+      message,
+      cluster === undefined ? {} : { clusterWide: true },
+    );
+  }
+
+  /** With a cluster: whether that cluster has a cluster-wide error; without: whether any error exists. */
+  hasErrorRegistered(cluster?: string): boolean {
+    return cluster === undefined ? this.errors.hasErrors : this.errors.hasClusterError(cluster);
+  }
+
+  /** Rows for the inventory gauge (`len(data[state])` per cluster/namespace/kind/state). */
+  counts(): InventoryCount[] {
+    const rows: InventoryCount[] = [];
+    for (const { cluster, namespace, kind, current, desired } of this.items()) {
+      rows.push({ cluster, namespace, kind, state: 'current', count: current.size });
+      rows.push({ cluster, namespace, kind, state: 'desired', count: desired.size });
+    }
+    return rows;
+  }
+
+  #entry(cluster: string, namespace: string, type: string): StoredEntry {
+    const entry = this.#clusters.get(cluster)?.get(namespace)?.get(type);
+    if (!entry) {
+      throw new ResourceTypeNotInitializedError(
+        `${type} is not a managed resource type in ${cluster}/${namespace}`,
+      );
+    }
+    return entry;
+  }
+}
