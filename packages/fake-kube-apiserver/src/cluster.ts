@@ -318,7 +318,9 @@ export class FakeCluster {
       if (type.namespaced) this.ensureNamespace(type, namespace, name);
     }
     const ctx = this.context(type, version, options.fieldManager, subresource);
-    const merged = serverSideApply(live, applied, ctx, options.force);
+    let merged = serverSideApply(live, applied, ctx, options.force);
+    if (subresource === 'status' && live)
+      merged = { ...live, metadata: merged.metadata, status: merged.status };
     return this.commit(type, version, namespace, name, live, merged, options, subresource, true);
   }
 
@@ -360,7 +362,7 @@ export class FakeCluster {
       if (live?.status !== undefined) next.status = live.status;
       else delete next.status;
     }
-    applyDefaults(type, next, live, this);
+    applyDefaults(type, next, live, this, this.name);
     if (type === CRDS || (type.group === CRDS.group && type.plural === CRDS.plural)) {
       next.status = crdStatus(next);
     }

@@ -149,6 +149,33 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
     ]);
   });
 
+  it('client-side apply, then migration to server-side apply', async () => {
+    const csa = file('csa.yaml', {
+      ...configMap({ c: '1' }),
+      metadata: { name: 'csa', namespace: 'default' },
+    });
+    const created = await kubectl(['apply', '-f', csa]);
+    expect(created.stdout.trim()).toBe('configmap/csa created');
+    const managers = async () =>
+      JSON.parse(
+        (await kubectl(['get', 'cm', 'csa', '-o', 'json', '--show-managed-fields'])).stdout,
+      ).metadata.managedFields.map(
+        (m: { manager: string; operation: string }) => `${m.manager}/${m.operation}`,
+      );
+    expect(await managers()).toEqual(['kubectl-client-side-apply/Update']);
+    const changed = file('csa2.yaml', {
+      ...configMap({ c: '2' }),
+      metadata: { name: 'csa', namespace: 'default' },
+    });
+    const conflict = await kubectl(['apply', '--server-side', '-f', changed]);
+    expect(conflict.stderr).toMatch(
+      /conflict with "kubectl-client-side-apply" using v1 at \S+: \.data\.c/,
+    );
+    const migrated = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', changed]);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(await managers()).toEqual(['kubectl/Apply', 'kubectl-last-applied/Apply']);
+  });
+
   it('apply --server-side of a Deployment, then rollout status', async () => {
     const deployment = {
       apiVersion: 'apps/v1',

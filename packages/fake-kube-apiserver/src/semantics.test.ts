@@ -64,6 +64,20 @@ describe('services', () => {
   });
 });
 
+describe('routes', () => {
+  it('default the host, wildcard policy and backend weight as the OpenShift router does', async () => {
+    const reply = await call(c, 'POST', '/apis/route.openshift.io/v1/namespaces/default/routes', {
+      body: { metadata: { name: 'web' }, spec: { to: { kind: 'Service', name: 'web' } } },
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body.spec).toEqual({
+      host: 'web-default.apps.ocp.example.com',
+      to: { kind: 'Service', name: 'web', weight: 100 },
+      wildcardPolicy: 'None',
+    });
+  });
+});
+
 describe('immutable fields', () => {
   const selector = { matchLabels: { app: 'x' } };
   const template = {

@@ -76,6 +76,7 @@ export function applyDefaults(
   obj: JsonObject,
   live: JsonObject | undefined,
   allocator: Allocator,
+  clusterName: string,
 ): void {
   if (!type.builtin) return;
   defaultContainerPorts(obj.spec);
@@ -142,6 +143,18 @@ export function applyDefaults(
       const s = spec(obj);
       obj.spec = s;
       s.replicas ??= 1;
+      return;
+    }
+    case 'Route': {
+      const s = spec(obj);
+      obj.spec = s;
+      const metadata = isObject(obj.metadata) ? obj.metadata : {};
+      // The router's default host: <name>-<namespace>.apps.<cluster domain>.
+      if (s.host === undefined || s.host === '') {
+        s.host = `${String(metadata.name)}-${String(metadata.namespace)}.apps.${clusterName}.example.com`;
+      }
+      s.wildcardPolicy ??= 'None';
+      if (isObject(s.to)) s.to.weight ??= 100;
       return;
     }
     default:
