@@ -1,5 +1,6 @@
 import type { AnyIntegration } from '@qontract/core';
 import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
+import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
 // registry:imports (the generator inserts imports above this line)
 
 /**
@@ -8,5 +9,6 @@ import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces'
  */
 export const integrations: readonly AnyIntegration[] = [
   openshiftNamespaces,
+  openshiftRolebindings,
   // registry:entries (the generator inserts entries above this line)
 ];

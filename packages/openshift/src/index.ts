@@ -18,3 +18,4 @@ export * from './resource/index.ts';
 export * from './resource/openshift-resource.ts';
 export * from './resource/parse-resource.ts';
 export * from './resource/three-way-diff.ts';
+export * from './access.ts';

@@ -1,0 +1,106 @@
+import { isRoleActive, userKeysForAccess } from '@qontract/openshift';
+import type { OpenshiftRolebindingsRolesQuery } from './roles.generated.ts';
+
+type Role = NonNullable<OpenshiftRolebindingsRolesQuery['roles']>[number];
+
+/** A namespace whose RoleBindings this integration manages. */
+export interface ManagedNamespace {
+  readonly name: string;
+  readonly delete?: boolean | null;
+  readonly managedRoles?: boolean | null;
+  readonly cluster: { readonly name: string };
+}
+
+/** `managedRoles: true`, not being deleted, and in this shard (`<cluster>/<namespace>`). */
+export function isManagedNamespace(
+  ns: ManagedNamespace,
+  isInShard: (key: string) => boolean,
+): boolean {
+  return Boolean(ns.managedRoles) && !ns.delete && isInShard(`${ns.cluster.name}/${ns.name}`);
+}
+
+export interface DesiredRoleBinding {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly privileged: boolean;
+  readonly body: {
+    apiVersion: 'rbac.authorization.k8s.io/v1';
+    kind: 'RoleBinding';
+    metadata: { name: string };
+    roleRef: { kind: 'Role' | 'ClusterRole'; name: string };
+    subjects: Array<
+      { kind: 'User'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string }
+    >;
+  };
+  /** The role granting it, for error messages. */
+  readonly role: string;
+}
+
+export interface RoleBindingsInput {
+  readonly roles: readonly Role[];
+  readonly isInShard: (key: string) => boolean;
+  /** Clusters with a working client; access to other clusters is left alone. */
+  readonly clusters: ReadonlySet<string>;
+  /** `--support-role-ref`: bind a namespaced `role` as a Role instead of a ClusterRole of that name. */
+  readonly supportRoleRef: boolean;
+  readonly today: Date;
+}
+
+/**
+ * The RoleBindings roles ask for: one per user (named `<role>-<username>`,
+ * with the user key the cluster's auth uses) and one per bot service account
+ * `<namespace>/<name>` (named `<role>-<namespace>-<name>`), in every managed
+ * namespace the role grants access to. Expired roles grant nothing; the first
+ * definition of a (cluster, namespace, name) wins, as upstream.
+ */
+export function desiredRoleBindings(input: RoleBindingsInput): DesiredRoleBinding[] {
+  const out = new Map<string, DesiredRoleBinding>();
+  for (const role of input.roles) {
+    if (!isRoleActive(role.name, role.expirationDate, input.today)) continue;
+    for (const access of role.access ?? []) {
+      const ns = access.namespace;
+      const roleName = access.role || access.clusterRole;
+      if (!ns || !roleName || !isManagedNamespace(ns, input.isInShard)) continue;
+      if (!input.clusters.has(ns.cluster.name)) continue;
+      const roleRef = {
+        kind: access.role && input.supportRoleRef ? ('Role' as const) : ('ClusterRole' as const),
+        name: roleName,
+      };
+      const keys = userKeysForAccess(ns.cluster.name, ns.cluster.auth);
+      const add = (name: string, subject: DesiredRoleBinding['body']['subjects'][number]) => {
+        const key = `${ns.cluster.name}/${ns.name}/${name}`;
+        if (out.has(key)) return;
+        out.set(key, {
+          cluster: ns.cluster.name,
+          namespace: ns.name,
+          privileged: Boolean(ns.clusterAdmin),
+          role: role.name,
+          body: {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'RoleBinding',
+            metadata: { name },
+            roleRef,
+            subjects: [subject],
+          },
+        });
+      };
+      for (const user of role.users ?? []) {
+        for (const key of keys) {
+          const username = user[key];
+          if (username) add(`${roleName}-${username}`, { kind: 'User', name: username });
+        }
+      }
+      for (const bot of role.bots ?? []) {
+        const parts = bot.openshift_serviceaccount?.split('/');
+        if (parts?.length !== 2 || !parts[0] || !parts[1]) continue;
+        const [saNamespace, saName] = parts as [string, string];
+        add(`${roleName}-${saNamespace}-${saName}`, {
+          kind: 'ServiceAccount',
+          name: saName,
+          namespace: saNamespace,
+        });
+      }
+    }
+  }
+  return [...out.values()];
+}

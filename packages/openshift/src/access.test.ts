@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { isRoleActive, userKeysForAccess } from './access.ts';
+
+describe('userKeysForAccess', () => {
+  it.each([
+    [[], ['github_username']],
+    [null, ['github_username']],
+    [[{ service: 'github-org' }], ['github_username']],
+    [[{ service: 'github-org-team' }, { service: 'github-org' }], ['github_username']],
+    [[{ service: 'oidc' }], ['org_username']],
+    [
+      [{ service: 'rhidp' }, { service: 'github-org' }],
+      ['org_username', 'github_username'],
+    ],
+  ])('%j → %j', (auth, keys) => {
+    expect(userKeysForAccess('c1', auth)).toEqual(keys);
+  });
+
+  it('rejects an auth service it does not know, naming the cluster', () => {
+    expect(() => userKeysForAccess('c1', [{ service: 'ldap' }])).toThrow(
+      '[c1] auth service not implemented: ldap',
+    );
+  });
+});
+
+describe('isRoleActive', () => {
+  const today = new Date('2026-11-21T23:59:00Z');
+  it.each([
+    [null, true],
+    ['', true],
+    ['2026-11-22', true],
+    ['2026-11-21', false],
+    ['2020-01-01', false],
+  ])('expirationDate %j → %j', (date, active) => {
+    expect(isRoleActive('r', date, today)).toBe(active);
+  });
+
+  it.each(['2026-13-01', '21-11-2026', '2026-02-30'])('rejects the malformed date %j', (date) => {
+    expect(() => isRoleActive('r', date, today)).toThrow(
+      `role r: expirationDate '${date}' is not a YYYY-MM-DD date`,
+    );
+  });
+});
