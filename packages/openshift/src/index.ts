@@ -1,10 +1,10 @@
+export * from './access.ts';
 export * from './cluster/api-resources.ts';
 export * from './cluster/cluster-map.ts';
 export * from './cluster/for-run.ts';
 export * from './cluster/kube-client.ts';
 export * from './engine/apply.ts';
 export * from './engine/fetch.ts';
-export * from './engine/inventory.ts';
 export * from './engine/managed-fields.ts';
 export * from './engine/plan.ts';
 export * from './engine/plan-types.ts';
@@ -12,10 +12,8 @@ export * from './engine/py-repr.ts';
 export * from './engine/readiness.ts';
 export * from './engine/reconcile.ts';
 export * from './engine/recycle.ts';
-// Namespaced because engine/inventory.ts still exports its own ResourceInventory and error classes.
-export * as inventory from './inventory/index.ts';
+export * from './inventory/index.ts';
 export * from './resource/index.ts';
 export * from './resource/openshift-resource.ts';
 export * from './resource/parse-resource.ts';
 export * from './resource/three-way-diff.ts';
-export * from './access.ts';

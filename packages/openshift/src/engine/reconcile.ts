@@ -1,15 +1,16 @@
 import { errorMessage, type RunContext, writePlanOut } from '@qontract/core';
+import { Gauge, type Registry } from 'prom-client';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
 import type { KubeObject } from '../cluster/kube-client.ts';
-import { OpenshiftResource } from '../resource/openshift-resource.ts';
-import { type ActionResult, executePlan } from './apply.ts';
-import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
 import {
   ResourceInventory,
   ResourceKeyExistsError,
   ResourceNotManagedError,
   ResourceTypeNotInitializedError,
-} from './inventory.ts';
+} from '../inventory/index.ts';
+import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import { type ActionResult, executePlan } from './apply.ts';
+import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
 import { type ItemPlan, planItem } from './plan.ts';
 import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
@@ -91,7 +92,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   }
 
   for (const d of s.desired) addDesired(inventory, d, ctx);
-  inventory.publishMetrics(ctx.metrics.registry, s.integration);
+  publishInventoryMetrics(inventory, ctx.metrics.registry, s.integration);
   if (s.warnUnusedTypes) {
     for (const item of inventory.items()) {
       if (item.desired.size === 0) {
@@ -200,4 +201,34 @@ function buildPlan(inventory: ResourceInventory, s: ReconcileSettings): Plan {
     ctx.log.error("'delete' action is disabled due to previous errors.");
   }
   return { actions, deletionsSuppressed: suppressed.length };
+}
+
+/** `qontract_reconcile_openshift_resource_inventory{integration, cluster, namespace, kind, state}`, as upstream. */
+function publishInventoryMetrics(
+  inventory: ResourceInventory,
+  registry: Registry,
+  integration: string,
+): void {
+  const name = 'qontract_reconcile_openshift_resource_inventory';
+  const gauge =
+    (registry.getSingleMetric(name) as Gauge | undefined) ??
+    new Gauge({
+      name,
+      help: 'Inventory of resources managed by an openshift integration',
+      labelNames: ['integration', 'cluster', 'namespace', 'kind', 'state'],
+      registers: [registry],
+    });
+  const label = integration.replaceAll('_', '-');
+  for (const row of inventory.counts()) {
+    gauge.set(
+      {
+        integration: label,
+        cluster: row.cluster,
+        namespace: row.namespace,
+        kind: row.kind,
+        state: row.state,
+      },
+      row.count,
+    );
+  }
 }
