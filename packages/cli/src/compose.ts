@@ -1,4 +1,9 @@
-import { appInterfaceSettings, dumpQueriedSchemas, gqlClient } from '@qontract/app-interface';
+import {
+  appInterfaceSettings,
+  createEarlyExit,
+  dumpQueriedSchemas,
+  gqlClient,
+} from '@qontract/app-interface';
 import {
   type AnyIntegration,
   type Config,
@@ -82,8 +87,25 @@ export function executeIntegration(s: ExecuteSettings): Promise<RunResult> {
     signal: s.signal,
     secrets: s.services.secrets,
     ...(s.services.state ? { state: s.services.state } : {}),
-    ...(s.services.earlyExit ? { earlyExit: s.services.earlyExit } : {}),
+    earlyExit: s.services.earlyExit ?? earlyExitFor(s.definition, s.options),
     ...(s.services.finally ? { finally: s.services.finally } : {}),
     ...(s.services.clients ? { clients: s.services.clients } : {}),
   });
+}
+
+/**
+ * `--early-exit-compare-sha` (dry-run only, applied by the runner): exit 0
+ * when the integration's desired state is the same in both bundles; with
+ * `--check-only-affected-shards`, dry-run only the shards that changed.
+ */
+function earlyExitFor(
+  definition: AnyIntegration,
+  options: OptionValues,
+): (ctx: RunContext) => Promise<EarlyExitDecision> {
+  const decide = createEarlyExit(definition, options);
+  return async (ctx) => {
+    const decision = await decide(ctx);
+    if (decision.kind === 'shards' && !ctx.globals.checkOnlyAffectedShards) return { kind: 'run' };
+    return decision;
+  };
 }
