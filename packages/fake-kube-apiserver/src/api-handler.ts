@@ -493,8 +493,16 @@ function listResponse(ctx: HandlerContext, type: ResourceType, apiVersion: strin
     sendJson(res, 200, table(objects, metadata, query.get('includeObject') ?? 'Metadata'));
     return;
   }
-  // Items are concatenated as stored: no parse, no re-encode.
-  const items = page.items.map((o) => render(o, apiVersion)).join(',');
+  // Items are concatenated as stored: no parse, no re-encode. Typed lists of
+  // built-in kinds carry no apiVersion/kind on their items (the real server's
+  // do not either); custom resources keep them.
+  const typeMeta = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(type.kind)},`;
+  const items = page.items
+    .map((o) => {
+      const json = render(o, apiVersion);
+      return type.builtin && json.startsWith(typeMeta) ? `{${json.slice(typeMeta.length)}` : json;
+    })
+    .join(',');
   const head = JSON.stringify({ kind: listKind, apiVersion, metadata });
   sendJson(res, 200, `${head.slice(0, -1)},"items":[${items}]}`);
 }

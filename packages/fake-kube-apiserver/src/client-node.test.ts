@@ -17,6 +17,8 @@ let kc: KubeConfig;
 beforeAll(async () => {
   server = await startFakeKubeApiServer({
     clusters: [{ name: 'one', openshift: true }, { name: 'two' }],
+    // Roll-out status writes would move resourceVersions under the assertions.
+    workloadReadyDelayMs: -1,
   });
   kc = new KubeConfig();
   kc.loadFromString(server.kubeconfig());

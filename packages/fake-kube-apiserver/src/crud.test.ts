@@ -183,6 +183,9 @@ describe('list', () => {
     expect(list.kind).toBe('ConfigMapList');
     expect(list.apiVersion).toBe('v1');
     expect(list.items).toHaveLength(12);
+    // As from the real server: items of built-in typed lists have no apiVersion/kind.
+    expect(list.items[0].kind).toBeUndefined();
+    expect(list.items[0].metadata.name).toBe('cm-00');
     expect(Number(list.metadata.resourceVersion)).toBeGreaterThan(0);
   });
 

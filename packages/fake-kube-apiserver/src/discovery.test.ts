@@ -165,6 +165,9 @@ describe('discovery', () => {
       (await call(c, 'POST', '/apis/example.com/v1/namespaces/default/widgets', { body: widget }))
         .status,
     ).toBe(201);
+    const widgets = (await call(c, 'GET', '/apis/example.com/v1/widgets')).body;
+    expect(widgets).toMatchObject({ kind: 'WidgetList', apiVersion: 'example.com/v1' });
+    expect(widgets.items).toEqual([expect.objectContaining({ kind: 'Widget', spec: { size: 1 } })]);
     expect(
       (
         await call(
