@@ -1,15 +1,20 @@
-import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { compareCodePoints } from './code-point-order.ts';
+import {
+  isObject,
+  parseStructured,
+  readDataFiles,
+  sha256Hex,
+  sortObjectKeys,
+} from './data-files.ts';
 import { readGitCommitInfo } from './git-info.ts';
 import { parseGraphqlSection } from './graphql-conf.ts';
 import { BundleLoadError, type BundleProblem, ProblemKind } from './problems.ts';
 import { computeResourceBackrefs } from './traverse.ts';
 import type { Bundle, GraphqlSection, JsonObject, JsonValue, ResourceRecord } from './types.ts';
-import { parseJsonData, parseYaml11 } from './yaml11.ts';
 
 /** Where the parts of an app-interface checkout live. */
 export interface AppInterfaceLayout {
@@ -80,15 +85,13 @@ export async function collectBundleFromDirectory(
     options.git === false ? null : readGitCommitInfo(root),
   ]);
 
-  // Synchronous reads on purpose: for thousands of small files fs/promises
-  // costs several times more (a FileHandle per file) than the parsing itself.
   const data: Record<string, JsonObject> = {};
-  for (const file of dataFiles) {
-    if (!DATA_EXTENSIONS.test(file)) continue;
-    const key = bundleKey(layout.dataDir, file);
-    const doc = parseDataFile(key, readFileSync(file), problems);
-    if (doc) data[key] = doc;
-  }
+  const jobs = dataFiles
+    .filter((f) => DATA_EXTENSIONS.test(f))
+    .map((f) => [f, bundleKey(layout.dataDir, f)] as const);
+  const read = readDataFiles(jobs);
+  for (const [key, doc] of read.data) data[key] = doc;
+  problems.push(...read.problems);
 
   const schemas: Record<string, JsonObject> = {};
   for (const file of schemaFiles) {
@@ -148,35 +151,6 @@ export async function collectBundleFromDirectory(
   return { bundle, problems: sortProblems(problems) };
 }
 
-function parseDataFile(key: string, raw: Buffer, problems: BundleProblem[]): JsonObject | null {
-  const doc = parseStructured(key, raw, problems, ProblemKind.PARSE);
-  if (doc === undefined) return null;
-  if (!isObject(doc)) {
-    problems.push({ file: key, reason: 'a data file must be a mapping', kind: 'FILE' });
-    return null;
-  }
-  if (typeof doc.$schema !== 'string' || doc.$schema === '') {
-    problems.push({ file: key, reason: 'the data file has no $schema', kind: 'FILE' });
-    return null;
-  }
-  return sortObjectKeys({ ...doc, $file_sha256sum: sha256Hex(raw) });
-}
-
-function parseStructured(
-  key: string,
-  raw: Buffer,
-  problems: BundleProblem[],
-  kind: ProblemKind,
-): JsonValue | undefined {
-  try {
-    const text = raw.toString('utf8');
-    return key.endsWith('.json') ? parseJsonData(text) : parseYaml11(text);
-  } catch (e) {
-    problems.push({ file: key, reason: (e as Error).message, kind });
-    return undefined;
-  }
-}
-
 /** The bundler adds `$file_sha256sum` to metaschema-1 schemas so patched data still validates. */
 function withChecksumProperty(schema: JsonObject): JsonObject {
   if (schema.$schema !== '/metaschema-1.json' || !isObject(schema.properties)) return schema;
@@ -187,20 +161,6 @@ function withChecksumProperty(schema: JsonObject): JsonObject {
       $file_sha256sum: { type: 'string', description: 'sha256sum of the datafile' },
     }),
   };
-}
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-function sortObjectKeys(obj: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const k of Object.keys(obj).sort(compareCodePoints)) out[k] = obj[k]!;
-  return out;
 }
 
 function sortRecord<T>(rec: Record<string, T>): Record<string, T> {
@@ -234,3 +194,5 @@ async function listFiles(dir: string): Promise<string[]> {
     .filter((e) => e.isFile() && !e.name.startsWith('.'))
     .map((e) => join(e.parentPath, e.name));
 }
+
+export { isObject, sha256Hex } from './data-files.ts';
