@@ -1,3 +1,3 @@
+export * from './example-environment.ts';
 export * from './fake-s3.ts';
 export * from './fake-vault.ts';
-export * from './example-environment.ts';

@@ -84,7 +84,7 @@ describe('KubeClient against the fake API server', () => {
     });
     expect(applied.data).toEqual({ a: '1' });
     const managers = (
-      applied.metadata?.managedFields as Array<{ manager: string; operation: string }>
+      applied.metadata!.managedFields as Array<{ manager: string; operation: string }>
     ).map((m) => `${m.manager}/${m.operation}`);
     expect(managers).toEqual(['qontract-reconcile-test/Apply']);
     expect((await client.get(r, 'ssa', 'x'))?.data).toEqual({ a: '1' });
