@@ -6,6 +6,7 @@ import {
   type ResourceType,
   resourceKey,
 } from './catalogue.ts';
+import { syncReplicaSets } from './controllers.ts';
 import { clone, isObject, type JsonObject, metadataOf, stringMap } from './json.ts';
 import { nowTimestamp, serverSideApply, trackUpdate, type WriteContext } from './managed-fields.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchType } from './patches.ts';
@@ -39,6 +40,8 @@ export interface ClusterSettings {
   readonly workloadReadyDelayMs: number;
 }
 
+const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+
 const NAMESPACES: ResourceType = KUBERNETES_TYPES.find((t) => t.plural === 'namespaces')!;
 const CRDS: ResourceType = KUBERNETES_TYPES.find((t) => t.plural === 'customresourcedefinitions')!;
 
@@ -66,6 +69,8 @@ export class FakeCluster {
   private readonly customTypes = new Map<string, ResourceType>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private allocatedIPs = 0;
+  /** Set while seeding an object that brings its own status: no controller acts on it. */
+  private seedingAsIs = false;
 
   constructor(settings: ClusterSettings) {
     this.name = settings.name;
@@ -392,7 +397,11 @@ export class FakeCluster {
     }
     this.store.put(key, next, live ? 'MODIFIED' : 'ADDED');
     if (type.plural === CRDS.plural && type.group === CRDS.group) this.registerCrd(next);
-    if (type.workload && (!live || metadata.generation !== liveMeta?.generation)) {
+    if (
+      type.workload &&
+      !this.seedingAsIs &&
+      (!live || metadata.generation !== liveMeta?.generation)
+    ) {
       this.scheduleReady(type, version, ns, name, metadata.generation);
     }
     return next;
@@ -410,9 +419,19 @@ export class FakeCluster {
       this.timers.delete(timer);
       const live = this.store.read(resourceKey(type), namespace, name);
       if (!live || metadataOf(live).generation !== generation) return;
-      const next = clone(live);
-      next.status = readyStatus(type.kind, live, nowTimestamp());
-      trackUpdate(live, next, this.context(type, version, 'kube-controller-manager', 'status'));
+      let base = live;
+      if (type.kind === 'Deployment' && type.group === 'apps') {
+        const revision = syncReplicaSets(this, live);
+        const annotations = stringMap(metadataOf(live).annotations);
+        if (annotations[REVISION_ANNOTATION] !== revision) {
+          base = clone(live);
+          metadataOf(base).annotations = { ...annotations, [REVISION_ANNOTATION]: revision };
+          trackUpdate(live, base, this.context(type, version, 'kube-controller-manager'));
+        }
+      }
+      const next = clone(base);
+      next.status = readyStatus(type.kind, base, nowTimestamp());
+      trackUpdate(base, next, this.context(type, version, 'kube-controller-manager', 'status'));
       this.store.put(resourceKey(type), next, 'MODIFIED');
     }, this.workloadReadyDelayMs);
     timer.unref();
@@ -603,17 +622,22 @@ export class FakeCluster {
       const status = body.status;
       const given = metadataOf(body).managedFields;
       const keepGiven = Array.isArray(given) && given.length > 0;
-      this.commit(
-        type,
-        version,
-        namespace,
-        name,
-        live,
-        body,
-        { dryRun: false, fieldManager: manager },
-        undefined,
-        keepGiven,
-      );
+      this.seedingAsIs = status !== undefined;
+      try {
+        this.commit(
+          type,
+          version,
+          namespace,
+          name,
+          live,
+          body,
+          { dryRun: false, fieldManager: manager },
+          undefined,
+          keepGiven,
+        );
+      } finally {
+        this.seedingAsIs = false;
+      }
       if (status !== undefined && type.statusSubresource) {
         // Seeds describe the state as it is, status included.
         const stored = this.store.read(resourceKey(type), namespace, name);

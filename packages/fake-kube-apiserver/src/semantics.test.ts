@@ -178,6 +178,54 @@ describe('workload rollout', () => {
     });
   });
 
+  it('keeps one ReplicaSet per pod template, owned by the Deployment, with revisions', async () => {
+    const path = '/apis/apps/v1/namespaces/default/deployments/d';
+    type ReplicaSet = {
+      metadata: {
+        name: string;
+        labels: Record<string, string>;
+        annotations: Record<string, string>;
+        ownerReferences: { uid: string; controller: boolean }[];
+      };
+      spec: { replicas: number; selector: { matchLabels: Record<string, string> } };
+    };
+    const replicaSets = async () =>
+      (
+        (await call(c, 'GET', '/apis/apps/v1/namespaces/default/replicasets')).body
+          .items as ReplicaSet[]
+      ).filter((rs) => rs.metadata.name.startsWith('d-'));
+    const deployment = (await call(c, 'GET', path)).body;
+    const [first] = await eventually(async () =>
+      (await replicaSets()).length === 1 ? replicaSets() : undefined,
+    );
+    const hash = first?.metadata.labels['pod-template-hash'] ?? '';
+    expect(first?.metadata.name).toBe(`d-${hash}`);
+    expect(first?.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ uid: deployment.metadata.uid, controller: true }),
+    ]);
+    expect(first?.spec).toMatchObject({
+      replicas: 3,
+      selector: { matchLabels: { app: 'x', 'pod-template-hash': hash } },
+    });
+    expect(deployment.metadata.annotations['deployment.kubernetes.io/revision']).toBe('1');
+
+    await merge(path, {
+      spec: { template: { spec: { containers: [{ name: 'c', image: 'i:2' }] } } },
+    });
+    const both = await eventually(async () => {
+      const list = await replicaSets();
+      return list.length === 2 && list.some((rs) => rs.spec.replicas === 0) ? list : undefined;
+    });
+    const current = both.find((rs) => rs.metadata.name !== first?.metadata.name);
+    expect(current?.metadata.annotations['deployment.kubernetes.io/revision']).toBe('2');
+    expect(current?.spec.replicas).toBe(3);
+    const rolled = await eventually(async () => {
+      const d = (await call(c, 'GET', path)).body;
+      return d.metadata.annotations['deployment.kubernetes.io/revision'] === '2' ? d : undefined;
+    });
+    expect(rolled.status.observedGeneration).toBe(rolled.metadata.generation);
+  });
+
   it('never reports ready when the rollout delay is negative', async () => {
     const stuck = await startFakeKubeApiServer({
       clusters: [{ name: 's' }],
