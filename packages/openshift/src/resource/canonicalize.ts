@@ -7,12 +7,14 @@
 import { ResourceDataError } from './errors.ts';
 import { pyStr, pyUtf8Base64 } from './py-str.ts';
 import {
+  bodiesWithSharedNodes,
   dictDelete,
   dictGet,
   dictHas,
   dictKeys,
   dictSet,
   isDict,
+  isPlainDict,
   isPyStr,
   PyDict,
   type PyObject,
@@ -21,6 +23,7 @@ import {
   pyDeepCopy,
   pyEquals,
   pyTruthy,
+  pyTuples,
   pyTypeName,
 } from './py-values.ts';
 
@@ -160,13 +163,59 @@ function popIfPresent(d: Dict, key: string): void {
   dictDelete(d, key);
 }
 
-/** Returns the canonical copy of `body` (the input is not modified). */
+/** A shallow copy of a dict or list (other values are returned as they are). */
+function shallowCopy<T extends PyValue | undefined>(v: T): T {
+  if (Array.isArray(v)) {
+    const copy = v.slice();
+    if (pyTuples.has(v)) pyTuples.add(copy);
+    return copy as T;
+  }
+  if (v instanceof PyDict) return new PyDict(v.entries.map(([k, x]) => [k, x])) as T;
+  if (isPlainDict(v)) return { ...(v as PyObject) } as T;
+  return v;
+}
+
+/**
+ * Copy-on-write for the canonical body: only the containers canonicalisation changes are copied,
+ * everything else is shared with the input (the hash path must stay fast). This equals Python's
+ * `deepcopy` unless a changed container is also reachable another way, which only YAML aliases
+ * produce; such bodies get a full, sharing-preserving deep copy instead.
+ */
+class CanonicalCopy {
+  readonly deep: boolean;
+  constructor(deep: boolean) {
+    this.deep = deep;
+  }
+  /** `parent[key]`, made private to the canonical body before it is changed. */
+  own(parent: Dict, key: string): PyValue | undefined {
+    const child = dictGet(parent, key);
+    if (this.deep || child === undefined) return child;
+    const copy = shallowCopy(child);
+    if (copy !== child) dictSet(parent, key, copy);
+    return copy;
+  }
+  ownItem(list: PyValue[], index: number): PyValue {
+    const child = list[index] as PyValue;
+    if (this.deep) return child;
+    const copy = shallowCopy(child);
+    list[index] = copy;
+    return copy;
+  }
+}
+
+/**
+ * Returns the canonical form of `body` without modifying it. The result may share unchanged
+ * sub-objects with `body`: treat it as read-only.
+ */
 export function canonicalize(body: PyValue): Dict {
-  const b = asDict(pyDeepCopy(body), 'body');
-  const metadata = asDict(item(b, 'metadata'), 'metadata');
+  const deep = typeof body === 'object' && body !== null && bodiesWithSharedNodes.has(body);
+  const cow = new CanonicalCopy(deep);
+  const b = asDict(deep ? pyDeepCopy(body) : shallowCopy(body), 'body');
+  item(b, 'metadata');
+  const metadata = asDict(cow.own(b, 'metadata'), 'metadata');
   const existing = dictGet(metadata, 'annotations');
   if (existing === undefined || existing === null) dictSet(metadata, 'annotations', {});
-  const ann = asDict(dictGet(metadata, 'annotations'), 'metadata.annotations');
+  const ann = asDict(cow.own(metadata, 'annotations'), 'metadata.annotations');
 
   for (const field of SERVER_METADATA_FIELDS) popIfPresent(metadata, field);
   popIfPresent(ann, LAST_APPLIED_ANNOTATION);
@@ -174,11 +223,15 @@ export function canonicalize(body: PyValue): Dict {
 
   const kind = dictGet(b, 'kind');
   const labelsValue = dictGet(metadata, 'labels');
-  const labels = labelsValue === undefined ? {} : asDict(labelsValue, 'metadata.labels');
-  for (const label of dictKeys(labels)) {
-    if (isControllerManagedLabel(kind, label)) {
-      if (labels instanceof PyDict) labels.delete(label);
-      else dictDelete(labels, label as string);
+  if (labelsValue !== undefined) {
+    const labels = asDict(labelsValue, 'metadata.labels');
+    let owned: Dict | undefined;
+    for (const label of dictKeys(labels)) {
+      if (isControllerManagedLabel(kind, label)) {
+        owned ??= asDict(cow.own(metadata, 'labels'), 'metadata.labels');
+        if (owned instanceof PyDict) owned.delete(label);
+        else dictDelete(owned, label as string);
+      }
     }
   }
 
@@ -190,7 +243,7 @@ export function canonicalize(body: PyValue): Dict {
     popIfPresent(b, 'stringData');
     if (pyTruthy(stringData)) {
       if (!dictHas(b, 'data')) dictSet(b, 'data', {});
-      const data = dictGet(b, 'data');
+      const data = cow.own(b, 'data');
       if (!isDict(data))
         throw typeError(`'${pyTypeName(data)}' object does not support item assignment`);
       const merged = mergeStringData(data, asDict(stringData, 'stringData'));
@@ -201,13 +254,14 @@ export function canonicalize(body: PyValue): Dict {
   if (kind === 'Deployment') popIfPresent(ann, 'deployment.kubernetes.io/revision');
 
   if (kind === 'Route') {
-    const spec = asDict(item(b, 'spec'), 'spec');
+    item(b, 'spec');
+    const spec = asDict(cow.own(b, 'spec'), 'spec');
     if (dictGet(spec, 'wildcardPolicy') === 'None') popIfPresent(spec, 'wildcardPolicy');
     if (dictHas(ann, 'kubernetes.io/tls-acme')) {
       popIfPresent(ann, 'kubernetes.io/tls-acme-awaiting-authorization-owner');
       popIfPresent(ann, 'kubernetes.io/tls-acme-awaiting-authorization-at-url');
       if (dictHas(spec, 'tls')) {
-        const tls = asDict(dictGet(spec, 'tls'), 'spec.tls');
+        const tls = asDict(cow.own(spec, 'tls'), 'spec.tls');
         popIfPresent(tls, 'key');
         popIfPresent(tls, 'certificate');
       }
@@ -228,11 +282,19 @@ export function canonicalize(body: PyValue): Dict {
   }
 
   if (kind === 'Role') {
-    const rules = item(b, 'rules');
+    item(b, 'rules');
+    const rules = cow.own(b, 'rules');
     if (!Array.isArray(rules)) throw typeError(`'${pyTypeName(rules)}' object is not iterable`);
-    for (const rule of rules) {
-      if (pyContains(rule, 'resources')) sortStrings(item(rule, 'resources'));
-      if (pyContains(rule, 'verbs')) sortStrings(item(rule, 'verbs'));
+    for (let i = 0; i < rules.length; i++) {
+      const rule = isDict(rules[i]) ? cow.ownItem(rules, i) : (rules[i] as PyValue);
+      if (pyContains(rule, 'resources')) {
+        item(rule, 'resources');
+        sortStrings(cow.own(asDict(rule, 'rule'), 'resources') as PyValue);
+      }
+      if (pyContains(rule, 'verbs')) {
+        item(rule, 'verbs');
+        sortStrings(cow.own(asDict(rule, 'rule'), 'verbs') as PyValue);
+      }
       if (
         pyContains(rule, 'attributeRestrictions') &&
         !pyTruthy(item(rule, 'attributeRestrictions'))
@@ -245,11 +307,12 @@ export function canonicalize(body: PyValue): Dict {
   if (kind === 'OperatorGroup') popIfPresent(ann, 'olm.providedAPIs');
 
   if (kind === 'RoleBinding') {
-    const subjects = item(b, 'subjects');
+    item(b, 'subjects');
+    const subjects = cow.own(b, 'subjects');
     popIfPresent(b, 'groupNames');
     popIfPresent(b, 'userNames');
     if (dictHas(b, 'roleRef')) {
-      const roleRef = asDict(dictGet(b, 'roleRef'), 'roleRef');
+      const roleRef = asDict(cow.own(b, 'roleRef'), 'roleRef');
       popIfPresent(roleRef, 'namespace');
       if (dictHas(roleRef, 'apiGroup') && pyIn(item(roleRef, 'apiGroup'), item(b, 'apiVersion'))) {
         popIfPresent(roleRef, 'apiGroup');
@@ -258,8 +321,8 @@ export function canonicalize(body: PyValue): Dict {
     }
     if (!Array.isArray(subjects))
       throw typeError(`'${pyTypeName(subjects)}' object is not iterable`);
-    for (const subject of subjects) {
-      const s = asDict(subject, 'subject');
+    for (let i = 0; i < subjects.length; i++) {
+      const s = asDict(cow.ownItem(subjects, i), 'subject');
       popIfPresent(s, 'namespace');
       if (dictHas(s, 'apiGroup')) {
         const group = item(s, 'apiGroup');
@@ -271,7 +334,7 @@ export function canonicalize(body: PyValue): Dict {
   if (kind === 'ClusterRoleBinding') {
     popIfPresent(b, 'userNames');
     if (dictHas(b, 'roleRef')) {
-      const roleRef = asDict(dictGet(b, 'roleRef'), 'roleRef');
+      const roleRef = asDict(cow.own(b, 'roleRef'), 'roleRef');
       if (dictHas(roleRef, 'apiGroup') && pyIn(item(roleRef, 'apiGroup'), item(b, 'apiVersion'))) {
         popIfPresent(roleRef, 'apiGroup');
       }
@@ -281,7 +344,8 @@ export function canonicalize(body: PyValue): Dict {
   }
 
   if (kind === 'Service') {
-    const spec = asDict(item(b, 'spec'), 'spec');
+    item(b, 'spec');
+    const spec = asDict(cow.own(b, 'spec'), 'spec');
     if (dictGet(spec, 'sessionAffinity') === 'None') popIfPresent(spec, 'sessionAffinity');
     if (dictGet(spec, 'type') === 'ClusterIP') popIfPresent(spec, 'clusterIP');
   }

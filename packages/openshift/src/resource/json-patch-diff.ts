@@ -17,6 +17,7 @@ import {
   isDict,
   PyDict,
   PyFloat,
+  type PyObject,
   PyStr,
   type PyValue,
   pyEquals,
@@ -39,6 +40,7 @@ export class JsonPointerError extends Error {
 }
 
 function escapePart(part: string): string {
+  if (!part.includes('~') && !part.includes('/')) return part;
   return part.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
@@ -112,19 +114,26 @@ export function resolvePointer(doc: PyValue, pointer: string): PyValue {
 
 class Operation {
   op: JsonPatchOperation['op'];
-  parts: string[];
   value: PyValue | undefined;
   fromParts: string[] | undefined;
+  // Parsed lazily: most ops never have their index adjusted.
+  #location: string;
+  #parts: string[] | undefined;
 
   constructor(op: JsonPatchOperation['op'], path: string, value?: PyValue, from?: string) {
     this.op = op;
-    this.parts = parsePointer(path);
+    this.#location = path;
     this.value = value;
     this.fromParts = from === undefined ? undefined : parsePointer(from);
   }
 
+  get parts(): string[] {
+    if (this.#parts === undefined) this.#parts = parsePointer(this.#location);
+    return this.#parts;
+  }
+
   get location(): string {
-    return pointerPath(this.parts);
+    return this.#parts === undefined ? this.#location : pointerPath(this.#parts);
   }
   get path(): string {
     return this.parts.slice(0, -1).join('/');
@@ -133,7 +142,8 @@ class Operation {
     return partKey(this.parts[this.parts.length - 1]);
   }
   set key(value: number | string) {
-    this.parts[this.parts.length - 1] = String(value);
+    const parts = this.parts;
+    parts[parts.length - 1] = String(value);
   }
   get fromPath(): string {
     return (this.fromParts ?? []).slice(0, -1).join('/');
@@ -347,9 +357,26 @@ class DiffBuilder {
     this.insert(new Operation('replace', pathJoin(path, key), item));
   }
 
-  private compareDicts(path: string, src: PyValue, dst: PyValue): void {
-    const srcEntries = dictEntries(src as never);
-    const dstEntries = dictEntries(dst as never);
+  private compareDicts(path: string, src: PyObject | PyDict, dst: PyObject | PyDict): void {
+    if (src instanceof PyDict || dst instanceof PyDict) {
+      this.comparePyDicts(path, src, dst);
+      return;
+    }
+    // jsonpatch order: every removed key, then every added key, then the common keys.
+    const common: string[] = [];
+    for (const k of Object.keys(src)) {
+      if (Object.hasOwn(dst, k)) common.push(k);
+      else this.itemRemoved(path, k, src[k] as PyValue);
+    }
+    for (const k of Object.keys(dst)) {
+      if (!Object.hasOwn(src, k)) this.itemAdded(path, k, dst[k] as PyValue);
+    }
+    for (const k of common) this.compareValues(path, k, src[k] as PyValue, dst[k] as PyValue);
+  }
+
+  private comparePyDicts(path: string, src: PyObject | PyDict, dst: PyObject | PyDict): void {
+    const srcEntries = dictEntries(src);
+    const dstEntries = dictEntries(dst);
     const keyOf = (k: PyValue) => (typeof k === 'string' ? k : String(typedKey(k) ?? k));
     const srcKeys = new Map(srcEntries.map(([k, v]) => [keyOf(k), [k, v] as const]));
     const dstKeys = new Map(dstEntries.map(([k, v]) => [keyOf(k), [k, v] as const]));
@@ -389,10 +416,22 @@ class DiffBuilder {
   compareValues(path: string, key: string | null, src: PyValue, dst: PyValue): void {
     if (isDict(src) && isDict(dst)) this.compareDicts(pathJoin(path, key), src, dst);
     else if (isList(src) && isList(dst)) this.compareLists(pathJoin(path, key), src, dst);
-    else if (pyJsonDumps(src, { sortKeys: false }) === pyJsonDumps(dst, { sortKeys: false }))
-      return;
-    else this.itemReplaced(path, key, dst);
+    else if (!sameJsonText(src, dst)) this.itemReplaced(path, key, dst);
   }
+}
+
+/** `json.dumps(a) == json.dumps(b)`, without writing the text for the common scalar cases. */
+function sameJsonText(a: PyValue, b: PyValue): boolean {
+  if (typeof a === 'string' && typeof b === 'string') return a === b;
+  if (typeof a === 'number' && typeof b === 'number') {
+    // An integral JS number is a Python int and a non-integral one a float: equal values are equal text.
+    return a === b;
+  }
+  if (typeof a === 'boolean' || a === null || typeof b === 'boolean' || b === null) return a === b;
+  if (typeof a === 'string' || typeof b === 'string') {
+    if (!(a instanceof PyStr) && !(b instanceof PyStr)) return false;
+  }
+  return pyJsonDumps(a, { sortKeys: false }) === pyJsonDumps(b, { sortKeys: false });
 }
 
 /** Python `str(key)` for a dict key, as jsonpatch uses in paths. */

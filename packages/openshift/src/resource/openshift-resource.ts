@@ -2,7 +2,7 @@
  * `OpenshiftResource`: one Kubernetes object body plus the integration that owns it, with the
  * original's validation, `qontract.*` annotations and sha256 (core-spec §1.2–§1.6).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   canonicalize,
   QONTRACT_ANNOTATION_CALLER_NAME,
@@ -55,7 +55,7 @@ function pyLen(s: string): number {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** `Deployment` + `apps/v1` → `Deployment.apps`; `Pod` + `v1` → `Pod`. */

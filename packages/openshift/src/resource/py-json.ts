@@ -5,17 +5,7 @@
  * hash the original stores on cluster objects is computed over exactly this text.
  */
 import { pyFloatRepr, pyIntRepr } from './py-numbers.ts';
-import {
-  PyBytes,
-  PyDate,
-  PyDict,
-  PyFloat,
-  type PyObject,
-  PySet,
-  PyStr,
-  type PyValue,
-  pyTypeName,
-} from './py-values.ts';
+import { PyDict, PyFloat, type PyObject, PyStr, type PyValue, pyTypeName } from './py-values.ts';
 
 export class PyJsonError extends Error {
   constructor(message: string) {
@@ -167,63 +157,61 @@ function sortedPlainKeys(obj: PyObject): string[] {
   return keys;
 }
 
-class Encoder {
-  private readonly active = new Set<object>();
-  private readonly sortKeys: boolean;
+/**
+ * Python's encoder raises on a circular structure (ValueError) and on a very deep one
+ * (RecursionError); a depth limit gives the same outcome without tracking every container.
+ */
+const MAX_DEPTH = 1000;
 
-  constructor(sortKeys: boolean) {
-    this.sortKeys = sortKeys;
-  }
+function encodeLeaf(v: PyValue | undefined): string {
+  if (v === undefined) throw new PyJsonError('Object of type undefined is not JSON serializable');
+  if (typeof v === 'bigint') return pyIntRepr(v);
+  if (v instanceof PyFloat) return pyFloatRepr(v.value);
+  if (v instanceof PyStr) return pyJsonString(v.js);
+  throw new PyJsonError(`Object of type ${pyTypeName(v as PyValue)} is not JSON serializable`);
+}
 
-  encode(v: PyValue | undefined): string {
-    if (typeof v === 'string') return pyJsonString(v);
-    if (v === null) return 'null';
-    if (typeof v === 'boolean') return v ? 'true' : 'false';
-    if (typeof v === 'number') return Number.isInteger(v) ? pyIntRepr(v) : pyFloatRepr(v);
-    if (typeof v === 'bigint') return pyIntRepr(v);
-    if (v === undefined) throw new PyJsonError('Object of type undefined is not JSON serializable');
-    if (v instanceof PyFloat) return pyFloatRepr(v.value);
-    if (v instanceof PyStr) return pyJsonString(v.js);
-    if (v instanceof PyBytes || v instanceof PySet || v instanceof PyDate) {
-      throw new PyJsonError(`Object of type ${pyTypeName(v)} is not JSON serializable`);
-    }
-    if (this.active.has(v)) throw new PyJsonError('Circular reference detected');
-    this.active.add(v);
-    try {
-      if (Array.isArray(v)) {
-        if (v.length === 0) return '[]';
-        let out = '[';
-        for (let i = 0; i < v.length; i++) {
-          if (i > 0) out += ', ';
-          out += this.encode(v[i]);
-        }
-        return `${out}]`;
-      }
-      if (v instanceof PyDict) {
-        const entries = this.sortKeys
-          ? sortedDictEntries(v)
-          : v.entries.map(([k, x]) => [keyText(k), x] as const);
-        if (entries.length === 0) return '{}';
-        return `{${entries.map(([k, x]) => `${pyJsonString(k)}: ${this.encode(x)}`).join(', ')}}`;
-      }
-      const keys = this.sortKeys ? sortedPlainKeys(v) : Object.keys(v);
-      let out = '{';
-      let first = true;
-      for (const k of keys) {
-        const x = v[k];
-        if (x === undefined) continue; // absent optional fields of bodies built in TypeScript
-        if (!first) out += ', ';
-        first = false;
-        out += `${pyJsonString(k)}: ${this.encode(x)}`;
-      }
-      return `${out}}`;
-    } finally {
-      this.active.delete(v);
-    }
+function encode(v: PyValue | undefined, sortKeys: boolean, depth: number): string {
+  if (typeof v === 'string') return pyJsonString(v);
+  if (typeof v === 'number') return Number.isInteger(v) ? pyIntRepr(v) : pyFloatRepr(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (v === null) return 'null';
+  if (typeof v !== 'object') return encodeLeaf(v);
+  if (depth > MAX_DEPTH) throw new PyJsonError('Circular reference detected');
+  if (Array.isArray(v)) {
+    if (v.length === 0) return '[]';
+    let out = `[${encode(v[0], sortKeys, depth + 1)}`;
+    for (let i = 1; i < v.length; i++) out += `, ${encode(v[i], sortKeys, depth + 1)}`;
+    return `${out}]`;
   }
+  const proto = Object.getPrototypeOf(v);
+  if (proto === Object.prototype || proto === null) {
+    const obj = v as PyObject;
+    const keys = sortKeys ? sortedPlainKeys(obj) : Object.keys(obj);
+    let out = '{';
+    let first = true;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      const x = obj[k];
+      if (x === undefined) continue; // absent optional fields of bodies built in TypeScript
+      out += first
+        ? `${pyJsonString(k)}: ${encode(x, sortKeys, depth + 1)}`
+        : `, ${pyJsonString(k)}: ${encode(x, sortKeys, depth + 1)}`;
+      first = false;
+    }
+    return `${out}}`;
+  }
+  if (v instanceof PyDict) {
+    const entries = sortKeys
+      ? sortedDictEntries(v)
+      : v.entries.map(([k, x]) => [keyText(k), x] as const);
+    if (entries.length === 0) return '{}';
+    return `{${entries.map(([k, x]) => `${pyJsonString(k)}: ${encode(x, sortKeys, depth + 1)}`).join(', ')}}`;
+  }
+  return encodeLeaf(v);
 }
 
 /** `json.dumps(value, sort_keys=True)` as Python writes it. Throws `PyJsonError` where Python raises. */
 export function pyJsonDumps(value: PyValue, options: { sortKeys?: boolean } = {}): string {
-  return new Encoder(options.sortKeys ?? true).encode(value);
+  return encode(value, options.sortKeys ?? true, 0);
 }

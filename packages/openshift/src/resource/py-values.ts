@@ -118,6 +118,12 @@ export interface PyObject {
   [key: string]: PyValue;
 }
 
+/**
+ * Bodies loaded from YAML in which one node is reachable twice (anchors and aliases). Python's
+ * deepcopy keeps such sharing, so canonicalisation must copy these bodies fully.
+ */
+export const bodiesWithSharedNodes = new WeakSet<object>();
+
 /** Arrays that stand for Python tuples (only `str()` tells them apart from lists). */
 export const pyTuples = new WeakSet<PyValue[]>();
 
@@ -221,6 +227,27 @@ export function pyKeyEquals(a: PyValue, b: PyValue): boolean {
 /** Python `==` on values (deep for containers; `1 == 1.0 == True`). */
 export function pyEquals(a: PyValue, b: PyValue): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
+  // Fast paths for the JSON-like shapes bodies are made of.
+  if (typeof a === 'string' && typeof b === 'string') return false;
+  if (typeof a === 'number' && typeof b === 'number') return false;
+  if (isPlainDict(a) && isPlainDict(b)) {
+    let size = 0;
+    for (const k in a) {
+      if (!Object.hasOwn(a, k)) continue;
+      size++;
+      if (!Object.hasOwn(b, k)) return false;
+      const va = a[k];
+      const vb = b[k];
+      if (va === undefined || vb === undefined) {
+        if (va !== vb) return false;
+      } else if (!pyEquals(va, vb)) {
+        return false;
+      }
+    }
+    let sizeB = 0;
+    for (const k in b) if (Object.hasOwn(b, k)) sizeB++;
+    return size === sizeB;
+  }
   if (isPyStr(a) || isPyStr(b)) return isPyStr(a) && isPyStr(b) && strEquals(a, b);
   if (a === null || b === null) return false;
   const na = numericValue(a);

@@ -5,6 +5,7 @@
 
 import { pyFloatParse, pyIntParse } from '../py-numbers.ts';
 import {
+  bodiesWithSharedNodes,
   PyBytes,
   PyDate,
   PyDict,
@@ -249,9 +250,15 @@ class Constructor {
   private readonly constructed = new Map<Node, PyValue>();
   private readonly inProgress = new Set<Node>();
 
+  /** Whether a node was used twice (an alias to a constructed node). */
+  shared = false;
+
   construct(node: Node): PyValue {
     const done = this.constructed.get(node);
-    if (done !== undefined || this.constructed.has(node)) return done as PyValue;
+    if (done !== undefined || this.constructed.has(node)) {
+      this.shared = true;
+      return done as PyValue;
+    }
     if (this.inProgress.has(node))
       throw constructorError('found unconstructable recursive node', node);
     this.inProgress.add(node);
@@ -439,5 +446,9 @@ class DictBuilder {
 }
 
 export function constructDocument(node: Node): PyValue {
-  return new Constructor().construct(node);
+  const builder = new Constructor();
+  const value = builder.construct(node);
+  if (builder.shared && typeof value === 'object' && value !== null)
+    bodiesWithSharedNodes.add(value);
+  return value;
 }
