@@ -62,7 +62,7 @@ describe('qontract-bundle validate', () => {
     const root = await writeTree({
       'graphql-schemas/schema.yml': SCHEMA_YML,
       'schemas/thing-1.yml':
-        '$schema: /metaschema-1.json\ntype: object\nproperties:\n  name: {type: string}\n  $schema: {type: string}\n  other: {type: object}\nadditionalProperties: false\n',
+        '$schema: http://json-schema.org/draft-06/schema\ntype: object\nproperties:\n  name: {type: string}\n  $schema: {type: string}\n  other: {type: object}\nadditionalProperties: false\n',
       'data/bad.yml': 'name: [x\n',
       'data/no-schema.yml': 'name: x\n',
       'data/dangling.yml': '$schema: /thing-1.yml\nname: d\nother: {$ref: /missing.yml}\n',

@@ -16,7 +16,7 @@ export interface DataFileResults {
 /**
  * Reads and parses data files. Synchronous on purpose: for thousands of small
  * files fs/promises costs several times more (a FileHandle per file) than
- * the parsing itself. Runs on the main thread and in parse workers.
+ * the parsing itself.
  */
 export function readDataFiles(jobs: readonly DataFileJob[]): DataFileResults {
   const out: DataFileResults = { data: [], problems: [] };

@@ -47,9 +47,17 @@ properties:
   size: { type: integer }
 `;
 
+const METASCHEMA = JSON.stringify({
+  $schema: 'http://json-schema.org/draft-06/schema',
+  type: 'object',
+  required: ['$schema', 'properties'],
+  properties: { $schema: { type: 'string' }, properties: { type: 'object' } },
+});
+
 async function tree(files: Record<string, string>): Promise<string> {
   const root = await writeTree({
     'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+    'schemas/metaschema-1.json': METASCHEMA,
     'schemas/common-1.json': COMMON,
     'schemas/thing-1.yml': THING_SCHEMA,
     'schemas/other-1.yml': OTHER_SCHEMA,
@@ -118,6 +126,42 @@ describe('validation of an app-interface tree', () => {
     });
     expect(await problemsOf(root)).toEqual([
       '/bad.yml: schema /other-1.yml: /size must be integer',
+    ]);
+  });
+
+  it('checks each schema against its meta-schema', async () => {
+    const root = await tree({
+      'schemas/broken-1.yml': '$schema: /metaschema-1.json\ntype: object\n',
+      'schemas/nometa-1.yml': 'type: object\n',
+      'schemas/elsewhere-1.yml': '$schema: /nowhere.json\nproperties: {}\n',
+      'schemas/draft-1.json': JSON.stringify({
+        $schema: 'http://json-schema.org/draft-06/schema',
+        minLength: -1,
+      }),
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+    });
+    expect(await problemsOf(root)).toEqual([
+      "/broken-1.yml: meta-schema /metaschema-1.json: (root) is missing required property 'properties'",
+      '/draft-1.json: meta-schema http://json-schema.org/draft-06/schema: /minLength must be >= 0',
+      '/elsewhere-1.yml: meta-schema /nowhere.json not found',
+      '/nometa-1.yml: the JSON schema has no $schema',
+    ]);
+  });
+
+  it('refuses isUnique on complex fields and on types that are not top-level', async () => {
+    const root = await tree({
+      'graphql-schemas/schema.yml': `${SMALL_SCHEMA_YML}
+- name: Inner_v1
+  fields:
+  - { name: key, type: string, isUnique: true }
+  - { name: thing, type: Thing_v1, isUnique: true }
+`,
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+    });
+    expect(await problemsOf(root)).toEqual([
+      'graphql-schemas/schema.yml: Inner_v1.key: isUnique on a type that is not top-level',
+      'graphql-schemas/schema.yml: Inner_v1.thing: isUnique on a field of object type Thing_v1',
+      'graphql-schemas/schema.yml: Inner_v1.thing: isUnique on a type that is not top-level',
     ]);
   });
 

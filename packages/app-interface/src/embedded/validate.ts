@@ -1,10 +1,11 @@
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import draft6MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
 import { compareCodePoints } from './code-point-order.ts';
+import { confsOf } from './graphql-conf.ts';
 import { type BundleProblem, ProblemKind } from './problems.ts';
 import { sortProblems } from './read-directory.ts';
 import { traverseData } from './traverse.ts';
-import type { Bundle, JsonObject, JsonValue } from './types.ts';
+import type { Bundle, GraphqlTypeConf, JsonObject, JsonValue } from './types.ts';
 import { parseYaml11 } from './yaml11.ts';
 
 /*
@@ -28,6 +29,12 @@ const pythonRegExp = Object.assign(
   { code: 'pythonRegExp' },
 );
 
+const DRAFT_06 = /^https?:\/\/json-schema\.org\/draft-06\/schema#?$/;
+const DRAFT_06_ID = 'http://json-schema.org/draft-06/schema';
+
+/** qontract-validator reports schema.yml problems under this name. */
+const GRAPHQL_SCHEMA_FILE = 'graphql-schemas/schema.yml';
+
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -48,6 +55,7 @@ export function validateBundle(bundle: Bundle): BundleProblem[] {
   if (Object.keys(bundle.schemas).length > 0) validateJsonSchemas(bundle, problems);
   checkCrossRefs(bundle, problems);
   checkTypedData(bundle, problems);
+  checkGraphqlUniqueFields(bundle, problems);
   return sortProblems(problems);
 }
 
@@ -125,6 +133,33 @@ function validateJsonSchemas(bundle: Bundle, problems: BundleProblem[]): void {
     compiled.set(schemaPath, fn);
     return fn;
   };
+
+  // Every schema against its meta-schema (a bundle schema such as
+  // /metaschema-1.json, or Draft-06 itself), like qontract-validator's SCHEMA checks.
+  for (const [key, schema] of Object.entries(bundle.schemas)) {
+    const meta = schema.$schema;
+    if (typeof meta !== 'string' || meta === '') {
+      problems.push({ file: key, reason: 'the JSON schema has no $schema', kind: 'SCHEMA' });
+      continue;
+    }
+    let validateMeta: ValidateFunction | null | undefined;
+    if (DRAFT_06.test(meta)) validateMeta = ajv.getSchema(DRAFT_06_ID);
+    else if (normalizeSchemaPath(meta) in bundle.schemas)
+      validateMeta = validatorFor(normalizeSchemaPath(meta));
+    else {
+      problems.push({ file: key, reason: `meta-schema ${meta} not found`, kind: 'SCHEMA' });
+      continue;
+    }
+    if (validateMeta && !validateMeta(schema)) {
+      for (const e of validateMeta.errors ?? []) {
+        problems.push({
+          file: key,
+          reason: `meta-schema ${meta}: ${formatError(e)}`,
+          kind: 'SCHEMA',
+        });
+      }
+    }
+  }
 
   const validateDocument = (file: string, doc: JsonValue, declared: string) => {
     const schemaPath = normalizeSchemaPath(declared);
@@ -227,5 +262,41 @@ function checkTypedData(bundle: Bundle, problems: BundleProblem[]): void {
       reason: `${typeName}.${field} ${JSON.stringify(value)} must be unique, but is used in ${distinct.join(', ')}`,
       kind: ProblemKind.UNIQUE,
     });
+  }
+}
+
+/**
+ * `isUnique` only makes sense on scalar fields of top-level types: those
+ * mapped to a datafile schema, or implementing an interface that is.
+ */
+function checkGraphqlUniqueFields(bundle: Bundle, problems: BundleProblem[]): void {
+  const confs = confsOf(bundle.graphql);
+  const byName = new Map(confs.map((c) => [c.name, c]));
+  const topLevel = new Set<string>();
+  for (const c of confs) {
+    if (c.datafile) topLevel.add(c.name);
+    for (const f of c.fields) if (f.datafileSchema) topLevel.add(f.type);
+  }
+  const isTopLevel = (c: GraphqlTypeConf) =>
+    topLevel.has(c.name) || (c.interface !== undefined && topLevel.has(c.interface));
+  for (const conf of confs) {
+    for (const field of conf.fields) {
+      if (!field.isUnique) continue;
+      const at = `${conf.name}.${field.name}`;
+      if (!isTopLevel(conf)) {
+        problems.push({
+          file: GRAPHQL_SCHEMA_FILE,
+          reason: `${at}: isUnique on a type that is not top-level`,
+          kind: ProblemKind.GRAPHQL,
+        });
+      }
+      if (byName.has(field.type)) {
+        problems.push({
+          file: GRAPHQL_SCHEMA_FILE,
+          reason: `${at}: isUnique on a field of object type ${field.type}`,
+          kind: ProblemKind.GRAPHQL,
+        });
+      }
+    }
   }
 }
