@@ -61,8 +61,9 @@ describe('qontract-bundle validate', () => {
   it('lists every problem with file and reason and exits 1', async () => {
     const root = await writeTree({
       'graphql-schemas/schema.yml': SCHEMA_YML,
+      'schemas/metaschema-1.json': '{"$schema": "http://json-schema.org/draft-06/schema"}',
       'schemas/thing-1.yml':
-        '$schema: http://json-schema.org/draft-06/schema\ntype: object\nproperties:\n  name: {type: string}\n  $schema: {type: string}\n  other: {type: object}\nadditionalProperties: false\n',
+        '$schema: /metaschema-1.json\ntype: object\nproperties:\n  name: {type: string}\n  $schema: {type: string}\n  other: {type: object}\nadditionalProperties: false\n',
       'data/bad.yml': 'name: [x\n',
       'data/no-schema.yml': 'name: x\n',
       'data/dangling.yml': '$schema: /thing-1.yml\nname: d\nother: {$ref: /missing.yml}\n',
