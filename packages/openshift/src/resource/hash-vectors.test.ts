@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { canonicalize } from './canonicalize.ts';
 import { OpenshiftResource } from './openshift-resource.ts';
 import { parseResource } from './parse-resource.ts';
+import { pyJsonDumps } from './py-json.ts';
+import { bodiesWithSharedNodes, pyDeepCopy } from './py-values.ts';
 
 interface HashVector {
   id: string;
@@ -40,4 +43,28 @@ describe('compat hash vectors (computed by the original)', () => {
       });
     }
   }
+});
+
+describe('copy-on-write canonicalisation', () => {
+  for (const v of vectors.filter((x) => x.error === undefined)) {
+    it(`${v.id}: equals canonicalising a full deep copy and leaves the body untouched`, () => {
+      const body = parseResource(v.text, v.format);
+      const before = pyDeepCopy(body);
+      const fast = pyJsonDumps(canonicalize(body));
+      const deepCopy = pyDeepCopy(body);
+      if (typeof deepCopy === 'object' && deepCopy !== null) bodiesWithSharedNodes.add(deepCopy);
+      expect(fast).toBe(pyJsonDumps(canonicalize(deepCopy)));
+      expect(body).toEqual(before);
+    });
+  }
+
+  it('keeps YAML aliases shared, like Python deepcopy', () => {
+    const body = parseResource(
+      'apiVersion: v1\nkind: ManagedCluster\nmetadata:\n  name: c\n  labels: &l {clusterID: x, keep: y}\nspec:\n  selector: *l\n',
+      'yaml',
+    );
+    expect(new OpenshiftResource(body, 'i', '1.0.0').canonicalJson()).toBe(
+      '{"apiVersion": "v1", "kind": "ManagedCluster", "metadata": {"annotations": {}, "labels": {"keep": "y"}, "name": "c"}, "spec": {"selector": {"keep": "y"}}}',
+    );
+  });
 });
