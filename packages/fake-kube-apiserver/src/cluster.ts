@@ -67,6 +67,13 @@ export class FakeCluster {
   readonly store = new ObjectStore();
   private readonly builtinTypes: readonly ResourceType[];
   private readonly customTypes = new Map<string, ResourceType>();
+  private typeCache:
+    | {
+        all: readonly ResourceType[];
+        byPath: Map<string, ResourceType>;
+        byKind: Map<string, ResourceType>;
+      }
+    | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private allocatedIPs = 0;
   /** Set while seeding an object that brings its own status: no controller acts on it. */
@@ -95,23 +102,33 @@ export class FakeCluster {
   }
 
   /** Every type served now: built-ins, then those from CRDs. */
-  types(): ResourceType[] {
-    const custom = [...this.customTypes.values()];
-    const shadowed = new Set(custom.map(resourceKey));
-    return [...this.builtinTypes.filter((t) => !shadowed.has(resourceKey(t))), ...custom];
+  types(): readonly ResourceType[] {
+    if (!this.typeCache) {
+      const custom = [...this.customTypes.values()];
+      const shadowed = new Set(custom.map(resourceKey));
+      const all = [...this.builtinTypes.filter((t) => !shadowed.has(resourceKey(t))), ...custom];
+      const byPath = new Map<string, ResourceType>();
+      const byKind = new Map<string, ResourceType>();
+      for (const t of all) {
+        for (const v of t.versions) {
+          byPath.set(`${t.group}/${v}/${t.plural}`, t);
+          byKind.set(`${t.group}/${v}/${t.kind}`, t);
+        }
+      }
+      this.typeCache = { all, byPath, byKind };
+    }
+    return this.typeCache.all;
   }
 
   findType(group: string, version: string, plural: string): ResourceType | undefined {
-    return this.types().find(
-      (t) => t.group === group && t.plural === plural && t.versions.includes(version),
-    );
+    this.types();
+    return this.typeCache?.byPath.get(`${group}/${version}/${plural}`);
   }
 
   findKind(apiVersion: string, kind: string): ResourceType | undefined {
     const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
-    return this.types().find(
-      (t) => t.group === group && t.kind === kind && t.versions.includes(version ?? ''),
-    );
+    this.types();
+    return this.typeCache?.byKind.get(`${group}/${version}/${kind}`);
   }
 
   nextClusterIP(): string {
@@ -460,6 +477,7 @@ export class FakeCluster {
       builtin: false,
     };
     this.customTypes.set(resourceKey(type), type);
+    this.typeCache = undefined;
   }
 
   // ---- deletes ----
@@ -565,28 +583,24 @@ export class FakeCluster {
       const names = isObject(spec.names) ? spec.names : {};
       const crKey = `${String(spec.group)}/${String(names.plural)}`;
       this.customTypes.delete(crKey);
+      this.typeCache = undefined;
       this.store.dropCollection(crKey);
     }
     if (uid === '') return;
-    for (const t of this.types()) {
-      if (t.virtual) continue;
-      const key = resourceKey(t);
-      for (const object of this.store.all(key)) {
-        if (!object.json.includes(uid)) continue;
-        const dependent = JSON.parse(object.json) as JsonObject;
+    for (const ref of this.store.dependentsOf(uid)) {
+      const t = this.types().find((x) => resourceKey(x) === ref.resource);
+      const dependent = this.store.read(ref.resource, ref.namespace, ref.name);
+      if (!t || !dependent) continue;
+      if (policy === 'Orphan') {
         const refs = metadataOf(dependent).ownerReferences;
-        if (!Array.isArray(refs) || !refs.some((r) => isObject(r) && r.uid === uid)) continue;
-        if (policy === 'Orphan') {
-          const remaining = refs.filter((r) => !(isObject(r) && r.uid === uid));
-          if (remaining.length > 0) metadataOf(dependent).ownerReferences = remaining;
-          else delete metadataOf(dependent).ownerReferences;
-          this.store.put(key, dependent, 'MODIFIED');
-        } else {
-          this.delete(t, object.namespace, object.name, {
-            dryRun: false,
-            propagationPolicy: policy,
-          });
-        }
+        const remaining = Array.isArray(refs)
+          ? refs.filter((r) => !(isObject(r) && r.uid === uid))
+          : [];
+        if (remaining.length > 0) metadataOf(dependent).ownerReferences = remaining;
+        else delete metadataOf(dependent).ownerReferences;
+        this.store.put(ref.resource, dependent, 'MODIFIED');
+      } else {
+        this.delete(t, ref.namespace, ref.name, { dryRun: false, propagationPolicy: policy });
       }
     }
   }

@@ -14,8 +14,18 @@ export interface StoredObject {
   readonly name: string;
   readonly uid: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** uids in `metadata.ownerReferences`, for garbage collection. */
+  readonly owners: readonly string[];
   readonly resourceVersion: number;
   readonly json: string;
+}
+
+const NO_OWNERS: readonly string[] = Object.freeze([]);
+
+export interface ObjectRef {
+  readonly resource: string;
+  readonly namespace: string;
+  readonly name: string;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -113,6 +123,8 @@ export class ObjectStore {
   private readonly collections = new Map<string, Collection>();
   private readonly history: StoreEvent[] = [];
   private readonly listeners = new Set<(event: StoreEvent) => void>();
+  /** owner uid → `resource\nkey` of the objects that name it as owner. */
+  private readonly dependents = new Map<string, Set<string>>();
 
   get resourceVersion(): number {
     return this.revision;
@@ -147,7 +159,11 @@ export class ObjectStore {
   /** Stores the object under a new resourceVersion (written into it) and tells the watchers. */
   put(resource: string, object: JsonObject, type: 'ADDED' | 'MODIFIED'): StoredObject {
     const stored = this.serialise(object);
-    this.collection(resource).insert(stored);
+    const c = this.collection(resource);
+    const previous = c.byKey.get(stored.key);
+    if (previous) this.unindex(resource, previous);
+    c.insert(stored);
+    this.index(resource, stored);
     this.emit({ type, resource, object: stored });
     return stored;
   }
@@ -157,6 +173,7 @@ export class ObjectStore {
     const current = c?.byKey.get(objectKey(namespace, name));
     if (!c || !current) return undefined;
     c.remove(current.key);
+    this.unindex(resource, current);
     // The DELETED event carries the revision of the deletion, as etcd reports it.
     const stored = this.serialise(JSON.parse(current.json) as JsonObject);
     this.emit({ type: 'DELETED', resource, object: stored });
@@ -164,7 +181,41 @@ export class ObjectStore {
   }
 
   dropCollection(resource: string): void {
+    const c = this.collections.get(resource);
+    if (c) for (const object of c.byKey.values()) this.unindex(resource, object);
     this.collections.delete(resource);
+  }
+
+  /** Objects whose ownerReferences name this uid. */
+  dependentsOf(uid: string): ObjectRef[] {
+    const refs = this.dependents.get(uid);
+    if (!refs) return [];
+    return [...refs].map((ref) => {
+      const [resource = '', key = ''] = ref.split('\n');
+      const slash = key.indexOf('/');
+      return slash < 0
+        ? { resource, namespace: '', name: key }
+        : { resource, namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+    });
+  }
+
+  private index(resource: string, object: StoredObject): void {
+    for (const uid of object.owners) {
+      let set = this.dependents.get(uid);
+      if (!set) {
+        set = new Set();
+        this.dependents.set(uid, set);
+      }
+      set.add(`${resource}\n${object.key}`);
+    }
+  }
+
+  private unindex(resource: string, object: StoredObject): void {
+    for (const uid of object.owners) {
+      const set = this.dependents.get(uid);
+      set?.delete(`${resource}\n${object.key}`);
+      if (set?.size === 0) this.dependents.delete(uid);
+    }
   }
 
   private serialise(object: JsonObject): StoredObject {
@@ -179,6 +230,9 @@ export class ObjectStore {
       name,
       uid: String(metadata.uid ?? ''),
       labels: stringMap(metadata.labels),
+      owners: Array.isArray(metadata.ownerReferences)
+        ? metadata.ownerReferences.filter(isObject).map((r) => String(r.uid ?? ''))
+        : NO_OWNERS,
       resourceVersion: this.revision,
       json: JSON.stringify(object),
     };
