@@ -116,16 +116,15 @@ export function createEmbeddedEngine(
       operationName: operationName ?? undefined,
     });
     // Without `data` the request never started (bad variables, unknown operation).
-    const phase: ExecutionPhase = 'data' in executed ? 'execute' : 'request';
+    const started = 'data' in executed;
     const result: GraphqlExecutionResult = {
-      data:
-        executed.data === undefined
-          ? null
-          : (pruneEmptyObjects(executed.data) as typeof executed.data),
+      ...(started
+        ? { data: pruneEmptyObjects(executed.data ?? null) as Record<string, unknown> | null }
+        : {}),
       ...(executed.errors?.length ? { errors: executed.errors.map(toErrorEntry) } : {}),
       extensions: { schemas: context.schemas },
     };
-    if (!('data' in executed)) delete result.data;
+    const phase: ExecutionPhase = started ? 'execute' : 'request';
     return { result, phase };
   };
 
