@@ -1,6 +1,13 @@
 import type { AnyIntegration } from '@qontract/core';
 import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
 import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
+import { openshiftClusterrolebindings } from '@qontract/integration-openshift-clusterrolebindings';
+import { openshiftGroups } from '@qontract/integration-openshift-groups';
+import { openshiftNamespaceLabels } from '@qontract/integration-openshift-namespace-labels';
+import { openshiftLimitranges } from '@qontract/integration-openshift-limitranges';
+import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
+import { openshiftResourcequotas } from '@qontract/integration-openshift-resourcequotas';
+import { openshiftNetworkPolicies } from '@qontract/integration-openshift-network-policies';
 // registry:imports (the generator inserts imports above this line)
 
 /**
@@ -10,5 +17,12 @@ import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindi
 export const integrations: readonly AnyIntegration[] = [
   openshiftNamespaces,
   openshiftRolebindings,
+  openshiftClusterrolebindings,
+  openshiftGroups,
+  openshiftNamespaceLabels,
+  openshiftLimitranges,
+  openshiftServiceaccountTokens,
+  openshiftResourcequotas,
+  openshiftNetworkPolicies,
   // registry:entries (the generator inserts entries above this line)
 ];
