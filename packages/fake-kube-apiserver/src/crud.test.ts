@@ -343,9 +343,21 @@ describe('dry run', () => {
       contentType: 'application/merge-patch+json',
     });
     await call(c, 'DELETE', '/api/v1/namespaces/crud/configmaps/two?dryRun=All');
+    const applied = await call(
+      c,
+      'PATCH',
+      '/api/v1/namespaces/crud/configmaps/applied?fieldManager=m&dryRun=All',
+      {
+        body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied}\ndata: {a: b}\n',
+        contentType: 'application/apply-patch+yaml',
+      },
+    );
+    expect(applied.status).toBe(201);
+    expect(applied.body.data).toEqual({ a: 'b' });
+    expect((await call(c, 'GET', '/api/v1/namespaces/crud/configmaps/applied')).status).toBe(404);
     expect((await call(c, 'GET', '/api/v1/namespaces/crud/configmaps/two')).body).toEqual(before);
     expect(server.mutatingRequests()).toEqual([]);
-    expect(server.mutatingRequests({ dryRun: true })).toHaveLength(3);
+    expect(server.mutatingRequests({ dryRun: true })).toHaveLength(4);
   });
 });
 

@@ -226,6 +226,52 @@ describe('workload rollout', () => {
     expect(rolled.status.observedGeneration).toBe(rolled.metadata.generation);
   });
 
+  it('rolls out every workload kind', async () => {
+    const podSpec = { containers: [{ name: 'c', image: 'i' }] };
+    const template = { metadata: { labels: { app: 'w' } }, spec: podSpec };
+    const selector = { matchLabels: { app: 'w' } };
+    const workloads: [
+      string,
+      Record<string, unknown>,
+      (status: Record<string, unknown>) => boolean,
+    ][] = [
+      [
+        '/apis/apps/v1/namespaces/default/statefulsets',
+        { selector, template, serviceName: 'w', replicas: 2 },
+        (s) => s.readyReplicas === 2,
+      ],
+      [
+        '/apis/apps/v1/namespaces/default/daemonsets',
+        { selector, template },
+        (s) => s.numberReady === 1,
+      ],
+      [
+        '/apis/apps/v1/namespaces/default/replicasets',
+        { selector, template, replicas: 1 },
+        (s) => s.readyReplicas === 1,
+      ],
+      [
+        '/apis/apps.openshift.io/v1/namespaces/default/deploymentconfigs',
+        { selector: { app: 'w' }, template, replicas: 1 },
+        (s) => s.availableReplicas === 1,
+      ],
+      [
+        '/apis/batch/v1/namespaces/default/jobs',
+        { template: { spec: { ...podSpec, restartPolicy: 'Never' } } },
+        (s) => s.succeeded === 1,
+      ],
+    ];
+    for (const [path, spec, ready] of workloads) {
+      const created = await call(c, 'POST', path, { body: { metadata: { name: 'w' }, spec } });
+      expect(created.status, path).toBe(201);
+      const status = await eventually(async () => {
+        const s = (await call(c, 'GET', `${path}/w`)).body.status;
+        return s && ready(s) ? s : undefined;
+      });
+      if (!path.includes('/jobs')) expect(status.observedGeneration, path).toBe(1);
+    }
+  });
+
   it('never reports ready when the rollout delay is negative', async () => {
     const stuck = await startFakeKubeApiServer({
       clusters: [{ name: 's' }],
