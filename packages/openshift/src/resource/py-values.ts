@@ -230,23 +230,31 @@ export function pyEquals(a: PyValue, b: PyValue): boolean {
   // Fast paths for the JSON-like shapes bodies are made of.
   if (typeof a === 'string' && typeof b === 'string') return false;
   if (typeof a === 'number' && typeof b === 'number') return false;
-  if (isPlainDict(a) && isPlainDict(b)) {
-    let size = 0;
-    for (const k in a) {
-      if (!Object.hasOwn(a, k)) continue;
-      size++;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    // Only scalars of different JS types are left: Python's numeric tower and PyStr decide.
+    if (isPyStr(a) || isPyStr(b)) return isPyStr(a) && isPyStr(b) && strEquals(a, b);
+    if (a === null || b === null) return false;
+    const x = numericValue(a);
+    const y = numericValue(b);
+    return x !== undefined && y !== undefined && numbersEqual(x, y);
+  }
+  const aIsArray = Array.isArray(a);
+  if (aIsArray !== Array.isArray(b)) return false;
+  if (!aIsArray && isPlainDict(a) && isPlainDict(b)) {
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
       if (!Object.hasOwn(b, k)) return false;
       const va = a[k];
       const vb = b[k];
       if (va === undefined || vb === undefined) {
         if (va !== vb) return false;
-      } else if (!pyEquals(va, vb)) {
+      } else if (va !== vb && !pyEquals(va, vb)) {
         return false;
       }
     }
-    let sizeB = 0;
-    for (const k in b) if (Object.hasOwn(b, k)) sizeB++;
-    return size === sizeB;
+    return true;
   }
   if (isPyStr(a) || isPyStr(b)) return isPyStr(a) && isPyStr(b) && strEquals(a, b);
   if (a === null || b === null) return false;
