@@ -1,10 +1,12 @@
 // Benchmark: load a generated app-interface tree of 10,000 data files and
 // answer a namespaces query. Run: node tools/bundle/bench/load-10k.ts [--keep]
 // Target (later issue): load 10,000 data files in <= 3 s on the 2-core CI machine.
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import {
   collectBundleFromDirectory,
   createEmbeddedEngine,
@@ -162,6 +164,20 @@ async function runBenchmark(): Promise<void> {
     console.log(
       `generated ${dataFiles} data files + ${RESOURCES} resources in ${root} (${ms(writeMs)})`,
     );
+
+    // What a CLI run pays: a fresh process, cold JIT, one load.
+    const coldScript = `const t0 = performance.now();
+const { loadEmbeddedEngine } = await import('@qontract/app-interface');
+const t1 = performance.now();
+await loadEmbeddedEngine(${JSON.stringify(root)}, { git: false });
+console.log(Math.round(t1 - t0) + ' ' + Math.round(performance.now() - t1));`;
+    const cold = execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], {
+      cwd: fileURLToPath(new URL('.', import.meta.url)),
+      encoding: 'utf8',
+    })
+      .trim()
+      .split(' ');
+    console.log(`fresh process: import ${cold[0]} ms, first loadEmbeddedEngine(dir) ${cold[1]} ms`);
 
     // Phases of one load, to see where the time goes.
     const [collected, readMs] = await timed(() => collectBundleFromDirectory(root, { git: false }));
