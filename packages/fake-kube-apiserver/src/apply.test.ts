@@ -184,6 +184,18 @@ describe('server-side apply', () => {
     expect(updated.body.spec.containers[0].args).toEqual(['z']);
   });
 
+  it('refuses an object naming another namespace than the path', async () => {
+    const reply = await apply(
+      '/api/v1/namespaces/default/configmaps/elsewhere',
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: 'other' } },
+      'm',
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.message).toBe(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  });
+
   it('requires a field manager', async () => {
     const reply = await call(c, 'PATCH', '/api/v1/namespaces/default/configmaps/nm', {
       body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nm}\n',

@@ -276,6 +276,7 @@ export class FakeCluster {
         `the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`,
       );
     }
+    checkNamespace(type, namespace, metadata);
     const sentRv = rvOf(body);
     if (sentRv !== undefined && sentRv !== '' && sentRv !== rvOf(live)) {
       throw conflict(type, name, STALE_OBJECT);
@@ -330,6 +331,7 @@ export class FakeCluster {
     }
     if (metadata.managedFields !== undefined)
       throw badRequest('metadata.managedFields must be nil');
+    checkNamespace(type, namespace, metadata);
     const live = this.store.read(resourceKey(type), type.namespaced ? namespace : '', name);
     const sentRv = rvOf(applied);
     if (sentRv !== undefined && live && sentRv !== rvOf(live))
@@ -661,6 +663,19 @@ export class FakeCluster {
         }
       }
     }
+  }
+}
+
+function checkNamespace(type: ResourceType, namespace: string, metadata: JsonObject): void {
+  if (
+    type.namespaced &&
+    typeof metadata.namespace === 'string' &&
+    metadata.namespace !== '' &&
+    metadata.namespace !== namespace
+  ) {
+    throw badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
   }
 }
 
