@@ -1,0 +1,192 @@
+import { gqlClient } from '@qontract/app-interface';
+import {
+  commonOptions,
+  defineIntegration,
+  errorMessage,
+  type RunContext,
+  writePlanOut,
+} from '@qontract/core';
+import {
+  type ClusterMap,
+  clusterMapForClusters,
+  fieldManagerFor,
+  isClusterProblem,
+  pyRepr,
+} from '@qontract/openshift';
+import pLimit from 'p-limit';
+import { OpenshiftGroupsClustersDocument } from './clusters.generated.ts';
+import { desiredGroupMembers, type GroupMember, withoutOcmGroups } from './desired.ts';
+import { applyGroupChange, readGroupUsers, servesGroups } from './groups-api.ts';
+import { OpenshiftGroupsManagedGroupsDocument } from './managed-groups.generated.ts';
+import { OpenshiftGroupsManagedRolesDocument } from './managed-roles.generated.ts';
+import { publishManagedGroupsGauge } from './metrics.ts';
+import {
+  changesByGroup,
+  type GroupAction,
+  GroupActionName,
+  invalidCombinations,
+  planGroupActions,
+} from './plan.ts';
+
+/** The original's module constant (it writes no annotations; it names metrics and logs). */
+export const QONTRACT_INTEGRATION = 'openshift-groups';
+/** The original declares no version; the CLI's convention for integrations without one. */
+export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+
+export const openshiftGroups = defineIntegration({
+  name: 'openshift-groups',
+  version: QONTRACT_INTEGRATION_VERSION,
+  description: 'Manages OpenShift Groups.',
+  options: {
+    threadPoolSize: commonOptions.threadPoolSize(10),
+    internal: commonOptions.internal(),
+  },
+  run: async (ctx, opts) => {
+    const gql = await ctx.client(gqlClient);
+    const [{ clusters: allClusters }, { roles }] = await Promise.all([
+      gql.query(OpenshiftGroupsClustersDocument),
+      gql.query(OpenshiftGroupsManagedRolesDocument),
+    ]);
+    // Sharded by cluster name, as upstream.
+    const shardClusters = (allClusters ?? []).filter((c) => ctx.isInShard(c.name));
+    const ocmClusters = new Set(shardClusters.filter((c) => c.ocm).map((c) => c.name));
+    const managedGroups = new Map(shardClusters.map((c) => [c.name, c.managedGroups ?? []]));
+    publishManagedGroupsGauge(
+      ctx.metrics.registry,
+      QONTRACT_INTEGRATION,
+      new Map([...managedGroups].map(([c, groups]) => [c, groups.length])),
+    );
+
+    const clusters = await clusterMapForClusters(ctx, shardClusters, {
+      internal: opts.internal,
+      concurrency: opts.threadPoolSize,
+    });
+    const { members: current, readable } = await readCurrentMembers(
+      ctx,
+      clusters,
+      managedGroups,
+      opts.threadPoolSize,
+    );
+    const desired = desiredGroupMembers({
+      roles: roles ?? [],
+      clusters: readable,
+      today: new Date(),
+    });
+    const actions = planGroupActions(
+      withoutOcmGroups(current, ocmClusters),
+      withoutOcmGroups(desired, ocmClusters),
+    );
+    if (actions.length === 0) return;
+
+    const { clusters: validation } = await gql.query(OpenshiftGroupsManagedGroupsDocument);
+    const invalid = invalidCombinations(actions, validation ?? []);
+    if (invalid.length > 0) {
+      // Nothing of the plan is printed or applied, as upstream.
+      for (const { cluster, group } of invalid) {
+        ctx.errors.register(
+          `${cluster}/${group}`,
+          `invalid cluster/group combination: ${cluster}/${group} (hint: should be added to managedGroups)`,
+        );
+      }
+      return;
+    }
+    await writePlanOut(ctx, actions);
+    await executeActions(ctx, clusters, actions, opts.threadPoolSize);
+  },
+});
+
+/**
+ * Members of every managed group of the clusters with a working client. A
+ * cluster that cannot be read completely (no Group API, an API error) is
+ * reported and left out of both states, so that nothing is planned for it.
+ */
+async function readCurrentMembers(
+  ctx: RunContext,
+  clusters: ClusterMap,
+  managedGroups: ReadonlyMap<string, readonly string[]>,
+  concurrency: number,
+): Promise<{ members: GroupMember[]; readable: Set<string> }> {
+  const limit = pLimit(Math.max(1, concurrency));
+  const readable = new Set<string>();
+  const perCluster = await Promise.all(
+    clusters.clusters().map(async (name) => {
+      const handle = clusters.get(name);
+      if (isClusterProblem(handle)) return [];
+      const groups = managedGroups.get(name) ?? [];
+      if (groups.length > 0 && !servesGroups(handle)) {
+        ctx.errors.register(
+          name,
+          `[${name}] has managedGroups but serves no Group.user.openshift.io API (not an OpenShift cluster?)`,
+          { clusterWide: true },
+        );
+        return [];
+      }
+      try {
+        const users = await Promise.all(
+          groups.map((group) => limit(() => readGroupUsers(handle, group))),
+        );
+        readable.add(name);
+        return groups.flatMap((group, i) =>
+          (users[i] ?? []).map((user) => ({ cluster: name, group, user })),
+        );
+      } catch (e) {
+        ctx.errors.register(name, `[${name}] could not get group state: ${errorMessage(e)}`, {
+          clusterWide: true,
+        });
+        return [];
+      }
+    }),
+  );
+  return { members: perCluster.flat(), readable };
+}
+
+/**
+ * Prints every action as the original does (`[action, cluster, group,
+ * user]`), then, unless in dry-run, applies them one group at a time.
+ * `delete_group` is never executed; removals are held back once any error
+ * was registered in the run.
+ */
+async function executeActions(
+  ctx: RunContext,
+  clusters: ClusterMap,
+  actions: readonly GroupAction[],
+  concurrency: number,
+): Promise<void> {
+  const removalsEnabled = !ctx.errors.hasErrors;
+  const executable: GroupAction[] = [];
+  for (const a of actions) {
+    ctx.log.info(pyRepr([a.action, a.cluster, a.group, a.user]));
+    if (a.action === GroupActionName.delUser && !removalsEnabled) {
+      ctx.log.error(`'${a.action}' action is disabled due to previous errors.`);
+      continue;
+    }
+    ctx.report.count(a.action);
+    if (a.action === GroupActionName.deleteGroup) {
+      ctx.log.debug('skipping group deletion');
+      continue;
+    }
+    executable.push(a);
+  }
+  if (ctx.dryRun) return;
+  const limit = pLimit(Math.max(1, concurrency));
+  const fieldManager = fieldManagerFor(ctx.integration);
+  await Promise.all(
+    changesByGroup(executable).map((change) =>
+      limit(async () => {
+        if (ctx.signal.aborted) return;
+        const handle = clusters.get(change.cluster);
+        if (isClusterProblem(handle)) return; // registered when the cluster map was built
+        try {
+          await applyGroupChange(handle, change, fieldManager);
+        } catch (e) {
+          ctx.errors.register(
+            `${change.cluster}/${change.group}`,
+            `[${change.cluster}] group ${change.group}: ${errorMessage(e)}`,
+          );
+        }
+      }),
+    ),
+  );
+}
+
+export default openshiftGroups;

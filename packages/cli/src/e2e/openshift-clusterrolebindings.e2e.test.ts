@@ -1,0 +1,188 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { messages, runQontractReconcile } from './harness.ts';
+
+let env: ExampleEnvironment | undefined;
+// Each test runs the CLI several times against simulated clusters; the first also loads the CLI.
+const E2E_TIMEOUT_MS = 30_000;
+
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
+
+const RBAC = 'rbac.authorization.k8s.io/v1';
+const KIND = 'ClusterRoleBinding.rbac.authorization.k8s.io';
+const applyLine = (cluster: string, name: string) =>
+  `['apply', 'privileged=False', '${cluster}', 'cluster', '${KIND}', '${name}']`;
+const deleteLine = (cluster: string, name: string) =>
+  `['delete', 'privileged=False', '${cluster}', 'cluster', '${KIND}', '${name}']`;
+
+function bindings(e: ExampleEnvironment, cluster: string): string[] {
+  return e.server
+    .list(cluster, RBAC, 'ClusterRoleBinding')
+    .map((o) => (o as { metadata: { name: string } }).metadata.name)
+    .sort();
+}
+
+/** A binding this integration wrote earlier for a grant that is gone now. */
+function seedStaleOwnBinding(e: ExampleEnvironment): void {
+  e.server.seed('appint-ex-01', [
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: {
+        name: 'cluster-reader-mallory-gh',
+        annotations: {
+          'qontract.integration': 'openshift-clusterrolebindings',
+          'qontract.integration_version': '0.1.0',
+          'qontract.sha256sum': 'f'.repeat(64),
+          'qontract.update': '2026-01-01T00:00:00Z',
+        },
+      },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'cluster-reader',
+      },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory-gh' }],
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'hand-made' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'someone' }],
+    },
+  ]);
+}
+
+describe('openshift-clusterrolebindings end to end', () => {
+  it('plans without writing, converges, has nothing to do, and deletes only its own stale bindings', async () => {
+    env = await startExampleEnvironment();
+    const { server, configPath } = env;
+    seedStaleOwnBinding(env);
+    server.resetLog();
+
+    const dry = await runQontractReconcile([
+      '--config',
+      configPath,
+      '--dry-run',
+      'openshift-clusterrolebindings',
+    ]);
+    expect(dry.code).toBe(0);
+    const lines = messages(dry).filter((m) => m.startsWith('['));
+    expect(lines.sort()).toEqual(
+      [
+        applyLine('appint-ex-01', 'cluster-reader-app-sre-pipelines-example-ci'),
+        applyLine('appint-ex-01', 'cluster-reader-carol-gh'),
+        deleteLine('appint-ex-01', 'cluster-reader-mallory-gh'),
+      ].sort(),
+    );
+    expect(server.mutatingRequests()).toEqual([]);
+
+    const wet = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(wet.code).toBe(0);
+    expect(bindings(env, 'appint-ex-01')).toEqual([
+      'cluster-reader-app-sre-pipelines-example-ci',
+      'cluster-reader-carol-gh',
+      'hand-made',
+    ]);
+    // Clusters without managedClusterRoles are never touched.
+    expect(server.mutatingRequests({ cluster: 'appint-ex-02' })).toEqual([]);
+    expect(server.mutatingRequests({ cluster: 'appint-ex-k8s' })).toEqual([]);
+    const crb = server.get(
+      'appint-ex-01',
+      RBAC,
+      'ClusterRoleBinding',
+      '',
+      'cluster-reader-app-sre-pipelines-example-ci',
+    ) as {
+      metadata: { annotations: Record<string, string> };
+      roleRef: Record<string, string>;
+      subjects: unknown[];
+    };
+    expect(crb.metadata.annotations['qontract.integration']).toBe('openshift-clusterrolebindings');
+    expect(crb.metadata.annotations['qontract.integration_version']).toBe('0.1.0');
+    expect(crb.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'cluster-reader' });
+    expect(crb.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'example-ci', namespace: 'app-sre-pipelines' },
+    ]);
+
+    server.resetLog();
+    const again = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(again.code).toBe(0);
+    expect(server.mutatingRequests()).toEqual([]);
+    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+  }, E2E_TIMEOUT_MS);
+
+  it('reports a binding name the API would refuse, exits 1 and deletes nothing', async () => {
+    env = await startExampleEnvironment();
+    const { server, configPath, appInterfaceDir } = env;
+    seedStaleOwnBinding(env);
+    const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
+    const text = await readFile(rolePath, 'utf8');
+    await writeFile(
+      rolePath,
+      text.replace('clusterRole: cluster-reader', 'clusterRole: cluster-reader/extra'),
+    );
+    server.resetLog();
+    const run = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toEqual(
+      expect.arrayContaining([
+        "[appint-ex-01] role cluster-readers: ClusterRoleBinding name 'cluster-reader/extra-carol-gh' may not contain '/'",
+        "'delete' action is disabled due to previous errors.",
+      ]),
+    );
+    expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    expect(bindings(env, 'appint-ex-01')).toContain('cluster-reader-mallory-gh');
+  }, E2E_TIMEOUT_MS);
+
+  it('goes on when a managed cluster is unreachable, and exits 1', async () => {
+    env = await startExampleEnvironment({ down: ['appint-ex-01'] });
+    const { configPath, appInterfaceDir } = env;
+    // A second managed cluster, so that one is still reachable.
+    const clusterPath = join(appInterfaceDir, 'data/openshift/appint-ex-02/cluster.yml');
+    await writeFile(
+      clusterPath,
+      (await readFile(clusterPath, 'utf8')).replace(
+        'managedGroups:',
+        'managedClusterRoles: true\nmanagedGroups:',
+      ),
+    );
+    const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
+    await writeFile(
+      rolePath,
+      (await readFile(rolePath, 'utf8')).replace(
+        'access:\n',
+        'access:\n  - cluster:\n      $ref: /openshift/appint-ex-02/cluster.yml\n    clusterRole: view\n',
+      ),
+    );
+    const run = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-01] is unreachable'))).toBe(true);
+    expect(bindings(env, 'appint-ex-02')).toEqual([
+      'view-app-sre-pipelines-example-ci',
+      'view-carol-gh',
+    ]);
+  }, E2E_TIMEOUT_MS);
+});
