@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BundleLoadError } from './problems.ts';
@@ -94,6 +94,25 @@ describe('buildBundleFromDirectory', () => {
       'string',
     );
     expect(bundle.schemas['/common-1.json']!.properties).toEqual({});
+  });
+
+  it('reads .json data files and hidden directories, but not symlinks', async () => {
+    const root = await writeTree({
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+      'data/a.json': '{"name": "j", "$schema": "/thing-1.yml"}',
+      'data/.hidden-dir/b.yaml': '$schema: /thing-1.yml\nname: b\n',
+      'outside/c.yml': '$schema: /thing-1.yml\nname: c\n',
+    });
+    roots.push(root);
+    symlinkSync(join(root, 'outside'), join(root, 'data/linked-dir'));
+    symlinkSync(join(root, 'outside/c.yml'), join(root, 'data/linked.yml'));
+    const bundle = await buildBundleFromDirectory(root, { git: false });
+    expect(Object.keys(bundle.data)).toEqual(['/.hidden-dir/b.yaml', '/a.json']);
+    expect(bundle.data['/a.json']).toEqual({
+      $file_sha256sum: sha('{"name": "j", "$schema": "/thing-1.yml"}'),
+      $schema: '/thing-1.yml',
+      name: 'j',
+    });
   });
 
   it('collects every problem, each with its file and reason, before failing', async () => {

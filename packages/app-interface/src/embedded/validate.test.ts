@@ -102,6 +102,15 @@ describe('validation of an app-interface tree', () => {
     ]);
   });
 
+  it('accepts a datafile $schema without the leading slash, as the validator does', async () => {
+    const root = await tree({ 'data/a.yml': '$schema: thing-1.yml\nname: a\nextra: 1\n' });
+    expect(await problemsOf(root)).toEqual([
+      "/a.yml: schema /thing-1.yml: (root) has unexpected property 'extra'",
+      // the schema is found; its own enum still wants the canonical form
+      '/a.yml: schema /thing-1.yml: /$schema must be one of ["/thing-1.yml"]',
+    ]);
+  });
+
   it('checks $schemaRef, unknown schemas, missing resources and unique fields', async () => {
     const root = await tree({
       'data/a.yml': '$schema: /thing-1.yml\nname: same\nother: {$ref: /o.yml}\ndoc: /missing.md\n',
