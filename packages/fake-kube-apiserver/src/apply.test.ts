@@ -373,6 +373,10 @@ describe('patches', () => {
       body: [{ op: 'test', path: '/spec/replicas', value: 1 }],
     });
     expect(failed.status).toBe(422);
+    expect(failed.body).toMatchObject({
+      reason: 'Invalid',
+      message: 'the server rejected our request due to an error in our request',
+    });
   });
 
   it('refuses strategic merge patches on custom resources with 415', async () => {

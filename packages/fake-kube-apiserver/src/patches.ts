@@ -39,11 +39,13 @@ export function applyJsonPatch(target: JsonObject, operations: unknown): JsonObj
     );
     return result.newDocument;
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const detail = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+    // The real server's generic 422: a fixed message, the patch error as the cause.
     throw new ApiError(
       422,
       'Invalid',
-      `the server rejected our request due to an error in our request: ${message}`,
+      'the server rejected our request due to an error in our request',
+      { causes: [{ message: detail }] },
     );
   }
 }
