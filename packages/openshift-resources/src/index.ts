@@ -1,0 +1,6 @@
+export * from './model.ts';
+export * from './namespaces.generated.ts';
+export * from './providers.ts';
+export * from './run.ts';
+export * from './select.ts';
+export * from './specs.ts';

@@ -1,0 +1,210 @@
+import type { SecretReader } from '@qontract/core';
+import { describe, expect, it } from 'vitest';
+import type { NamespaceData, OpenshiftResourceData, SelectedNamespace } from './model.ts';
+import {
+  buildDesired,
+  FetchResourceError,
+  hostMatches,
+  type ProviderContext,
+} from './providers.ts';
+
+const secrets: SecretReader = {
+  read: async () => '',
+  readAll: async ({ path }) => {
+    if (path === 'app/db')
+      return {
+        user: 'app',
+        password: 'p4ss',
+        cert_qb64: 'Zm9v\nYmFy',
+        'external-resources/updated_at': 'x',
+        empty: '',
+      };
+    if (path === 'app/bad-key') return { 'bad key': 'x' };
+    throw new Error(`secret ${path} not found`);
+  },
+};
+const renders: Array<{ body: string; variables: Record<string, unknown> }> = [];
+const pc: ProviderContext = {
+  integration: 'openshift_resources',
+  integrationVersion: '1.9.3',
+  secrets,
+  repoUrl: 'https://git.example/app-interface',
+  render: async (body, o) => {
+    renders.push({ body, variables: o.variables });
+    return body.replace('{{ name }}', String(o.variables.name));
+  },
+};
+const sel = {
+  namespace: { name: 'ns', cluster: { name: 'c1' } } as unknown as NamespaceData,
+  openshiftResources: [],
+} as SelectedNamespace;
+const res = (r: Record<string, unknown>) => r as unknown as OpenshiftResourceData;
+const body = (o: { body: unknown }) => o.body as Record<string, any>;
+
+describe('providers', () => {
+  it('resource: parses YAML 1.1 and drops $schema', async () => {
+    const or = await buildDesired(
+      sel,
+      res({
+        provider: 'resource',
+        path: {
+          path: '/a.yml',
+          content:
+            '$schema: /x\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  enabled: yes\n',
+        },
+      }),
+      pc,
+    );
+    expect(body(or)).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a' },
+      data: { enabled: true },
+    });
+  });
+
+  it('resource: a file that does not parse is a fetch error naming the path', async () => {
+    await expect(
+      buildDesired(
+        sel,
+        res({ provider: 'resource', path: { path: '/b.yml', content: 'a: [' } }),
+        pc,
+      ),
+    ).rejects.toThrow(new FetchResourceError('Could not parse data. Skipping resource: /b.yml'));
+  });
+
+  it('resource: validate_json checks every data value', async () => {
+    const content =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  ok: "{}"\n  bad: "{nope"\n';
+    await expect(
+      buildDesired(
+        sel,
+        res({ provider: 'resource', validate_json: true, path: { path: '/c.yml', content } }),
+        pc,
+      ),
+    ).rejects.toThrow('invalid json in /c.yml under bad');
+  });
+
+  it('resource: an invalid name is rejected with the original message', async () => {
+    await expect(
+      buildDesired(
+        sel,
+        res({
+          provider: 'resource',
+          path: {
+            path: '/d.yml',
+            content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n',
+          },
+        }),
+        pc,
+      ),
+    ).rejects.toThrow(/metadata.name: Invalid value: "Bad_Name"/);
+  });
+
+  it('PrometheusRule rules with annotations get html_url', async () => {
+    const content = [
+      'apiVersion: monitoring.coreos.com/v1',
+      'kind: PrometheusRule',
+      'metadata:',
+      '  name: r',
+      'spec:',
+      '  groups:',
+      '  - name: g',
+      '    rules:',
+      '    - alert: A',
+      '      annotations:',
+      '        summary: s',
+      '    - alert: B',
+      '      annotations: {}',
+    ].join('\n');
+    const or = await buildDesired(
+      sel,
+      res({ provider: 'prometheus-rule', path: { path: '/obs/r.yml', content } }),
+      pc,
+    );
+    const rules = body(or).spec.groups[0].rules;
+    expect(rules[0].annotations).toEqual({
+      summary: 's',
+      html_url: 'https://git.example/app-interface/blob/master/resources/obs/r.yml',
+    });
+    expect(rules[1].annotations).toEqual({});
+  });
+
+  it('resource-template: renders with its variables and the resource, then parses', async () => {
+    renders.length = 0;
+    const r = res({
+      provider: 'resource-template',
+      variables: '{"name": "tpl"}',
+      path: {
+        path: '/t.yml.j2',
+        content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ name }}\n',
+      },
+    });
+    const or = await buildDesired(sel, r, pc);
+    expect(body(or).metadata.name).toBe('tpl');
+    expect(renders[0]!.variables).toMatchObject({
+      name: 'tpl',
+      resource: { provider: 'resource-template', namespace: { name: 'ns' } },
+    });
+  });
+
+  it.each([
+    ['resource-template', { type: 'mustache' }, "unknown template type 'mustache' in /t.j2"],
+    [
+      'prometheus-rule',
+      { type: 'resource-template-mustache' },
+      "unknown prometheus-rule type 'resource-template-mustache' in /t.j2",
+    ],
+    ['magic', {}, 'unknown provider: magic'],
+  ])('%s %j is rejected', async (provider, extra, message) => {
+    await expect(
+      buildDesired(sel, res({ provider, path: { path: '/t.j2', content: 'x: 1' }, ...extra }), pc),
+    ).rejects.toThrow(message);
+  });
+
+  it('vault-secret: builds the Secret, keeps _qb64 values, drops updated_at', async () => {
+    const or = await buildDesired(
+      sel,
+      res({
+        provider: 'vault-secret',
+        vault_path: 'app/db',
+        version: 2,
+        name: null,
+        labels: '{"app": "x"}',
+        annotations: null,
+        vault_type: null,
+      }),
+      pc,
+    );
+    expect(body(or)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name: 'db', annotations: {}, labels: { app: 'x' } },
+      data: { user: 'YXBw', password: 'cDRzcw==', cert: 'Zm9vYmFy', empty: '' },
+    });
+  });
+
+  it('vault-secret: a missing secret or an invalid key is an error naming the path', async () => {
+    await expect(
+      buildDesired(sel, res({ provider: 'vault-secret', vault_path: 'app/none', version: 1 }), pc),
+    ).rejects.toThrow(/error fetching secret app\/none \(version 1\)/);
+    await expect(
+      buildDesired(
+        sel,
+        res({ provider: 'vault-secret', vault_path: 'app/bad-key', version: 1 }),
+        pc,
+      ),
+    ).rejects.toThrow("secret app/bad-key: invalid key 'bad key'");
+  });
+
+  it.each([
+    ['*.apps.example.com', 'a.apps.example.com', true],
+    ['*.apps.example.com', 'a.b.apps.example.com', true],
+    ['*.apps.example.com', 'apps.example.com', false],
+    ['www.example.com', 'www.example.com', true],
+    ['www.example.com', 'api.example.com', false],
+  ])('certificate CN %s matches host %s: %s', (cn, host, ok) => {
+    expect(hostMatches(cn, host)).toBe(ok);
+  });
+});

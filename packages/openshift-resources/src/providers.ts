@@ -1,0 +1,297 @@
+import { X509Certificate } from 'node:crypto';
+import { errorMessage, QontractError, type SecretReader } from '@qontract/core';
+import {
+  base64EncodeSecretFieldValue,
+  dictDelete,
+  dictGet,
+  dictSet,
+  isDict,
+  OpenshiftResource,
+  type PyObject,
+  type PyValue,
+  parseResource,
+} from '@qontract/openshift';
+import {
+  describeResource,
+  fields,
+  type OpenshiftResourceData,
+  type SelectedNamespace,
+} from './model.ts';
+
+/** A resource could not be built; registered as an error for its namespace, the others go on. */
+export class FetchResourceError extends QontractError {}
+
+export type TemplateType = 'jinja2' | 'extracurlyjinja2';
+
+/** Renders a template body (a resource-template or templated prometheus-rule). */
+export type TemplateRenderer = (
+  body: string,
+  options: { type: TemplateType; path: string; variables: Record<string, unknown> },
+) => Promise<string>;
+
+export interface ProviderContext {
+  /** The `qontract.integration` value and version of the pipeline. */
+  readonly integration: string;
+  readonly integrationVersion: string;
+  readonly secrets: SecretReader;
+  readonly render: TemplateRenderer;
+  /** app-interface settings `repoUrl`, for PrometheusRule `html_url`. */
+  readonly repoUrl: string;
+}
+
+export const DEFAULT_REPO_URL = 'https://gitlab.cee.redhat.com/service/app-interface';
+
+/** Builds the desired object of one openshiftResource (integrations-spec §5.4). */
+export async function buildDesired(
+  sel: SelectedNamespace,
+  r: OpenshiftResourceData,
+  pc: ProviderContext,
+): Promise<OpenshiftResource> {
+  const f = fields(r);
+  switch (f.provider) {
+    case 'resource':
+      return fromContent(requiredFile(r).content, requiredFile(r).path, pc, {
+        validateJson: Boolean(f.validate_json),
+      });
+    case 'resource-template': {
+      const file = requiredFile(r);
+      const type = templateType(f.type ?? 'jinja2', file.path);
+      const rendered = await pc.render(file.content, {
+        type,
+        path: file.path,
+        variables: templateVariables(sel, r),
+      });
+      return fromContent(rendered, file.path, pc, {});
+    }
+    case 'prometheus-rule': {
+      const file = requiredFile(r);
+      const kind = f.type ?? 'resource';
+      if (kind === 'resource') return fromContent(file.content, file.path, pc, {});
+      const m = /^resource-template-(jinja2|extracurlyjinja2)$/.exec(kind);
+      if (!m) throw new QontractError(`unknown prometheus-rule type '${kind}' in ${file.path}`);
+      const rendered = await pc.render(file.content, {
+        type: m[1] as TemplateType,
+        path: file.path,
+        variables: templateVariables(sel, r),
+      });
+      return fromContent(rendered, file.path, pc, {});
+    }
+    case 'vault-secret':
+      return vaultSecret(r, pc);
+    case 'route':
+      return route(r, pc);
+    default:
+      throw new FetchResourceError(`unknown provider: ${f.provider}`);
+  }
+}
+
+function requiredFile(r: OpenshiftResourceData): { path: string; content: string } {
+  const file = fields(r).path;
+  if (!file) throw new FetchResourceError(`${fields(r).provider} without a resource path`);
+  return file;
+}
+
+function templateType(type: string, path: string): TemplateType {
+  if (type === 'jinja2' || type === 'extracurlyjinja2') return type;
+  throw new QontractError(`unknown template type '${type}' in ${path}`);
+}
+
+/**
+ * The variables a template sees: its `variables`, and `resource` (the
+ * openshiftResource as app-interface returns it, with `namespace` the whole
+ * namespace object).
+ */
+export function templateVariables(
+  sel: SelectedNamespace,
+  r: OpenshiftResourceData,
+): Record<string, unknown> {
+  const f = fields(r);
+  let variables: Record<string, unknown> = {};
+  if (f.variables) {
+    try {
+      const parsed: unknown = JSON.parse(f.variables);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        variables = parsed as Record<string, unknown>;
+    } catch (e) {
+      throw new FetchResourceError(
+        `invalid variables of ${describeResource(r)}: ${errorMessage(e)}`,
+      );
+    }
+  }
+  return {
+    ...variables,
+    resource: { ...r, namespace: { ...sel.namespace, openshiftResources: sel.openshiftResources } },
+  };
+}
+
+/** Parses a (rendered) resource file and builds its object, as the `resource` provider does. */
+function fromContent(
+  content: string,
+  path: string,
+  pc: ProviderContext,
+  options: { validateJson?: boolean },
+): OpenshiftResource {
+  let body: PyValue;
+  try {
+    body = parseResource(content, 'yaml');
+  } catch {
+    throw new FetchResourceError(`Could not parse data. Skipping resource: ${path}`);
+  }
+  if (!isDict(body))
+    throw new FetchResourceError(`Could not parse data. Skipping resource: ${path}`);
+  dictDelete(body, '$schema');
+  if (options.validateJson) {
+    const data = dictGet(body, 'data');
+    if (isDict(data)) {
+      for (const key of Object.keys(data)) {
+        const value = dictGet(data, key);
+        try {
+          JSON.parse(String(value));
+        } catch {
+          throw new FetchResourceError(`invalid json in ${path} under ${key}`);
+        }
+      }
+    }
+  }
+  if (dictGet(body, 'kind') === 'PrometheusRule')
+    addHtmlUrls(body, `${pc.repoUrl}/blob/master/resources${path}`);
+  try {
+    return new OpenshiftResource(body, pc.integration, pc.integrationVersion, {
+      errorDetails: path,
+    });
+  } catch (e) {
+    throw new FetchResourceError(errorMessage(e));
+  }
+}
+
+/** Every rule that already has annotations gets `html_url` pointing at its source file. */
+function addHtmlUrls(body: PyObject | import('@qontract/openshift').PyDict, url: string): void {
+  const spec = dictGet(body, 'spec');
+  const groups = isDict(spec) ? dictGet(spec, 'groups') : undefined;
+  if (!Array.isArray(groups)) return;
+  for (const group of groups) {
+    const rules = isDict(group) ? dictGet(group, 'rules') : undefined;
+    if (!Array.isArray(rules)) continue;
+    for (const rule of rules) {
+      const annotations = isDict(rule) ? dictGet(rule, 'annotations') : undefined;
+      if (isDict(annotations) && Object.keys(annotations).length > 0)
+        dictSet(annotations, 'html_url', url);
+    }
+  }
+}
+
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** A Secret from a Vault secret: `_qb64` keys are already base64, the others are encoded. */
+async function vaultSecret(
+  r: OpenshiftResourceData,
+  pc: ProviderContext,
+): Promise<OpenshiftResource> {
+  const f = fields(r);
+  const path = f.vault_path ?? '';
+  let values: Record<string, string>;
+  try {
+    values = await pc.secrets.readAll({ path, version: f.version });
+  } catch (e) {
+    throw new FetchResourceError(
+      `error fetching secret ${path} (version ${f.version ?? 'latest'}): ${errorMessage(e)}`,
+    );
+  }
+  const data: PyObject = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (key === 'external-resources/updated_at') continue;
+    if (!SECRET_KEY.test(key)) {
+      throw new FetchResourceError(
+        `secret ${path}: invalid key '${key}' (allowed: ${SECRET_KEY.source})`,
+      );
+    }
+    if (key.toLowerCase().endsWith('_qb64')) data[key.slice(0, -5)] = value.replaceAll('\n', '');
+    else data[key] = base64EncodeSecretFieldValue(value);
+  }
+  const metadata: PyObject = {
+    name: f.name || (path.split('/').pop() ?? path),
+    annotations: parseJsonMap(f.annotations, `annotations of ${path}`) ?? {},
+  };
+  const labels = parseJsonMap(f.labels, `labels of ${path}`);
+  if (labels) metadata.labels = labels;
+  const body: PyObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: f.vault_type || 'Opaque',
+    metadata,
+    data,
+  };
+  try {
+    return new OpenshiftResource(body, pc.integration, pc.integrationVersion, {
+      errorDetails: path,
+    });
+  } catch (e) {
+    throw new FetchResourceError(errorMessage(e));
+  }
+}
+
+function parseJsonMap(text: string | null | undefined, what: string): PyObject | undefined {
+  if (!text) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as PyObject) : undefined;
+  } catch {
+    throw new FetchResourceError(`invalid JSON in ${what}`);
+  }
+}
+
+const TLS_KEYS = [
+  'termination',
+  'insecureEdgeTerminationPolicy',
+  'certificate',
+  'key',
+  'caCertificate',
+  'destinationCACertificate',
+];
+
+/** A Route file, with TLS material from Vault when given; the certificate must match the host. */
+async function route(r: OpenshiftResourceData, pc: ProviderContext): Promise<OpenshiftResource> {
+  const f = fields(r);
+  const file = requiredFile(r);
+  const resource = fromContent(file.content, file.path, pc, {});
+  if (!f.vault_tls_secret_path || f.vault_tls_secret_version == null) return resource;
+  let tls: Record<string, string>;
+  try {
+    tls = await pc.secrets.readAll({
+      path: f.vault_tls_secret_path,
+      version: f.vault_tls_secret_version,
+    });
+  } catch (e) {
+    throw new FetchResourceError(
+      `error fetching route TLS secret ${f.vault_tls_secret_path}: ${errorMessage(e)}`,
+    );
+  }
+  const body = resource.body as PyObject;
+  const spec = (isDict(body.spec) ? body.spec : (body.spec = {})) as PyObject;
+  const target: PyObject = isDict(spec.tls) ? (spec.tls as PyObject) : {};
+  for (const key of TLS_KEYS) if (tls[key] !== undefined) target[key] = tls[key];
+  spec.tls = target;
+  const host = typeof spec.host === 'string' ? spec.host : undefined;
+  if (host && tls.certificate) {
+    let cn: string | undefined;
+    try {
+      cn = /CN=([^\n,]+)/.exec(new X509Certificate(tls.certificate).subject)?.[1];
+    } catch {
+      throw new FetchResourceError(
+        `route ${file.path}: the certificate in ${f.vault_tls_secret_path} cannot be read`,
+      );
+    }
+    if (!cn || !hostMatches(cn, host)) {
+      throw new FetchResourceError(
+        `route ${file.path}: certificate CN ${cn ?? '(none)'} does not match host ${host}`,
+      );
+    }
+  }
+  return resource;
+}
+
+/** `*.d` matches any deeper subdomain of `d` but not `d` itself. */
+export function hostMatches(cn: string, host: string): boolean {
+  if (cn.startsWith('*.')) return host.endsWith(cn.slice(1)) && host.length > cn.length - 1;
+  return cn === host;
+}
