@@ -10,7 +10,7 @@ import {
 
 const secrets: SecretReader = {
   read: async () => '',
-  readAll: async ({ path }) => {
+  readAll: async ({ path }): Promise<Record<string, string>> => {
     if (path === 'app/db')
       return {
         user: 'app',
@@ -39,6 +39,7 @@ const sel = {
   openshiftResources: [],
 } as SelectedNamespace;
 const res = (r: Record<string, unknown>) => r as unknown as OpenshiftResourceData;
+// biome-ignore lint/suspicious/noExplicitAny: tests read deep into built bodies
 const body = (o: { body: unknown }) => o.body as Record<string, any>;
 
 describe('providers', () => {
