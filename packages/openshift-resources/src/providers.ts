@@ -267,7 +267,8 @@ async function route(r: OpenshiftResourceData, pc: ProviderContext): Promise<Ope
     );
   }
   const body = resource.body as PyObject;
-  const spec = (isDict(body.spec) ? body.spec : (body.spec = {})) as PyObject;
+  const spec: PyObject = isDict(body.spec) ? (body.spec as PyObject) : {};
+  body.spec = spec;
   const target: PyObject = isDict(spec.tls) ? (spec.tls as PyObject) : {};
   for (const key of TLS_KEYS) if (tls[key] !== undefined) target[key] = tls[key];
   spec.tls = target;
