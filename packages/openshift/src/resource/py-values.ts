@@ -155,10 +155,6 @@ export function setOwn(obj: PyObject, key: string, value: PyValue): void {
   }
 }
 
-export function hasOwn(obj: object, key: string): boolean {
-  return Object.hasOwn(obj, key);
-}
-
 /** `d.get(key)` for either dict representation; `undefined` when missing. */
 export function dictGet(d: PyObject | PyDict, key: string): PyValue | undefined {
   if (d instanceof PyDict) return d.get(key);
