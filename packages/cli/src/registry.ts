@@ -8,6 +8,10 @@ import { openshiftLimitranges } from '@qontract/integration-openshift-limitrange
 import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
 import { openshiftResourcequotas } from '@qontract/integration-openshift-resourcequotas';
 import { openshiftNetworkPolicies } from '@qontract/integration-openshift-network-policies';
+import { openshiftResources } from '@qontract/integration-openshift-resources';
+import { openshiftVaultSecrets } from '@qontract/integration-openshift-vault-secrets';
+import { openshiftRoutes } from '@qontract/integration-openshift-routes';
+import { openshiftPrometheusRules } from '@qontract/integration-openshift-prometheus-rules';
 // registry:imports (the generator inserts imports above this line)
 
 /**
@@ -24,5 +28,9 @@ export const integrations: readonly AnyIntegration[] = [
   openshiftServiceaccountTokens,
   openshiftResourcequotas,
   openshiftNetworkPolicies,
+  openshiftResources,
+  openshiftVaultSecrets,
+  openshiftRoutes,
+  openshiftPrometheusRules,
   // registry:entries (the generator inserts entries above this line)
 ];
