@@ -7,12 +7,42 @@ export interface DataVisitor {
   resourceRef?(file: string, datafileSchema: string, jsonpath: string, resource: string): void;
   /** A scalar value of an `isUnique` field; `typeName` is the interface's when it declares the field unique. */
   uniqueValue?(file: string, typeName: string, field: string, value: JsonValue): void;
+  /** Items of one list (at `jsonpath`) that agree on all their context-unique fields. */
+  contextUniqueDuplicate?(
+    file: string,
+    jsonpath: string,
+    fields: string[],
+    indexes: number[],
+  ): void;
 }
 
 function isRefObject(v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const keys = Object.keys(v);
   return keys.length === 1 && keys[0] === '$ref';
+}
+
+function isInlineObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !isRefObject(v);
+}
+
+/**
+ * What the bundler hashes into `__identifier` for a list item: the values of
+ * its type's `isContextUnique`/`isUnique` fields (with the field set, since
+ * items of different types are only compared within the same set). Null
+ * when the type has no such field.
+ */
+function contextIdentifier(
+  confs: readonly GraphqlTypeConf[],
+  item: Record<string, unknown>,
+): string | null {
+  const names = new Set<string>();
+  for (const conf of confs) {
+    for (const f of conf.fields) if (f.isContextUnique || f.isUnique) names.add(f.name);
+  }
+  const fields = [...names].sort();
+  if (fields.length === 0) return null;
+  return JSON.stringify([fields, fields.map((f) => item[f] ?? null)]);
 }
 
 function isScalar(v: unknown): v is string | number | boolean {
@@ -79,16 +109,21 @@ export function traverseData(bundle: Bundle, visitor: DataVisitor): void {
       const child = byName.get(field.type);
       if (!child) continue;
       if (Array.isArray(v)) {
+        const identifiers = new Map<string, number[]>();
         v.forEach((item, i) => {
-          if (
-            typeof item === 'object' &&
-            item !== null &&
-            !Array.isArray(item) &&
-            !isRefObject(item)
-          ) {
-            walk(file, datafileSchema, item as Record<string, unknown>, child, `${path}.[${i}]`);
-          }
+          if (!isInlineObject(item)) return;
+          walk(file, datafileSchema, item, child, `${path}.[${i}]`);
+          const id = contextIdentifier([child, concrete(child, item)], item);
+          if (id === null) return;
+          const seen = identifiers.get(id);
+          if (seen) seen.push(i);
+          else identifiers.set(id, [i]);
         });
+        for (const [id, indexes] of identifiers) {
+          if (indexes.length > 1) {
+            visitor.contextUniqueDuplicate?.(file, path, JSON.parse(id)[0] as string[], indexes);
+          }
+        }
       } else if (typeof v === 'object') {
         walk(file, datafileSchema, v as Record<string, unknown>, child, path);
       }

@@ -173,6 +173,49 @@ describe('validation of an app-interface tree', () => {
     ]);
   });
 
+  it('refuses list items that repeat their context-unique fields', async () => {
+    const root = await writeTree({
+      'graphql-schemas/schema.yml': `
+confs:
+- name: Query
+  fields:
+  - { name: ns_v1, type: Ns_v1, isList: true, datafileSchema: /ns-1.yml }
+- name: Ns_v1
+  datafile: /ns-1.yml
+  fields:
+  - { name: items, type: Item_v1, isList: true, isInterface: true }
+- name: Item_v1
+  isInterface: true
+  interfaceResolve: { strategy: fieldMap, field: provider, fieldMap: { a: ItemA_v1, b: ItemB_v1 } }
+  fields:
+  - { name: provider, type: string, isContextUnique: true }
+- name: ItemA_v1
+  interface: Item_v1
+  fields:
+  - { name: provider, type: string }
+  - { name: path, type: string, isContextUnique: true }
+- name: ItemB_v1
+  interface: Item_v1
+  fields:
+  - { name: provider, type: string }
+  - { name: name, type: string, isContextUnique: true }
+`,
+      'data/ns.yml': `$schema: /ns-1.yml
+items:
+- { provider: a, path: /x }
+- { provider: b, name: x }
+- { provider: a, path: /y }
+- { provider: a, path: /x }
+- { provider: b, name: x }
+`,
+    });
+    roots.push(root);
+    expect(await problemsOf(root)).toEqual([
+      '/ns.yml: items: items [0], [3] repeat the same path, provider',
+      '/ns.yml: items: items [1], [4] repeat the same name, provider',
+    ]);
+  });
+
   it('checks only crossrefs and types when the tree has no schemas/', async () => {
     const root = await writeTree({
       'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,

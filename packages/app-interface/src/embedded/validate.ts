@@ -12,8 +12,8 @@ import { parseYaml11 } from './yaml11.ts';
  * qontract-validator's checks (server-spec §2.2), as far as our bundles need
  * them: every datafile (and every resource with a `$schema` line) against its
  * JSON schema, `$schemaRef` targets, dangling `$ref`s and resource paths, and
- * `isUnique` fields. Not covered: context-unique identifiers and the
- * checks on schema.yml itself.
+ * `isUnique` and context-unique fields, `isUnique` placement in schema.yml.
+ * Not covered: writing `__identifier` into bundles.
  */
 
 /**
@@ -230,7 +230,10 @@ function checkCrossRefs(bundle: Bundle, problems: BundleProblem[]): void {
   for (const [file, df] of Object.entries(bundle.data)) visit(file, df, '');
 }
 
-/** Resource paths must exist; `isUnique` values must be unique per type. */
+/**
+ * Resource paths must exist; `isUnique` values must be unique per type; list
+ * items must differ in their context-unique fields.
+ */
 function checkTypedData(bundle: Bundle, problems: BundleProblem[]): void {
   const unique = new Map<
     string,
@@ -245,6 +248,13 @@ function checkTypedData(bundle: Bundle, problems: BundleProblem[]): void {
           kind: ProblemKind.REF,
         });
       }
+    },
+    contextUniqueDuplicate(file, jsonpath, fields, indexes) {
+      problems.push({
+        file,
+        reason: `${jsonpath}: items ${indexes.map((i) => `[${i}]`).join(', ')} repeat the same ${fields.join(', ')}`,
+        kind: ProblemKind.UNIQUE,
+      });
     },
     uniqueValue(file, typeName, field, value) {
       const key = JSON.stringify([typeName, field, value]);
