@@ -447,7 +447,14 @@ class DictBuilder {
 
 export function constructDocument(node: Node): PyValue {
   const builder = new Constructor();
-  const value = builder.construct(node);
+  let value: PyValue;
+  try {
+    value = builder.construct(node);
+  } catch (e) {
+    // Python's int()/float() ValueErrors surface as plain Errors: report them as load errors.
+    if (e instanceof YamlError || !(e instanceof Error)) throw e;
+    throw new YamlError(e.message);
+  }
   if (builder.shared && typeof value === 'object' && value !== null)
     bodiesWithSharedNodes.add(value);
   return value;
