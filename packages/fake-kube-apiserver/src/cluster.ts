@@ -17,7 +17,15 @@ import {
   validateName,
   validateUpdate,
 } from './semantics.ts';
-import { ApiError, alreadyExists, badRequest, conflict, notFound, STALE_OBJECT } from './status.ts';
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  notFound,
+  resourceVersionOnCreate,
+  STALE_OBJECT,
+} from './status.ts';
 import { ObjectStore } from './store.ts';
 
 export interface WriteOptions {
@@ -212,6 +220,9 @@ export class FakeCluster {
     }
     const name = typeof metadata.name === 'string' ? metadata.name : '';
     validateName(type, name);
+    if (typeof metadata.resourceVersion === 'string' && metadata.resourceVersion !== '') {
+      throw resourceVersionOnCreate();
+    }
     if (type.namespaced) {
       if (typeof metadata.namespace === 'string' && metadata.namespace !== namespace) {
         throw badRequest(
@@ -334,6 +345,7 @@ export class FakeCluster {
     checkNamespace(type, namespace, metadata);
     const live = this.store.read(resourceKey(type), type.namespaced ? namespace : '', name);
     const sentRv = rvOf(applied);
+    if (sentRv !== undefined && sentRv !== '' && !live) throw resourceVersionOnCreate();
     if (sentRv !== undefined && live && sentRv !== rvOf(live))
       throw conflict(type, name, STALE_OBJECT);
     delete metadata.resourceVersion;

@@ -70,6 +70,21 @@ describe('create and get', () => {
     });
   });
 
+  it('refuses a create carrying a resourceVersion with the bare 500 of the real storage', async () => {
+    const reply = await call(c, 'POST', '/api/v1/namespaces/crud/configmaps', {
+      body: { metadata: { name: 'copied', resourceVersion: '12' } },
+    });
+    expect(reply.status).toBe(500);
+    expect(reply.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'resourceVersion should not be set on objects to be created',
+      code: 500,
+    });
+  });
+
   it('validates names with 422 Invalid', async () => {
     const reply = await call(c, 'POST', '/api/v1/namespaces/crud/configmaps', {
       body: cm('Bad_Name'),

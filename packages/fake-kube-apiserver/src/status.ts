@@ -36,7 +36,7 @@ export class ApiError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      ...(this.reason ? { reason: this.reason } : {}),
       ...(this.details ? { details: this.details } : {}),
       code: this.code,
     };
@@ -120,6 +120,11 @@ export function pathNotFound(): ApiError {
 
 export function unauthorized(): ApiError {
   return new ApiError(401, 'Unauthorized', 'Unauthorized');
+}
+
+/** What etcd storage answers, as a bare 500 without reason, when a create carries a resourceVersion. */
+export function resourceVersionOnCreate(): ApiError {
+  return new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
 }
 
 export function expired(message: string): ApiError {
