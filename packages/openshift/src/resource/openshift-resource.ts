@@ -39,9 +39,9 @@ const KINDS_WITHOUT_NAME_CHECK = new Set([
   'ClusterRole',
   'ClusterRoleBinding',
 ]);
-// python-semver 3 `Version.parse` (major.minor.patch required).
+// python-semver 3 `Version.parse`: major.minor.patch required, strict prerelease identifiers.
 const SEMVER_RE =
-  /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+  /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-((?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 
 /** Python `re.match(pattern + '$', s)`: `$` also matches before one final newline. */
 function pyFullMatch(re: RegExp, s: string): boolean {
@@ -66,7 +66,7 @@ export function fullyQualifiedKind(kind: string, apiVersion: string): string {
 
 function semverMajor(version: PyValue | undefined): number | undefined {
   if (typeof version !== 'string') return undefined;
-  const m = SEMVER_RE.exec(version);
+  const m = SEMVER_RE.exec(version.endsWith('\n') ? version.slice(0, -1) : version);
   return m ? Number(m[1]) : undefined;
 }
 
