@@ -1,1 +1,10 @@
-export {};
+export { DEFAULT_LIMITS, type RenderLimits } from './context.ts';
+export { TemplateError } from './errors.ts';
+export type { TemplateHelpers } from './helpers.ts';
+export { parseJsonValue as parseTemplateVariables } from './qontract-filters.ts';
+export {
+  type RenderOptions,
+  renderTemplate,
+  type TemplateType,
+  templateCacheSize,
+} from './render-template.ts';

@@ -1,0 +1,111 @@
+import { failure } from './errors.ts';
+
+/** Caps that keep a hostile or broken template from hanging or exhausting the process. */
+export interface RenderLimits {
+  /** Characters produced in total (output, captured blocks, nested renders). */
+  readonly maxOutputChars: number;
+  /** Loop iterations, and the length of lists/ranges a template may build. */
+  readonly maxIterations: number;
+  /** Nested macro calls and nested template renders (`eval`, helper arguments). */
+  readonly maxCallDepth: number;
+}
+
+export const DEFAULT_LIMITS: RenderLimits = {
+  maxOutputChars: 16 * 1024 * 1024,
+  maxIterations: 1_000_000,
+  maxCallDepth: 100,
+};
+
+/** What one render (including its nested renders) has used so far. */
+export class Budget {
+  readonly limits: RenderLimits;
+  outputChars = 0;
+  iterations = 0;
+  depth = 0;
+
+  constructor(limits: RenderLimits) {
+    this.limits = limits;
+  }
+
+  chargeOutput(chars: number): void {
+    this.outputChars += chars;
+    if (this.outputChars > this.limits.maxOutputChars) {
+      throw failure.limit(`output exceeds the limit of ${this.limits.maxOutputChars} characters`);
+    }
+  }
+
+  chargeIteration(): void {
+    if (++this.iterations > this.limits.maxIterations) {
+      throw failure.limit(`more than ${this.limits.maxIterations} loop iterations`);
+    }
+  }
+
+  checkLength(length: number, what: string): void {
+    if (length > this.limits.maxIterations) {
+      throw failure.limit(`${what} longer than the limit of ${this.limits.maxIterations} items`);
+    }
+  }
+
+  checkStringLength(length: number): void {
+    if (length > this.limits.maxOutputChars) {
+      throw failure.limit(
+        `string longer than the limit of ${this.limits.maxOutputChars} characters`,
+      );
+    }
+  }
+
+  async nested<T>(fn: () => Promise<T>): Promise<T> {
+    if (++this.depth > this.limits.maxCallDepth) {
+      this.depth--;
+      throw failure.limit(`call depth exceeds the limit of ${this.limits.maxCallDepth}`);
+    }
+    try {
+      return await fn();
+    } finally {
+      this.depth--;
+    }
+  }
+}
+
+/** What filters and tests may use of the running render. */
+export interface FilterContext {
+  readonly strict: boolean;
+  readonly budget: Budget;
+  getAttribute(obj: unknown, name: string): unknown;
+  callFilter(
+    name: string,
+    value: unknown,
+    args: unknown[],
+    kwargs: Record<string, unknown>,
+  ): Promise<unknown>;
+  callTest(
+    name: string,
+    value: unknown,
+    args: unknown[],
+    kwargs: Record<string, unknown>,
+  ): Promise<boolean>;
+  hasFilter(name: string): boolean;
+  hasTest(name: string): boolean;
+  /** Renders `body` as a standard-delimiter template with `variables` (the `eval` filter). */
+  renderString(body: string, variables: Record<string, unknown>): Promise<string>;
+}
+
+export type FilterFn = (
+  ctx: FilterContext,
+  value: unknown,
+  args: unknown[],
+  kwargs: Record<string, unknown>,
+) => unknown;
+
+export type TestFn = (
+  ctx: FilterContext,
+  value: unknown,
+  args: unknown[],
+  kwargs: Record<string, unknown>,
+) => boolean | Promise<boolean>;
+
+/** The filters and tests one template flavour knows. */
+export interface Environment {
+  readonly filters: Readonly<Record<string, FilterFn>>;
+  readonly tests: Readonly<Record<string, TestFn>>;
+}

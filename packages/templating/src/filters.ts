@@ -1,0 +1,658 @@
+import { bindArgs, type Param } from './arguments.ts';
+import type { FilterContext, FilterFn } from './context.ts';
+import { failure } from './errors.ts';
+import { pySplit } from './methods.ts';
+import { pyPercentFormat } from './python-format.ts';
+import { pythonJsonDump } from './python-json.ts';
+import { urlQuote } from './url-quote.ts';
+import {
+  dictEntries,
+  dictGet,
+  isDict,
+  isFloat,
+  isInt,
+  isNumber,
+  namedTuple,
+  pyCompare,
+  pyEquals,
+  pyFloat,
+  pyIterate,
+  pyStr,
+  toNumber,
+  truthy,
+  tuple,
+  typeName,
+  Undefined,
+} from './values.ts';
+
+/** Defines a filter with Python-style parameters (the first, the filtered value, is implicit). */
+function filter(
+  name: string,
+  params: Param[],
+  run: (ctx: FilterContext, value: unknown, a: Record<string, unknown>) => unknown,
+): [string, FilterFn] {
+  return [
+    name,
+    (ctx, value, args, kwargs) => run(ctx, value, bindArgs(name, params, args, kwargs)),
+  ];
+}
+
+function str(v: unknown): string {
+  return pyStr(v);
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are Python's line boundaries.
+const LINE_BREAKS = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
+
+/** Python `str.splitlines()`. */
+export function splitLines(s: string): string[] {
+  const lines = s.split(LINE_BREAKS);
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** Jinja2's dotted attribute paths (`sort(attribute='a.b')`, `map(attribute='0')`). */
+function attributeGetter(
+  ctx: FilterContext,
+  attribute: unknown,
+  options: { lower?: boolean; default?: unknown } = {},
+): (item: unknown) => unknown {
+  const parts =
+    attribute === null || attribute === undefined
+      ? []
+      : isInt(attribute)
+        ? [attribute]
+        : pyStr(attribute).split('.');
+  return (item) => {
+    let v = item;
+    for (const part of parts) {
+      const key = typeof part === 'string' && /^\d+$/.test(part) ? Number(part) : part;
+      v =
+        typeof key === 'number'
+          ? Array.isArray(v)
+            ? (v[key] ?? new Undefined(`no element ${key}`, ctx.strict))
+            : ctx.getAttribute(v, String(key))
+          : ctx.getAttribute(v, key);
+      if (v instanceof Undefined && options.default !== undefined) return options.default;
+    }
+    if (options.lower && typeof v === 'string') return v.toLowerCase();
+    return v;
+  };
+}
+
+function sortKey(
+  ctx: FilterContext,
+  caseSensitive: unknown,
+  attribute: unknown,
+): (item: unknown) => unknown {
+  return attributeGetter(ctx, attribute, { lower: !truthy(caseSensitive) });
+}
+
+function sorted(items: unknown[], key: (item: unknown) => unknown, reverse: boolean): unknown[] {
+  const keyed = items.map((item) => ({ item, key: key(item) }));
+  keyed.sort((a, b) => pyCompare(a.key, b.key));
+  if (reverse) {
+    // Python's reverse sort keeps equal items in their original order.
+    const groups: (typeof keyed)[] = [];
+    for (const k of keyed) {
+      const last = groups[groups.length - 1];
+      if (last && pyCompare(last[0]!.key, k.key) === 0) last.push(k);
+      else groups.push([k]);
+    }
+    return groups
+      .reverse()
+      .flat()
+      .map((k) => k.item);
+  }
+  return keyed.map((k) => k.item);
+}
+
+function htmlEscape(s: string): string {
+  return s
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&#34;')
+    .replaceAll("'", '&#39;');
+}
+
+/** Python `round()` on a float: ties go to the even neighbour, judged on the exact binary value. */
+export function pyRound(x: number, digits: number): number {
+  if (!Number.isFinite(x)) return x;
+  if (digits >= 0 && digits <= 20 && Math.abs(x) < 1e21) {
+    const exact = Math.abs(x).toFixed(100);
+    const dot = exact.indexOf('.');
+    const tail = exact.slice(dot + 1 + digits);
+    if (/^50*$/.test(tail)) {
+      const kept = exact.slice(0, dot + 1 + digits).replace(/\.$/, '');
+      const lastDigit = Number(kept.replace('.', '').slice(-1));
+      const scaled = Number(kept.replace('.', ''));
+      const rounded = lastDigit % 2 === 0 ? scaled : scaled + 1;
+      const value = rounded / 10 ** digits;
+      return x < 0 ? -value : value;
+    }
+    return Number(x.toFixed(digits));
+  }
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+function toInt(value: unknown, dflt: unknown, base: number): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (isNumber(value)) {
+    const n = Math.trunc(toNumber(value));
+    return Number.isFinite(n) ? n : dflt;
+  }
+  if (typeof value === 'string') {
+    const s = value.trim().replaceAll('_', '');
+    if (base === 10 && /^[-+]?\d+$/.test(s)) return Number(s);
+    if (base !== 10) {
+      const prefixed = s.replace(/^([-+]?)0[xob]/i, '$1');
+      const n = Number.parseInt(prefixed, base);
+      if (!Number.isNaN(n) && /^[-+]?[0-9a-z]+$/i.test(prefixed)) return n;
+    }
+    const f = parseFloatStrict(s);
+    if (f !== undefined && Number.isFinite(f)) return Math.trunc(f);
+  }
+  return dflt;
+}
+
+function parseFloatStrict(s: string): number | undefined {
+  const t = s.trim().toLowerCase();
+  if (/^[-+]?(inf|infinity)$/.test(t)) return t.startsWith('-') ? -Infinity : Infinity;
+  if (/^[-+]?nan$/.test(t)) return Number.NaN;
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/.test(t)) return undefined;
+  return Number(t);
+}
+
+function lengthOf(value: unknown): number {
+  if (value instanceof Undefined) {
+    if (value.strict) value.fail();
+    return 0;
+  }
+  if (typeof value === 'string') return [...value].length;
+  if (Array.isArray(value)) return value.length;
+  if (isDict(value)) return dictEntries(value).length;
+  throw failure.type(`object of type '${typeName(value)}' has no len()`);
+}
+
+function selectOrReject(
+  ctx: FilterContext,
+  value: unknown,
+  args: unknown[],
+  kwargs: Record<string, unknown>,
+  keep: boolean,
+  byAttribute: boolean,
+): Promise<unknown[]> {
+  const rest = [...args];
+  const attribute = byAttribute ? rest.shift() : undefined;
+  if (byAttribute && attribute === undefined)
+    throw failure.runtime('Missing parameter for attribute name');
+  const get = byAttribute ? attributeGetter(ctx, attribute) : (x: unknown) => x;
+  const testName = rest.shift();
+  return (async () => {
+    const out: unknown[] = [];
+    for (const item of pyIterate(value)) {
+      const v = get(item);
+      const ok =
+        testName === undefined ? truthy(v) : await ctx.callTest(pyStr(testName), v, rest, kwargs);
+      if (ok === keep) out.push(item);
+    }
+    return out;
+  })();
+}
+
+function minMax(
+  ctx: FilterContext,
+  value: unknown,
+  a: Record<string, unknown>,
+  sign: number,
+): unknown {
+  const items = pyIterate(value);
+  if (items.length === 0)
+    return new Undefined('No aggregated item, sequence was empty.', ctx.strict);
+  const key = sortKey(ctx, a.case_sensitive, a.attribute);
+  let best = items[0];
+  let bestKey = key(best);
+  for (const item of items.slice(1)) {
+    const k = key(item);
+    if (pyCompare(k, bestKey) * sign > 0) {
+      best = item;
+      bestKey = k;
+    }
+  }
+  return best;
+}
+
+/** The standard Jinja2 filters templates use, with Jinja2 3.x behaviour. */
+export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
+  filter(
+    'default',
+    [
+      ['default_value', ''],
+      ['boolean', false],
+    ],
+    (_ctx, v, a) =>
+      v instanceof Undefined || (truthy(a.boolean) && !truthy(v)) ? a.default_value : v,
+  ),
+  filter('length', [], (_ctx, v) => lengthOf(v)),
+  filter('lower', [], (_ctx, v) => str(v).toLowerCase()),
+  filter('upper', [], (_ctx, v) => str(v).toUpperCase()),
+  filter('capitalize', [], (_ctx, v) => {
+    const s = str(v);
+    return s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
+  }),
+  filter('title', [], (_ctx, v) =>
+    str(v)
+      .split(/([-\s({[<]+)/)
+      .filter((p) => p)
+      .map((p) => p.charAt(0).toUpperCase() + p.slice(1).toLowerCase())
+      .join(''),
+  ),
+  filter('trim', [['chars', null]], (_ctx, v, a) => {
+    const s = str(v);
+    if (a.chars === null) return s.trim();
+    const set = new Set(str(a.chars));
+    const cs = [...s];
+    let i = 0;
+    let j = cs.length;
+    while (i < j && set.has(cs[i]!)) i++;
+    while (j > i && set.has(cs[j - 1]!)) j--;
+    return cs.slice(i, j).join('');
+  }),
+  filter('replace', ['old', 'new', ['count', null]], (_ctx, v, a) => {
+    const s = str(v);
+    const from = str(a.old);
+    const to = str(a.new);
+    if (a.count === null) return s.split(from).join(to);
+    let n = toNumber(a.count);
+    let out = '';
+    let rest = s;
+    while (n-- > 0) {
+      const i = rest.indexOf(from);
+      if (i === -1) break;
+      out += rest.slice(0, i) + to;
+      rest = rest.slice(i + from.length);
+    }
+    return out + rest;
+  }),
+  filter(
+    'join',
+    [
+      ['d', ''],
+      ['attribute', null],
+    ],
+    (ctx, v, a) => {
+      const get = attributeGetter(ctx, a.attribute);
+      return pyIterate(v)
+        .map((x) => str(get(x)))
+        .join(str(a.d));
+    },
+  ),
+  filter('first', [], (ctx, v) => {
+    const items = pyIterate(v);
+    return items.length
+      ? items[0]
+      : new Undefined('No first item, sequence was empty.', ctx.strict);
+  }),
+  filter('last', [], (ctx, v) => {
+    const items = pyIterate(v);
+    return items.length
+      ? items[items.length - 1]
+      : new Undefined('No last item, sequence was empty.', ctx.strict);
+  }),
+  filter('list', [], (_ctx, v) => [...pyIterate(v)]),
+  filter(
+    'sort',
+    [
+      ['reverse', false],
+      ['case_sensitive', false],
+      ['attribute', null],
+    ],
+    (ctx, v, a) =>
+      sorted([...pyIterate(v)], sortKey(ctx, a.case_sensitive, a.attribute), truthy(a.reverse)),
+  ),
+  filter(
+    'unique',
+    [
+      ['case_sensitive', false],
+      ['attribute', null],
+    ],
+    (ctx, v, a) => {
+      const key = sortKey(ctx, a.case_sensitive, a.attribute);
+      const seen: unknown[] = [];
+      const out: unknown[] = [];
+      for (const item of pyIterate(v)) {
+        const k = key(item);
+        if (!seen.some((s) => pyEquals(s, k))) {
+          seen.push(k);
+          out.push(item);
+        }
+      }
+      return out;
+    },
+  ),
+  [
+    'map',
+    async (ctx: FilterContext, v: unknown, args: unknown[], kwargs: Record<string, unknown>) => {
+      const items = pyIterate(v);
+      if (args.length === 0 && 'attribute' in kwargs) {
+        const { attribute, default: dflt, ...rest } = kwargs;
+        if (Object.keys(rest).length)
+          throw failure.type(`Unexpected keyword argument '${Object.keys(rest)[0]}'`);
+        const get = attributeGetter(ctx, attribute, { default: dflt });
+        return items.map(get);
+      }
+      const [name, ...rest] = args;
+      if (name === undefined) throw failure.runtime('map requires a filter argument');
+      const out: unknown[] = [];
+      for (const item of items) out.push(await ctx.callFilter(pyStr(name), item, rest, kwargs));
+      return out;
+    },
+  ],
+  [
+    'select',
+    (ctx: FilterContext, v: unknown, args: unknown[], kw: Record<string, unknown>) =>
+      selectOrReject(ctx, v, args, kw, true, false),
+  ],
+  [
+    'reject',
+    (ctx: FilterContext, v: unknown, args: unknown[], kw: Record<string, unknown>) =>
+      selectOrReject(ctx, v, args, kw, false, false),
+  ],
+  [
+    'selectattr',
+    (ctx: FilterContext, v: unknown, args: unknown[], kw: Record<string, unknown>) =>
+      selectOrReject(ctx, v, args, kw, true, true),
+  ],
+  [
+    'rejectattr',
+    (ctx: FilterContext, v: unknown, args: unknown[], kw: Record<string, unknown>) =>
+      selectOrReject(ctx, v, args, kw, false, true),
+  ],
+  filter(
+    'int',
+    [
+      ['default', 0],
+      ['base', 10],
+    ],
+    (_ctx, v, a) => toInt(v, a.default, toNumber(a.base)),
+  ),
+  filter('float', [['default', pyFloat(0)]], (_ctx, v, a) => {
+    if (isNumber(v) || typeof v === 'boolean') return pyFloat(toNumber(v));
+    if (typeof v === 'string') {
+      const f = parseFloatStrict(v.replaceAll('_', ''));
+      if (f !== undefined) return pyFloat(f);
+    }
+    return a.default;
+  }),
+  filter('string', [], (_ctx, v) => str(v)),
+  filter('tojson', [['indent', null]], (_ctx, v, a) =>
+    pythonJsonDump(v, {
+      sortKeys: true,
+      indent: a.indent === null ? undefined : toNumber(a.indent),
+    })
+      .replaceAll('<', '\\u003c')
+      .replaceAll('>', '\\u003e')
+      .replaceAll('&', '\\u0026')
+      .replaceAll("'", '\\u0027'),
+  ),
+  filter(
+    'indent',
+    [
+      ['width', 4],
+      ['first', false],
+      ['blank', false],
+    ],
+    (_ctx, v, a) => {
+      const indention = typeof a.width === 'string' ? a.width : ' '.repeat(toNumber(a.width));
+      const lines = splitLines(`${str(v)}\n`);
+      let out: string;
+      if (truthy(a.blank)) out = lines.join(`\n${indention}`);
+      else {
+        out = lines.shift() ?? '';
+        if (lines.length) out += `\n${lines.map((l) => (l ? indention + l : l)).join('\n')}`;
+      }
+      return truthy(a.first) ? indention + out : out;
+    },
+  ),
+  filter(
+    'dictsort',
+    [
+      ['case_sensitive', false],
+      ['by', 'key'],
+      ['reverse', false],
+    ],
+    (_ctx, v, a) => {
+      if (!isDict(v)) throw failure.type('dictsort filter requires a mapping');
+      const pos = a.by === 'key' ? 0 : a.by === 'value' ? 1 : undefined;
+      if (pos === undefined) throw failure.runtime('You can only sort by either "key" or "value"');
+      const items = dictEntries(v).map(([k, x]) => tuple([k, x]));
+      return sorted(
+        items,
+        (item) => {
+          const k = (item as unknown[])[pos];
+          return !truthy(a.case_sensitive) && typeof k === 'string' ? k.toLowerCase() : k;
+        },
+        truthy(a.reverse),
+      );
+    },
+  ),
+  filter('items', [], (_ctx, v) => {
+    if (v instanceof Undefined) {
+      if (v.strict) v.fail();
+      return [];
+    }
+    if (!isDict(v)) throw failure.type(`Can only get item pairs from a mapping.`);
+    return dictEntries(v).map(([k, x]) => tuple([k, x]));
+  }),
+  filter(
+    'min',
+    [
+      ['case_sensitive', false],
+      ['attribute', null],
+    ],
+    (ctx, v, a) => minMax(ctx, v, a, -1),
+  ),
+  filter(
+    'max',
+    [
+      ['case_sensitive', false],
+      ['attribute', null],
+    ],
+    (ctx, v, a) => minMax(ctx, v, a, 1),
+  ),
+  filter(
+    'sum',
+    [
+      ['attribute', null],
+      ['start', 0],
+    ],
+    (ctx, v, a) => {
+      const get = attributeGetter(ctx, a.attribute);
+      let total: unknown = a.start;
+      let float = isFloat(total);
+      let n = toNumber(total);
+      for (const item of pyIterate(v)) {
+        const x = get(item);
+        if (!isNumber(x) && typeof x !== 'boolean') {
+          throw failure.type(
+            `unsupported operand type(s) for +: '${typeName(total)}' and '${typeName(x)}'`,
+          );
+        }
+        float = float || isFloat(x);
+        n += toNumber(x);
+        total = n;
+      }
+      return float ? pyFloat(n) : n;
+    },
+  ),
+  filter('abs', [], (_ctx, v) => {
+    if (!isNumber(v) && typeof v !== 'boolean')
+      throw failure.type(`bad operand type for abs(): '${typeName(v)}'`);
+    const n = Math.abs(toNumber(v));
+    return isFloat(v) ? pyFloat(n) : n;
+  }),
+  filter(
+    'round',
+    [
+      ['precision', 0],
+      ['method', 'common'],
+    ],
+    (_ctx, v, a) => {
+      const p = toNumber(a.precision);
+      const x = toNumber(v);
+      if (a.method === 'common') return isInt(v) ? v : pyFloat(pyRound(x, p));
+      if (a.method !== 'ceil' && a.method !== 'floor') {
+        throw failure.runtime('method must be common, ceil or floor');
+      }
+      const f = 10 ** p;
+      return pyFloat((a.method === 'ceil' ? Math.ceil(x * f) : Math.floor(x * f)) / f);
+    },
+  ),
+  [
+    'format',
+    (_ctx: FilterContext, v: unknown, args: unknown[], kwargs: Record<string, unknown>) => {
+      if (args.length && Object.keys(kwargs).length) {
+        throw failure.runtime("can't handle positional and keyword arguments at the same time");
+      }
+      const mapping = Object.assign(Object.create(null) as Record<string, unknown>, kwargs);
+      return pyPercentFormat(str(v), Object.keys(kwargs).length ? mapping : tuple(args));
+    },
+  ],
+  filter('reverse', [], (_ctx, v) => {
+    if (typeof v === 'string') return [...v].reverse().join('');
+    return [...pyIterate(v)].reverse();
+  }),
+  filter('safe', [], (_ctx, v) => v),
+  filter('escape', [], (_ctx, v) => htmlEscape(str(v))),
+  filter('forceescape', [], (_ctx, v) => htmlEscape(str(v))),
+  filter('urlencode', [], (_ctx, v) => {
+    if (typeof v === 'string') return urlQuote(v, '/');
+    const pairs = isDict(v)
+      ? dictEntries(v)
+      : pyIterate(v).map((p) => pyIterate(p) as [unknown, unknown]);
+    return pairs
+      .map(([k, x]) => `${urlQuote(str(k), '', true)}=${urlQuote(str(x), '', true)}`)
+      .join('&');
+  }),
+  filter('batch', ['linecount', ['fill_with', null]], (_ctx, v, a) => {
+    const size = toNumber(a.linecount);
+    if (size <= 0) throw failure.value('linecount must be positive');
+    const out: unknown[][] = [];
+    let row: unknown[] = [];
+    for (const item of pyIterate(v)) {
+      if (row.length === size) {
+        out.push(row);
+        row = [];
+      }
+      row.push(item);
+    }
+    if (row.length) {
+      if (a.fill_with !== null) while (row.length < size) row.push(a.fill_with);
+      out.push(row);
+    }
+    return out;
+  }),
+  filter('slice', ['slices', ['fill_with', null]], (_ctx, v, a) => {
+    const seq = [...pyIterate(v)];
+    const slices = toNumber(a.slices);
+    const length = seq.length;
+    const perSlice = Math.floor(length / slices);
+    const withExtra = length % slices;
+    let offset = 0;
+    const out: unknown[][] = [];
+    for (let i = 0; i < slices; i++) {
+      const start = offset + i * perSlice;
+      if (i < withExtra) offset++;
+      const end = offset + (i + 1) * perSlice;
+      const tmp = seq.slice(start, end);
+      if (a.fill_with !== null && i >= withExtra) tmp.push(a.fill_with);
+      out.push(tmp);
+    }
+    return out;
+  }),
+  filter('groupby', ['attribute', ['default', null], ['case_sensitive', false]], (ctx, v, a) => {
+    const key = attributeGetter(ctx, a.attribute, {
+      lower: !truthy(a.case_sensitive),
+      ...(a.default !== null ? { default: a.default } : {}),
+    });
+    const raw = attributeGetter(ctx, a.attribute, a.default !== null ? { default: a.default } : {});
+    const items = sorted([...pyIterate(v)], key, false);
+    const groups: unknown[] = [];
+    let current: { key: unknown; grouper: unknown; list: unknown[] } | undefined;
+    for (const item of items) {
+      const k = key(item);
+      if (current && pyEquals(current.key, k)) current.list.push(item);
+      else {
+        if (current) groups.push(namedTuple({ grouper: current.grouper, list: current.list }));
+        current = { key: k, grouper: raw(item), list: [item] };
+      }
+    }
+    if (current) groups.push(namedTuple({ grouper: current.grouper, list: current.list }));
+    return groups;
+  }),
+  filter('center', [['width', 80]], (_ctx, v, a) => {
+    const s = str(v);
+    const width = toNumber(a.width);
+    const len = [...s].length;
+    if (len >= width) return s;
+    const marg = width - len;
+    const left = Math.floor(marg / 2) + (marg & width & 1);
+    return ' '.repeat(left) + s + ' '.repeat(marg - left);
+  }),
+  filter(
+    'truncate',
+    [
+      ['length', 255],
+      ['killwords', false],
+      ['end', '...'],
+      ['leeway', null],
+    ],
+    (_ctx, v, a) => {
+      const s = str(v);
+      const length = toNumber(a.length);
+      const end = str(a.end);
+      const leeway = a.leeway === null ? 5 : toNumber(a.leeway);
+      if (length < end.length)
+        throw failure.runtime(`expected length >= ${end.length}, got ${length}`);
+      if (leeway < 0) throw failure.runtime(`expected leeway >= 0, got ${leeway}`);
+      if (s.length <= length + leeway) return s;
+      if (truthy(a.killwords)) return s.slice(0, length - end.length) + end;
+      const cut = s.slice(0, length - end.length);
+      const i = cut.lastIndexOf(' ');
+      return (i === -1 ? cut : cut.slice(0, i)) + end;
+    },
+  ),
+  filter('wordcount', [], (_ctx, v) => (str(v).match(/[\p{L}\p{N}_]+/gu) ?? []).length),
+  filter('attr', ['name'], (ctx, v, a) => {
+    const value = ctx.getAttribute(v, str(a.name));
+    // `attr` never falls back to items.
+    if (isDict(v) && !(value instanceof Undefined) && dictGet(v, str(a.name)).found) {
+      return new Undefined(`'dict object' has no attribute '${str(a.name)}'`, ctx.strict);
+    }
+    return value;
+  }),
+  filter('wordwrap', [['width', 79]], (_ctx, v, a) => {
+    const width = toNumber(a.width);
+    return splitLines(str(v))
+      .map((line) => {
+        const words = pySplit(line, null, -1);
+        const out: string[] = [];
+        let cur = '';
+        for (const w of words) {
+          if (cur && cur.length + 1 + w.length > width) {
+            out.push(cur);
+            cur = w;
+          } else cur = cur ? `${cur} ${w}` : w;
+        }
+        if (cur) out.push(cur);
+        return out.join('\n');
+      })
+      .join('\n');
+  }),
+]);
+STANDARD_FILTERS.d = STANDARD_FILTERS.default!;
+STANDARD_FILTERS.count = STANDARD_FILTERS.length!;
+STANDARD_FILTERS.e = STANDARD_FILTERS.escape!;
+Object.setPrototypeOf(STANDARD_FILTERS, null);

@@ -1,0 +1,55 @@
+import type { Budget } from './context.ts';
+import { failure } from './errors.ts';
+import {
+  BuiltinFunction,
+  dictEntries,
+  dictSet,
+  isDict,
+  isInt,
+  Namespace,
+  newDict,
+  toNumber,
+  typeName,
+} from './values.ts';
+
+/** Jinja2's global functions that templates use: `range`, `dict`, `namespace`. */
+export function globalFunctions(budget: Budget): Record<string, BuiltinFunction> {
+  const range = new BuiltinFunction('range', (args, kwargs) => {
+    if (Object.keys(kwargs).length) throw failure.type('range() takes no keyword arguments');
+    if (args.length < 1 || args.length > 3)
+      throw failure.type(`range expected 1 to 3 arguments, got ${args.length}`);
+    for (const a of args)
+      if (!isInt(a) && typeof a !== 'boolean')
+        throw failure.type(`'${typeName(a)}' object cannot be interpreted as an integer`);
+    const n = args.map(toNumber);
+    const [start, stop, step] = n.length === 1 ? [0, n[0]!, 1] : [n[0]!, n[1]!, n[2] ?? 1];
+    if (step === 0) throw failure.value('range() arg 3 must not be zero');
+    const length = Math.max(0, Math.ceil((stop - start) / step));
+    // Jinja2's sandbox refuses ranges above MAX_RANGE; ours follows the iteration limit.
+    budget.checkLength(length, 'range');
+    return Array.from({ length }, (_, i) => start + i * step);
+  });
+  const dict = new BuiltinFunction('dict', (args, kwargs) => {
+    const out = newDict();
+    if (args.length > 1) throw failure.type(`dict expected at most 1 argument, got ${args.length}`);
+    if (args.length === 1) {
+      const src = args[0];
+      if (!isDict(src))
+        throw failure.type(`dict() argument must be a mapping, not ${typeName(src)}`);
+      for (const [k, v] of dictEntries(src)) dictSet(out, k, v);
+    }
+    for (const [k, v] of Object.entries(kwargs)) dictSet(out, k, v);
+    return out;
+  });
+  const namespace = new BuiltinFunction('namespace', (args, kwargs) => {
+    const ns = new Namespace();
+    for (const a of args) {
+      if (!isDict(a))
+        throw failure.type(`namespace() argument must be a mapping, not ${typeName(a)}`);
+      for (const [k, v] of dictEntries(a)) dictSet(ns.attrs, k, v);
+    }
+    for (const [k, v] of Object.entries(kwargs)) dictSet(ns.attrs, k, v);
+    return ns;
+  });
+  return { range, dict, namespace };
+}

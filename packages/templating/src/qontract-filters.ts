@@ -1,0 +1,90 @@
+import { parseDocument, visit } from 'yaml';
+import { bindArgs, type Param } from './arguments.ts';
+import type { FilterContext, FilterFn } from './context.ts';
+import { failure } from './errors.ts';
+import { extractJsonpath, jsonPointers, matchesJsonpath } from './jsonpath.ts';
+import { pyPercentFormat } from './python-format.ts';
+import { urlQuote, urlUnquote } from './url-quote.ts';
+import { PyFloat, pyFloat, pyStr, Undefined } from './values.ts';
+
+function text(v: unknown): string {
+  if (v instanceof Undefined) v.fail();
+  return pyStr(v);
+}
+
+/** JSON as Python's `json.loads` reads it: `1.0` stays a float. */
+export function parseJsonValue(source: string): unknown {
+  try {
+    return JSON.parse(source, (_key, value: unknown, context?: { source?: string }) =>
+      typeof value === 'number' && Number.isInteger(value) && /[.eE]/.test(context?.source ?? '')
+        ? pyFloat(value)
+        : value,
+    );
+  } catch (e) {
+    throw failure.value(`invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * YAML as PyYAML's `safe_load` reads it (YAML 1.1: `yes`/`no` are booleans,
+ * `017` is octal). Floats such as `1.0` stay floats; timestamps stay the text
+ * they were written as (PyYAML's `date` prints the same for `YYYY-MM-DD`).
+ */
+export function parseYamlValue(source: string): unknown {
+  const doc = parseDocument(source, { version: '1.1', uniqueKeys: false });
+  if (doc.errors.length) throw failure.value(`invalid YAML: ${doc.errors[0]!.message}`);
+  visit(doc, {
+    Scalar(_key, node) {
+      const src = node.source ?? '';
+      if (node.value instanceof Date) node.value = src;
+      else if (
+        typeof node.value === 'number' &&
+        Number.isInteger(node.value) &&
+        /[.eE]/.test(src)
+      ) {
+        node.value = new PyFloat(node.value);
+      }
+    },
+  });
+  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+}
+
+function filter(
+  name: string,
+  params: Param[],
+  run: (ctx: FilterContext, value: unknown, a: Record<string, unknown>) => unknown,
+): [string, FilterFn] {
+  return [
+    name,
+    (ctx, value, args, kwargs) => run(ctx, value, bindArgs(name, params, args, kwargs)),
+  ];
+}
+
+/** The filters the original registers on top of Jinja2's. */
+export const QONTRACT_FILTERS: Record<string, FilterFn> = Object.assign(
+  Object.create(null) as Record<string, FilterFn>,
+  Object.fromEntries([
+    filter('json_to_dict', [], (_ctx, v) => parseJsonValue(text(v))),
+    filter('yaml_to_dict', [], (_ctx, v) => parseYamlValue(text(v))),
+    filter(
+      'urlescape',
+      [
+        ['safe', '/'],
+        ['encoding', null],
+      ],
+      (_ctx, v, a) => urlQuote(text(v), text(a.safe), false, a.encoding),
+    ),
+    filter('urlunescape', [['encoding', null]], (_ctx, v, a) => urlUnquote(text(v), a.encoding)),
+    [
+      'eval',
+      (ctx: FilterContext, v: unknown, args: unknown[], kwargs: Record<string, unknown>) => {
+        if (args.length) throw failure.type('eval() takes keyword arguments only');
+        return ctx.renderString(text(v), kwargs);
+      },
+    ],
+    filter('extract_jsonpath', ['jsonpath'], (_ctx, v, a) => extractJsonpath(v, a.jsonpath)),
+    filter('matches_jsonpath', ['jsonpath'], (_ctx, v, a) => matchesJsonpath(v, a.jsonpath)),
+    filter('json_pointers', ['jsonpath'], (_ctx, v, a) => jsonPointers(v, a.jsonpath)),
+    filter('str_format', ['format'], (_ctx, v, a) => pyPercentFormat(text(a.format), v)),
+  ]),
+);

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { SecretNotFoundError, type SecretRedactor } from '@qontract/core';
+import { bindArgs } from './arguments.ts';
+import { failure, RenderFailure } from './errors.ts';
+import type { TemplateHelpers } from './helpers.ts';
+import { urlQuote, urlUnquote } from './url-quote.ts';
+import {
+  BuiltinFunction,
+  compareCodePoints,
+  dictEntries,
+  dictSet,
+  isDict,
+  isInt,
+  newDict,
+  pyIterate,
+  pyStr,
+  typeName,
+  Undefined,
+} from './values.ts';
+
+/** What the original's helper functions need from the render that calls them. */
+export interface HelperContext {
+  readonly helpers: TemplateHelpers;
+  /** Renders a helper argument as a strict, standard-delimiter template with the same variables. */
+  renderArgument(body: string): Promise<string>;
+  /** Renders a `query()` resource as a plain template with the call's keyword arguments. */
+  renderPlain(body: string, variables: Record<string, unknown>): Promise<string>;
+  readonly vaultCache: Map<string, Promise<string | null>>;
+  readonly redactor: SecretRedactor;
+  readonly now: () => Date;
+}
+
+function need<K extends keyof TemplateHelpers>(
+  ctx: HelperContext,
+  name: K,
+  fn: string,
+): NonNullable<TemplateHelpers[K]> {
+  const helper = ctx.helpers[name];
+  if (!helper) throw failure.runtime(`the '${fn}' helper is not available here`);
+  return helper.bind(ctx.helpers) as NonNullable<TemplateHelpers[K]>;
+}
+
+function asText(v: unknown): string {
+  if (v instanceof Undefined) v.fail();
+  return pyStr(v);
+}
+
+async function renderText(ctx: HelperContext, v: unknown): Promise<string> {
+  return ctx.renderArgument(asText(v));
+}
+
+function optionalText(v: unknown): string | undefined {
+  return v === null || v === undefined ? undefined : asText(v);
+}
+
+/** `hash_list(list)`: sha256 of `"a"` + the sorted `str()` of every element; elements must be scalars. */
+export function hashList(input: unknown): string {
+  const items = pyIterate(input);
+  const strings = items.map((el) => {
+    if (Array.isArray(el) || isDict(el)) {
+      throw failure.runtime(
+        `jinja2 hash_list function received non-primitive value ${pyStr(el)}. All values received ${pyStr(items)}`,
+      );
+    }
+    return pyStr(el);
+  });
+  strings.sort(compareCodePoints);
+  return createHash('sha256')
+    .update(`a${strings.join('')}`, 'utf8')
+    .digest('hex');
+}
+
+/** `flatten_dict(d)`: nested keys joined with dots, values as `str()`, `None` values dropped. */
+export function flattenDict(input: unknown): Record<string, unknown> {
+  if (!isDict(input)) throw failure.type(`flatten_dict() expects a dict, not ${typeName(input)}`);
+  const out = newDict();
+  const walk = (d: Record<string, unknown>, prefix: string): void => {
+    for (const [k, v] of dictEntries(d)) {
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (isDict(v)) walk(v, key);
+      else if (v !== null && v !== undefined) dictSet(out, key, pyStr(v));
+    }
+  };
+  walk(input, '');
+  return out;
+}
+
+/** `yesterday()`: the UTC date one day before now, `YYYY-MM-DD`. */
+export function yesterday(now: Date): string {
+  return new Date(now.getTime() - 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+}
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof SecretNotFoundError || (e instanceof Error && /NotFound/.test(e.name));
+}
+
+async function vault(ctx: HelperContext, a: Record<string, unknown>): Promise<string | null> {
+  const lookup = need(ctx, 'vault', 'vault');
+  const path = await renderText(ctx, a.path);
+  const key = await renderText(ctx, a.key);
+  let version: number | string | undefined;
+  if (isInt(a.version)) version = a.version;
+  else if (
+    a.version !== null &&
+    a.version !== undefined &&
+    a.version !== false &&
+    a.version !== ''
+  ) {
+    version = await renderText(ctx, a.version);
+  }
+  if (version === 'LATEST') version = undefined;
+  const cacheKey = JSON.stringify([path, key, version ?? null]);
+  let pending = ctx.vaultCache.get(cacheKey);
+  if (!pending) {
+    pending = lookup(path, key, version).then(
+      (value) => {
+        ctx.redactor.add(value);
+        return value;
+      },
+      (e: unknown) => {
+        if (isNotFound(e)) return null;
+        throw e;
+      },
+    );
+    ctx.vaultCache.set(cacheKey, pending);
+  }
+  let value: string | null;
+  try {
+    value = await pending;
+  } catch (e) {
+    throw new RenderFailure(
+      'FetchSecretError',
+      `error fetching secret: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+  if (value === null) {
+    if (a.allow_not_found === true) return null;
+    throw new RenderFailure(
+      'FetchSecretError',
+      `error fetching secret: secret not found: ${path} (key ${key})`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The original's template helper functions (`vault`, `github`, `query`, `url`,
+ * `s3`, `s3_ls`, `urlescape`, `urlunescape`, `hash_list`, `flatten_dict`,
+ * `yesterday`), bound to one render.
+ */
+export function helperFunctions(ctx: HelperContext): Record<string, BuiltinFunction> {
+  const fn = (
+    name: string,
+    params: Parameters<typeof bindArgs>[1],
+    run: (a: Record<string, unknown>) => unknown,
+  ) => new BuiltinFunction(name, (args, kwargs) => run(bindArgs(name, params, args, kwargs)));
+  const s3Params: Parameters<typeof bindArgs>[1] = ['account', 'bucket', 'path', ['region', null]];
+  const list = [
+    fn('vault', ['path', 'key', ['version', null], ['allow_not_found', false]], (a) =>
+      vault(ctx, a),
+    ),
+    fn('github', ['repo', 'path', 'ref', ['v', null]], async (a) => {
+      const get = need(ctx, 'github', 'github');
+      return get(
+        await renderText(ctx, a.repo),
+        await renderText(ctx, a.path),
+        await renderText(ctx, a.ref),
+      );
+    }),
+    new BuiltinFunction('query', async (args, kwargs) => {
+      if (args.length !== 1)
+        throw failure.type(`query() takes exactly one positional argument (${args.length} given)`);
+      const resource = need(ctx, 'resource', 'query');
+      const graphql = need(ctx, 'graphql', 'query');
+      const body = await resource(asText(args[0]));
+      const rendered = await ctx.renderPlain(body, kwargs);
+      const data = await graphql(rendered);
+      const first = Object.values(data)[0];
+      if (first === undefined) throw failure.runtime('query() returned no data');
+      return first;
+    }),
+    fn('url', ['u'], (a) => need(ctx, 'url', 'url')(asText(a.u))),
+    fn('s3', s3Params, (a) =>
+      need(ctx, 's3', 's3')(
+        asText(a.account),
+        asText(a.bucket),
+        asText(a.path),
+        optionalText(a.region),
+      ),
+    ),
+    fn('s3_ls', s3Params, (a) =>
+      need(ctx, 's3Ls', 's3_ls')(
+        asText(a.account),
+        asText(a.bucket),
+        asText(a.path),
+        optionalText(a.region),
+      ),
+    ),
+    fn('urlescape', ['string', ['safe', '/'], ['encoding', null]], (a) =>
+      urlQuote(asText(a.string), asText(a.safe), false, a.encoding),
+    ),
+    fn('urlunescape', ['string', ['encoding', null]], (a) =>
+      urlUnquote(asText(a.string), a.encoding),
+    ),
+    fn('hash_list', ['input'], (a) => hashList(a.input)),
+    fn('flatten_dict', ['d'], (a) => flattenDict(a.d)),
+    fn('yesterday', [], () => yesterday(ctx.now())),
+  ];
+  return Object.fromEntries(list.map((f) => [f.name, f]));
+}
+
+/** `_template_mocks`: each named helper is replaced by a function that returns the given value. */
+export function mockFunctions(mocks: unknown): Record<string, BuiltinFunction> {
+  if (!isDict(mocks))
+    throw failure.type(`_template_mocks must be a mapping, not ${typeName(mocks)}`);
+  return Object.fromEntries(
+    dictEntries(mocks).map(([name, value]) => [name, new BuiltinFunction(name, () => value)]),
+  );
+}

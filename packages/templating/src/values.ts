@@ -1,0 +1,387 @@
+import { types } from 'node:util';
+import { pythonNumber } from '@qontract/core';
+import { failure } from './errors.ts';
+
+/**
+ * The template value model: Python semantics over plain JavaScript data.
+ *
+ * - `None` is `null`; `bool`, `str` are the JavaScript primitives.
+ * - A JavaScript integer is a Python `int`, a non-integral number a Python
+ *   `float`; an integral float (`1.0`) is a `PyFloat`, so that it prints as
+ *   Python prints it.
+ * - `list` is an array, `tuple` an array registered in `TUPLES`, `dict` a
+ *   plain object (prototype `Object.prototype` or `null`) read through its own
+ *   data properties only.
+ * - Anything else (class instances, functions, proxies, getters) is opaque:
+ *   it has no attributes and cannot be called.
+ */
+export class PyFloat {
+  readonly value: number;
+  constructor(value: number) {
+    this.value = value;
+    Object.freeze(this);
+  }
+}
+
+export function pyFloat(n: number): number | PyFloat {
+  return Number.isInteger(n) || Object.is(n, -0) ? new PyFloat(n) : n;
+}
+
+export function isNumber(v: unknown): v is number | PyFloat {
+  return typeof v === 'number' || v instanceof PyFloat;
+}
+
+export function isInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && !Object.is(v, -0);
+}
+
+export function isFloat(v: unknown): boolean {
+  return v instanceof PyFloat || (typeof v === 'number' && !isInt(v));
+}
+
+/** The numeric value of an int, float or bool (Python treats `True` as 1). */
+export function toNumber(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  throw failure.type(`'${typeName(v)}' object cannot be interpreted as a number`);
+}
+
+const TUPLES = new WeakSet<readonly unknown[]>();
+
+export function tuple(items: unknown[]): unknown[] {
+  TUPLES.add(items);
+  return items;
+}
+
+export function isTuple(v: unknown): v is unknown[] {
+  return Array.isArray(v) && TUPLES.has(v);
+}
+
+/**
+ * A name or attribute that does not exist. With `strict` (the original's
+ * `StrictUndefined`) printing, iterating, testing or comparing it fails.
+ */
+export class Undefined {
+  readonly hint: string;
+  readonly strict: boolean;
+  constructor(hint: string, strict: boolean) {
+    this.hint = hint;
+    this.strict = strict;
+    Object.freeze(this);
+  }
+
+  fail(): never {
+    throw failure.undefined(this.hint);
+  }
+}
+
+/** A function the template may call: built-ins, filters-as-functions, helpers, macros, methods. */
+export abstract class TemplateCallable {
+  abstract readonly name: string;
+  abstract call(args: unknown[], kwargs: Record<string, unknown>): Promise<unknown> | unknown;
+}
+
+/** A `TemplateCallable` built from a plain function; only the engine creates these. */
+export class BuiltinFunction extends TemplateCallable {
+  readonly name: string;
+  readonly #fn: (args: unknown[], kwargs: Record<string, unknown>) => Promise<unknown> | unknown;
+  constructor(
+    name: string,
+    fn: (args: unknown[], kwargs: Record<string, unknown>) => Promise<unknown> | unknown,
+  ) {
+    super();
+    this.name = name;
+    this.#fn = fn;
+  }
+  call(args: unknown[], kwargs: Record<string, unknown>): Promise<unknown> | unknown {
+    return this.#fn(args, kwargs);
+  }
+}
+
+/** Jinja2's `namespace()`: the one object a template may assign attributes to. */
+export class Namespace {
+  readonly attrs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+}
+
+export type Dict = Record<string, unknown>;
+
+/** A plain data object: no class, no proxy. Only these are read as Python dicts. */
+export function isDict(v: unknown): v is Dict {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  return !types.isProxy(v);
+}
+
+export function isList(v: unknown): v is unknown[] {
+  return Array.isArray(v) && Object.getPrototypeOf(v) === Array.prototype && !types.isProxy(v);
+}
+
+/** Own, enumerable data properties only: getters and inherited members are invisible. */
+export function dictKeys(d: Dict): string[] {
+  const keys: string[] = [];
+  for (const key of Object.keys(d)) {
+    const desc = Object.getOwnPropertyDescriptor(d, key);
+    if (desc && 'value' in desc) keys.push(key);
+  }
+  return keys;
+}
+
+export function dictGet(d: Dict, key: string): { found: boolean; value: unknown } {
+  if (!Object.hasOwn(d, key)) return { found: false, value: undefined };
+  const desc = Object.getOwnPropertyDescriptor(d, key);
+  if (!desc || !('value' in desc) || !desc.enumerable) return { found: false, value: undefined };
+  return { found: true, value: desc.value };
+}
+
+/** Sets a key without ever invoking a setter or touching a prototype (`__proto__` included). */
+export function dictSet(d: Dict, key: string, value: unknown): void {
+  Object.defineProperty(d, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+export function newDict(): Dict {
+  return Object.create(null) as Dict;
+}
+
+export function dictEntries(d: Dict): [string, unknown][] {
+  return dictKeys(d).map((k) => [k, dictGet(d, k).value]);
+}
+
+/** Python's `type(x).__name__`, for error messages that never show values. */
+export function typeName(v: unknown): string {
+  if (v === null || v === undefined) return 'NoneType';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'string') return 'str';
+  if (isInt(v)) return 'int';
+  if (isNumber(v)) return 'float';
+  if (isTuple(v)) return 'tuple';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof Undefined) return 'Undefined';
+  if (v instanceof TemplateCallable) return 'function';
+  if (v instanceof Namespace) return 'Namespace';
+  if (isDict(v)) return 'dict';
+  return 'object';
+}
+
+/** Python truthiness; a strict undefined refuses to be tested. */
+export function truthy(v: unknown): boolean {
+  if (v instanceof Undefined) {
+    if (v.strict) v.fail();
+    return false;
+  }
+  if (v === null || v === undefined || v === false) return false;
+  if (v === true) return true;
+  if (typeof v === 'string') return v.length > 0;
+  if (isNumber(v)) return toNumber(v) !== 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (isDict(v)) return dictKeys(v).length > 0;
+  return true;
+}
+
+/** Python `str(x)`: what `{{ x }}` prints. */
+export function pyStr(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v instanceof Undefined) {
+    if (v.strict) v.fail();
+    return '';
+  }
+  return pyRepr(v);
+}
+
+/** Python `repr(x)` (used inside containers). Cycles print as `[...]` / `{...}` like Python. */
+export function pyRepr(v: unknown, seen: Set<unknown> = new Set()): string {
+  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'string') return reprString(v);
+  if (typeof v === 'number' || v instanceof PyFloat) return reprNumber(v);
+  if (v instanceof Undefined) {
+    if (v.strict) v.fail();
+    return '';
+  }
+  if (Array.isArray(v)) {
+    const tup = isTuple(v);
+    if (seen.has(v)) return tup ? '(...)' : '[...]';
+    seen.add(v);
+    const inner = v.map((x) => pyRepr(x, seen)).join(', ');
+    seen.delete(v);
+    if (tup) return v.length === 1 ? `(${inner},)` : `(${inner})`;
+    return `[${inner}]`;
+  }
+  if (isDict(v)) {
+    if (seen.has(v)) return '{...}';
+    seen.add(v);
+    const inner = dictEntries(v)
+      .map(([k, x]) => `${reprString(k)}: ${pyRepr(x, seen)}`)
+      .join(', ');
+    seen.delete(v);
+    return `{${inner}}`;
+  }
+  if (v instanceof TemplateCallable) return `<function ${v.name}>`;
+  if (v instanceof Namespace) return '<Namespace>';
+  return '<object>';
+}
+
+export function reprNumber(v: number | PyFloat): string {
+  const n = typeof v === 'number' ? v : v.value;
+  if (Number.isNaN(n)) return 'nan';
+  if (n === Number.POSITIVE_INFINITY) return 'inf';
+  if (n === Number.NEGATIVE_INFINITY) return '-inf';
+  const text = pythonNumber(n);
+  if (v instanceof PyFloat && /^-?\d+$/.test(text)) return `${text}.0`;
+  return text;
+}
+
+export function reprString(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === quote || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else if (cp >= 0x80 && cp < 0xa0) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return out + quote;
+}
+
+function checkUndefined(v: unknown): void {
+  if (v instanceof Undefined && v.strict) v.fail();
+}
+
+/** Python `==` (numbers across int/float/bool, deep for containers). */
+export function pyEquals(a: unknown, b: unknown): boolean {
+  checkUndefined(a);
+  checkUndefined(b);
+  if (a instanceof Undefined || b instanceof Undefined) {
+    return a instanceof Undefined && b instanceof Undefined;
+  }
+  if ((isNumber(a) || typeof a === 'boolean') && (isNumber(b) || typeof b === 'boolean')) {
+    return toNumber(a) === toNumber(b);
+  }
+  if (a === null || a === undefined) return b === null || b === undefined;
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (isTuple(a) !== isTuple(b) || a.length !== b.length) return false;
+    return a.every((x, i) => pyEquals(x, b[i]));
+  }
+  if (isDict(a) && isDict(b)) {
+    const ka = dictKeys(a);
+    const kb = dictKeys(b);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => {
+      const other = dictGet(b, k);
+      return other.found && pyEquals(dictGet(a, k).value, other.value);
+    });
+  }
+  return a === b;
+}
+
+/** Python ordering (`<`): numbers, strings, and sequences element-wise; anything else is a TypeError. */
+export function pyCompare(a: unknown, b: unknown, op = '<'): number {
+  checkUndefined(a);
+  checkUndefined(b);
+  if ((isNumber(a) || typeof a === 'boolean') && (isNumber(b) || typeof b === 'boolean')) {
+    const x = toNumber(a);
+    const y = toNumber(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (typeof a === 'string' && typeof b === 'string') return compareCodePoints(a, b);
+  if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      if (!pyEquals(a[i], b[i])) return pyCompare(a[i], b[i], op);
+    }
+    return a.length - b.length;
+  }
+  throw failure.type(
+    `'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`,
+  );
+}
+
+export function compareCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** Python `in`. */
+export function pyContains(container: unknown, item: unknown): boolean {
+  checkUndefined(container);
+  checkUndefined(item);
+  if (typeof container === 'string') {
+    if (typeof item !== 'string') {
+      throw failure.type(`'in <string>' requires string as left operand, not ${typeName(item)}`);
+    }
+    return container.includes(item);
+  }
+  if (Array.isArray(container)) return container.some((x) => pyEquals(x, item));
+  if (isDict(container))
+    return typeof item === 'string'
+      ? dictGet(container, item).found
+      : isNumber(item)
+        ? dictGet(container, pyStr(item)).found
+        : false;
+  if (container instanceof Undefined) return false;
+  throw failure.type(`argument of type '${typeName(container)}' is not iterable`);
+}
+
+/** Python `iter(x)` as a list: dicts give their keys, strings their characters. */
+export function pyIterate(v: unknown): unknown[] {
+  if (v instanceof Undefined) {
+    if (v.strict) v.fail();
+    return [];
+  }
+  if (Array.isArray(v)) return v;
+  if (typeof v === 'string') return [...v];
+  if (isDict(v)) return dictKeys(v);
+  throw failure.type(`'${typeName(v)}' object is not iterable`);
+}
+
+/** Plain JSON-like data for libraries (JSONPath, YAML): floats unwrapped, tuples as arrays. */
+export function toPlain(v: unknown, seen: Set<unknown> = new Set()): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (v instanceof Undefined) {
+    if (v.strict) v.fail();
+    return null;
+  }
+  if (Array.isArray(v)) {
+    if (seen.has(v)) throw failure.value('Circular reference detected');
+    seen.add(v);
+    const out = v.map((x) => toPlain(x, seen));
+    seen.delete(v);
+    return out;
+  }
+  if (isDict(v)) {
+    if (seen.has(v)) throw failure.value('Circular reference detected');
+    seen.add(v);
+    const out: Dict = newDict();
+    for (const [k, x] of dictEntries(v)) dictSet(out, k, toPlain(x, seen));
+    seen.delete(v);
+    return out;
+  }
+  if (v === undefined) return null;
+  return v;
+}
+
+const NAMED_FIELDS = new WeakMap<readonly unknown[], Record<string, unknown>>();
+
+/** A tuple whose items are also attributes (`groupby`'s `(grouper, list)`). */
+export function namedTuple(fields: Record<string, unknown>): unknown[] {
+  const items = tuple(Object.values(fields));
+  NAMED_FIELDS.set(items, fields);
+  return items;
+}
+
+export function namedField(v: unknown, name: string): { found: boolean; value: unknown } {
+  const fields = Array.isArray(v) ? NAMED_FIELDS.get(v) : undefined;
+  if (fields && Object.hasOwn(fields, name)) return { found: true, value: fields[name] };
+  return { found: false, value: undefined };
+}
