@@ -121,7 +121,9 @@ const HISTORY_LIMIT = 2000;
 export class ObjectStore {
   private revision = 1000;
   private readonly collections = new Map<string, Collection>();
+  /** The latest events (between HISTORY_LIMIT and twice that), for resumed watches. */
   private readonly history: StoreEvent[] = [];
+  private trimmed = false;
   private readonly listeners = new Set<(event: StoreEvent) => void>();
   /** owner uid → `resource\nkey` of the objects that name it as owner. */
   private readonly dependents = new Map<string, Set<string>>();
@@ -240,8 +242,11 @@ export class ObjectStore {
 
   private emit(event: StoreEvent): void {
     this.history.push(event);
-    if (this.history.length > HISTORY_LIMIT)
-      this.history.splice(0, this.history.length - HISTORY_LIMIT);
+    // Trimmed in batches: shifting the array on every write would cost O(n) each.
+    if (this.history.length >= 2 * HISTORY_LIMIT) {
+      this.history.splice(0, HISTORY_LIMIT);
+      this.trimmed = true;
+    }
     for (const listener of this.listeners) listener(event);
   }
 
@@ -301,7 +306,7 @@ export class ObjectStore {
    */
   eventsSince(since: number): StoreEvent[] {
     const first = this.history[0];
-    if (first && since < first.object.resourceVersion - 1 && this.history.length >= HISTORY_LIMIT) {
+    if (first && since < first.object.resourceVersion - 1 && this.trimmed) {
       throw expired(`too old resource version: ${since} (${first.object.resourceVersion - 1})`);
     }
     return this.history.filter((e) => e.object.resourceVersion > since);

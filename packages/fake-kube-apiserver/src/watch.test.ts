@@ -52,6 +52,29 @@ describe('watch', () => {
     expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'take']]);
   });
 
+  it('answers a revision older than the kept history with an Expired event', async () => {
+    server.seed(
+      'a',
+      Array.from({ length: 4100 }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `bulk-${i}`, namespace: 'bulk' },
+      })),
+    );
+    const events = await watchEvents(
+      c,
+      '/api/v1/namespaces/bulk/configmaps?watch=1&resourceVersion=1001',
+      1,
+    );
+    expect(events).toEqual([
+      {
+        type: 'ERROR',
+        object: expect.objectContaining({ kind: 'Status', code: 410, reason: 'Expired' }),
+      },
+    ]);
+    expect(events[0].object.message).toMatch(/^too old resource version: 1001 \(\d+\)$/);
+  });
+
   it('ends the stream after timeoutSeconds', async () => {
     const events = await watchEvents(
       c,
