@@ -14,7 +14,7 @@ import { readGitCommitInfo } from './git-info.ts';
 import { parseGraphqlSection } from './graphql-conf.ts';
 import { BundleLoadError, type BundleProblem, ProblemKind } from './problems.ts';
 import { computeResourceBackrefs } from './traverse.ts';
-import type { Bundle, GraphqlSection, JsonObject, JsonValue, ResourceRecord } from './types.ts';
+import type { Bundle, GraphqlSection, JsonObject, ResourceRecord } from './types.ts';
 
 /** Where the parts of an app-interface checkout live. */
 export interface AppInterfaceLayout {
