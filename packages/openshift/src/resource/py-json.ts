@@ -149,6 +149,22 @@ function sortedDictEntries(d: PyDict): [string, PyValue][] {
   return sorted.map(([k, v]) => [keyText(k), v]);
 }
 
+/**
+ * Written keys (`"name": `) by key: bodies repeat the same few hundred keys, and reusing the text
+ * saves the escaping check and an allocation per key. Bounded so odd data cannot grow it forever.
+ */
+const KEY_TEXT_CACHE = new Map<string, string>();
+const KEY_TEXT_CACHE_LIMIT = 10_000;
+
+function keyPrefix(k: string): string {
+  let text = KEY_TEXT_CACHE.get(k);
+  if (text === undefined) {
+    text = `${pyJsonString(k)}: `;
+    if (KEY_TEXT_CACHE.size < KEY_TEXT_CACHE_LIMIT) KEY_TEXT_CACHE.set(k, text);
+  }
+  return text;
+}
+
 function sortedPlainKeys(obj: PyObject): string[] {
   const keys = Object.keys(obj).sort();
   for (const k of keys) {
@@ -194,9 +210,8 @@ function encode(v: PyValue | undefined, sortKeys: boolean, depth: number): strin
       const k = keys[i] as string;
       const x = obj[k];
       if (x === undefined) continue; // absent optional fields of bodies built in TypeScript
-      out += first
-        ? `${pyJsonString(k)}: ${encode(x, sortKeys, depth + 1)}`
-        : `, ${pyJsonString(k)}: ${encode(x, sortKeys, depth + 1)}`;
+      if (!first) out += ', ';
+      out += keyPrefix(k) + encode(x, sortKeys, depth + 1);
       first = false;
     }
     return `${out}}`;
