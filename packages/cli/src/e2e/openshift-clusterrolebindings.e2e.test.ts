@@ -60,129 +60,145 @@ function seedStaleOwnBinding(e: ExampleEnvironment): void {
 }
 
 describe('openshift-clusterrolebindings end to end', () => {
-  it('plans without writing, converges, has nothing to do, and deletes only its own stale bindings', async () => {
-    env = await startExampleEnvironment();
-    const { server, configPath } = env;
-    seedStaleOwnBinding(env);
-    server.resetLog();
+  it(
+    'plans without writing, converges, then has nothing to do; deletes only its own',
+    async () => {
+      env = await startExampleEnvironment();
+      const { server, configPath } = env;
+      seedStaleOwnBinding(env);
+      server.resetLog();
 
-    const dry = await runQontractReconcile([
-      '--config',
-      configPath,
-      '--dry-run',
-      'openshift-clusterrolebindings',
-    ]);
-    expect(dry.code).toBe(0);
-    const lines = messages(dry).filter((m) => m.startsWith('['));
-    expect(lines.sort()).toEqual(
-      [
-        applyLine('appint-ex-01', 'cluster-reader-app-sre-pipelines-example-ci'),
-        applyLine('appint-ex-01', 'cluster-reader-carol-gh'),
-        deleteLine('appint-ex-01', 'cluster-reader-mallory-gh'),
-      ].sort(),
-    );
-    expect(server.mutatingRequests()).toEqual([]);
+      const dry = await runQontractReconcile([
+        '--config',
+        configPath,
+        '--dry-run',
+        'openshift-clusterrolebindings',
+      ]);
+      expect(dry.code).toBe(0);
+      const lines = messages(dry).filter((m) => m.startsWith('['));
+      expect(lines.sort()).toEqual(
+        [
+          applyLine('appint-ex-01', 'cluster-reader-app-sre-pipelines-example-ci'),
+          applyLine('appint-ex-01', 'cluster-reader-carol-gh'),
+          deleteLine('appint-ex-01', 'cluster-reader-mallory-gh'),
+        ].sort(),
+      );
+      expect(server.mutatingRequests()).toEqual([]);
 
-    const wet = await runQontractReconcile([
-      '--config',
-      configPath,
-      'openshift-clusterrolebindings',
-    ]);
-    expect(wet.code).toBe(0);
-    expect(bindings(env, 'appint-ex-01')).toEqual([
-      'cluster-reader-app-sre-pipelines-example-ci',
-      'cluster-reader-carol-gh',
-      'hand-made',
-    ]);
-    // Clusters without managedClusterRoles are never touched.
-    expect(server.mutatingRequests({ cluster: 'appint-ex-02' })).toEqual([]);
-    expect(server.mutatingRequests({ cluster: 'appint-ex-k8s' })).toEqual([]);
-    const crb = server.get(
-      'appint-ex-01',
-      RBAC,
-      'ClusterRoleBinding',
-      '',
-      'cluster-reader-app-sre-pipelines-example-ci',
-    ) as {
-      metadata: { annotations: Record<string, string> };
-      roleRef: Record<string, string>;
-      subjects: unknown[];
-    };
-    expect(crb.metadata.annotations['qontract.integration']).toBe('openshift-clusterrolebindings');
-    expect(crb.metadata.annotations['qontract.integration_version']).toBe('0.1.0');
-    expect(crb.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'cluster-reader' });
-    expect(crb.subjects).toEqual([
-      { kind: 'ServiceAccount', name: 'example-ci', namespace: 'app-sre-pipelines' },
-    ]);
+      const wet = await runQontractReconcile([
+        '--config',
+        configPath,
+        'openshift-clusterrolebindings',
+      ]);
+      expect(wet.code).toBe(0);
+      expect(bindings(env, 'appint-ex-01')).toEqual([
+        'cluster-reader-app-sre-pipelines-example-ci',
+        'cluster-reader-carol-gh',
+        'hand-made',
+      ]);
+      // Clusters without managedClusterRoles are never touched.
+      expect(server.mutatingRequests({ cluster: 'appint-ex-02' })).toEqual([]);
+      expect(server.mutatingRequests({ cluster: 'appint-ex-k8s' })).toEqual([]);
+      const crb = server.get(
+        'appint-ex-01',
+        RBAC,
+        'ClusterRoleBinding',
+        '',
+        'cluster-reader-app-sre-pipelines-example-ci',
+      ) as {
+        metadata: { annotations: Record<string, string> };
+        roleRef: Record<string, string>;
+        subjects: unknown[];
+      };
+      expect(crb.metadata.annotations['qontract.integration']).toBe(
+        'openshift-clusterrolebindings',
+      );
+      expect(crb.metadata.annotations['qontract.integration_version']).toBe('0.1.0');
+      expect(crb.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'cluster-reader' });
+      expect(crb.subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'example-ci', namespace: 'app-sre-pipelines' },
+      ]);
 
-    server.resetLog();
-    const again = await runQontractReconcile([
-      '--config',
-      configPath,
-      'openshift-clusterrolebindings',
-    ]);
-    expect(again.code).toBe(0);
-    expect(server.mutatingRequests()).toEqual([]);
-    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
-  }, E2E_TIMEOUT_MS);
+      server.resetLog();
+      const again = await runQontractReconcile([
+        '--config',
+        configPath,
+        'openshift-clusterrolebindings',
+      ]);
+      expect(again.code).toBe(0);
+      expect(server.mutatingRequests()).toEqual([]);
+      expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('reports a binding name the API would refuse, exits 1 and deletes nothing', async () => {
-    env = await startExampleEnvironment();
-    const { server, configPath, appInterfaceDir } = env;
-    seedStaleOwnBinding(env);
-    const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
-    const text = await readFile(rolePath, 'utf8');
-    await writeFile(
-      rolePath,
-      text.replace('clusterRole: cluster-reader', 'clusterRole: cluster-reader/extra'),
-    );
-    server.resetLog();
-    const run = await runQontractReconcile([
-      '--config',
-      configPath,
-      'openshift-clusterrolebindings',
-    ]);
-    expect(run.code).toBe(1);
-    expect(messages(run, 50)).toEqual(
-      expect.arrayContaining([
-        "[appint-ex-01] role cluster-readers: ClusterRoleBinding name 'cluster-reader/extra-carol-gh' may not contain '/'",
-        "'delete' action is disabled due to previous errors.",
-      ]),
-    );
-    expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
-    expect(bindings(env, 'appint-ex-01')).toContain('cluster-reader-mallory-gh');
-  }, E2E_TIMEOUT_MS);
+  it(
+    'reports a binding name the API would refuse, exits 1 and deletes nothing',
+    async () => {
+      env = await startExampleEnvironment();
+      const { server, configPath, appInterfaceDir } = env;
+      seedStaleOwnBinding(env);
+      const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
+      const text = await readFile(rolePath, 'utf8');
+      await writeFile(
+        rolePath,
+        text.replace('clusterRole: cluster-reader', 'clusterRole: cluster-reader/extra'),
+      );
+      server.resetLog();
+      const run = await runQontractReconcile([
+        '--config',
+        configPath,
+        'openshift-clusterrolebindings',
+      ]);
+      expect(run.code).toBe(1);
+      expect(messages(run, 50)).toEqual(
+        expect.arrayContaining([
+          "[appint-ex-01] role cluster-readers: ClusterRoleBinding name 'cluster-reader/extra-carol-gh' may not contain '/'",
+          "'delete' action is disabled due to previous errors.",
+        ]),
+      );
+      expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+      expect(bindings(env, 'appint-ex-01')).toContain('cluster-reader-mallory-gh');
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('goes on when a managed cluster is unreachable, and exits 1', async () => {
-    env = await startExampleEnvironment({ down: ['appint-ex-01'] });
-    const { configPath, appInterfaceDir } = env;
-    // A second managed cluster, so that one is still reachable.
-    const clusterPath = join(appInterfaceDir, 'data/openshift/appint-ex-02/cluster.yml');
-    await writeFile(
-      clusterPath,
-      (await readFile(clusterPath, 'utf8')).replace(
-        'managedGroups:',
-        'managedClusterRoles: true\nmanagedGroups:',
-      ),
-    );
-    const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
-    await writeFile(
-      rolePath,
-      (await readFile(rolePath, 'utf8')).replace(
-        'access:\n',
-        'access:\n  - cluster:\n      $ref: /openshift/appint-ex-02/cluster.yml\n    clusterRole: view\n',
-      ),
-    );
-    const run = await runQontractReconcile([
-      '--config',
-      configPath,
-      'openshift-clusterrolebindings',
-    ]);
-    expect(run.code).toBe(1);
-    expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-01] is unreachable'))).toBe(true);
-    expect(bindings(env, 'appint-ex-02')).toEqual([
-      'view-app-sre-pipelines-example-ci',
-      'view-carol-gh',
-    ]);
-  }, E2E_TIMEOUT_MS);
+  it(
+    'goes on when a managed cluster is unreachable, and exits 1',
+    async () => {
+      env = await startExampleEnvironment({ down: ['appint-ex-01'] });
+      const { configPath, appInterfaceDir } = env;
+      // A second managed cluster, so that one is still reachable.
+      const clusterPath = join(appInterfaceDir, 'data/openshift/appint-ex-02/cluster.yml');
+      await writeFile(
+        clusterPath,
+        (await readFile(clusterPath, 'utf8')).replace(
+          'managedGroups:',
+          'managedClusterRoles: true\nmanagedGroups:',
+        ),
+      );
+      const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
+      await writeFile(
+        rolePath,
+        (await readFile(rolePath, 'utf8')).replace(
+          'access:\n',
+          'access:\n  - cluster:\n      $ref: /openshift/appint-ex-02/cluster.yml\n    clusterRole: view\n',
+        ),
+      );
+      const run = await runQontractReconcile([
+        '--config',
+        configPath,
+        'openshift-clusterrolebindings',
+      ]);
+      expect(run.code).toBe(1);
+      expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-01] is unreachable'))).toBe(
+        true,
+      );
+      expect(bindings(env, 'appint-ex-02')).toEqual([
+        'view-app-sre-pipelines-example-ci',
+        'view-carol-gh',
+      ]);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });
