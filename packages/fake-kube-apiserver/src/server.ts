@@ -4,19 +4,15 @@ import { createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
-import {
-  type HandlerContext,
-  handleDiscovery,
-  handleResource,
-  type Outcome,
-  sendError,
-  sendJson,
-} from './api-handler.ts';
 import { resourceKey } from './catalogue.ts';
 import { FakeCluster } from './cluster.ts';
+import { handleDiscovery } from './discovery.ts';
 import { FaultInjector, type FaultRule, faultStatus } from './faults.ts';
+import type { HandlerContext, Outcome } from './handler-context.ts';
+import { sendError, sendJson } from './http-io.ts';
 import { isObject, type JsonObject } from './json.ts';
 import { type KubeconfigObject, kubeconfigObject, kubeconfigYaml } from './kubeconfig.ts';
+import { handleResource } from './resource-handler.ts';
 import { MUTATING_VERBS, mediaType, parseRoute, type Verb } from './route.ts';
 import { ApiError, unauthorized } from './status.ts';
 import { servingCertificate } from './tls.ts';
