@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import {
+  createGqlClient,
+  loadEmbeddedEngine,
+  type TypedDocumentNode,
+} from '@qontract/app-interface';
+import { configFromObject, DEFAULT_GLOBAL_OPTIONS, silentLogger } from '@qontract/core';
+import { OpenshiftResource, resourcesEqual } from '@qontract/openshift';
+import { parse } from 'graphql';
+import {
+  appliedObject,
+  clusterName,
+  desiredBody,
+  namespaceName,
+  RESOURCES_INTEGRATION,
+  RESOURCES_INTEGRATION_VERSION,
+} from './model.ts';
+import { type InProcessRun, runInProcess } from './run-in-process.ts';
+
+/** What one measured child process does. */
+export type ChildTask =
+  | ({ readonly kind: 'integration' } & InProcessRun)
+  | { readonly kind: 'compute'; readonly objects: number }
+  | { readonly kind: 'embedded-load'; readonly dir: string }
+  | { readonly kind: 'remote-query'; readonly url: string };
+
+/** What the child measured about itself. */
+export interface ChildMeasurement {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly peakRssBytes: number;
+  readonly exitCode: number;
+  readonly details: Record<string, number | string>;
+}
+
+export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  let exitCode = 0;
+  let details: Record<string, number | string> = {};
+  switch (task.kind) {
+    case 'integration': {
+      const run = await runInProcess(task);
+      exitCode = run.exitCode;
+      details = { logLines: run.logLines, errorLines: run.errorLines };
+      break;
+    }
+    case 'compute':
+      details = measureCompute(task.objects);
+      break;
+    case 'embedded-load': {
+      const engine = await loadEmbeddedEngine(task.dir);
+      const loadedMs = performance.now() - started;
+      const result = await engine.execute(RESOURCES_QUERY_TEXT);
+      const namespaces = (result.data?.namespaces as unknown[] | undefined)?.length ?? 0;
+      if (result.errors?.length) throw new Error(result.errors[0]?.message);
+      details = { loadMs: Math.round(loadedMs), namespaces };
+      break;
+    }
+    case 'remote-query': {
+      const config = configFromObject({ graphql: { server: task.url } });
+      const client = await createGqlClient(
+        config,
+        { ...DEFAULT_GLOBAL_OPTIONS, validateSchemas: false, gqlUrlPrint: false },
+        undefined,
+        silentLogger(),
+      );
+      const { namespaces } = await client.query(RESOURCES_QUERY, undefined, {
+        skipValidation: true,
+      });
+      await client.close();
+      details = { namespaces: namespaces?.length ?? 0 };
+      break;
+    }
+  }
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    peakRssBytes: peakRss(),
+    exitCode,
+    details,
+  };
+}
+
+/** VmHWM (the kernel's peak resident set) where /proc exists, else resourceUsage's maxRSS. */
+function peakRss(): number {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+// The openshift-resources selection of the namespaces document (what the query must resolve).
+const RESOURCES_QUERY_TEXT = `
+  query BenchResources {
+    namespaces: namespaces_v1 {
+      name
+      managedResourceTypes
+      cluster { name serverUrl automationToken { path field } }
+      openshiftResources {
+        provider
+        ... on NamespaceOpenshiftResourceResource_v1 { resource: path { path content sha256sum } }
+      }
+    }
+  }
+`;
+const RESOURCES_QUERY = parse(RESOURCES_QUERY_TEXT) as TypedDocumentNode<
+  { namespaces: unknown[] | null },
+  Record<string, never>
+>;
+
+/**
+ * The per-object hot path of a steady-state run on one core: canonicalise +
+ * sha256 of the desired object, then the three-way compare against the
+ * cluster's copy (which hashes and normalises again). Objects are the
+ * generator's mix of ConfigMaps, Secrets and Deployments.
+ */
+function measureCompute(count: number): Record<string, number> {
+  const pairs: Array<[OpenshiftResource, OpenshiftResource]> = [];
+  for (let i = 0; i < count; i++) {
+    const cluster = clusterName(i % 20);
+    const namespace = namespaceName(i % 50);
+    const body = desiredBody(cluster, namespace, i);
+    const current = appliedObject(body, namespace);
+    pairs.push([
+      new OpenshiftResource(body, RESOURCES_INTEGRATION, RESOURCES_INTEGRATION_VERSION),
+      new OpenshiftResource(current, RESOURCES_INTEGRATION, RESOURCES_INTEGRATION_VERSION, {
+        validate: false,
+      }),
+    ]);
+  }
+  const pass = (n: number) => {
+    let unequal = 0;
+    for (let i = 0; i < n; i++) {
+      const [desired, current] = pairs[i]!;
+      desired.sha256sum();
+      if (!resourcesEqual(current, desired)) unequal++;
+    }
+    return unequal;
+  };
+  pass(Math.min(2000, count)); // warm-up: let the JIT settle before timing
+  const before = process.cpuUsage();
+  const unequal = pass(count);
+  const used = process.cpuUsage(before);
+  const cpuSeconds = (used.user + used.system) / 1e6;
+  if (unequal > 0) throw new Error(`${unequal} in-sync pairs compared unequal`);
+  return { objects: count, objectsPerSecond: Math.round(count / cpuSeconds) };
+}

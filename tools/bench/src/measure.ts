@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { ChildMeasurement, ChildTask } from './child-tasks.ts';
+
+const CHILD = join(import.meta.dirname, 'child.ts');
+const RESULT_PREFIX = 'BENCH_RESULT ';
+
+export interface MeasureOptions {
+  /** Write a V8 CPU profile of the child into this directory (`node --cpu-prof`). */
+  readonly cpuProfileDir?: string | undefined;
+}
+
+/** Runs `task` in a fresh Node process and returns what it measured about itself. */
+export function measureInChild(
+  task: ChildTask,
+  options: MeasureOptions = {},
+): Promise<ChildMeasurement> {
+  const nodeArgs = options.cpuProfileDir
+    ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir]
+    : [];
+  const child = spawn(process.execPath, [...nodeArgs, CHILD, JSON.stringify(task)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // The parent's event loop serves the simulated clusters; the child must not inherit --inspect etc.
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+      if (!line) {
+        reject(
+          new Error(`benchmark child exited ${code} without a result: ${stderr.slice(-2000)}`),
+        );
+        return;
+      }
+      resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as ChildMeasurement);
+    });
+  });
+}

@@ -1,0 +1,177 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import type { Workload } from './cluster-state.ts';
+import type { LowerBound } from './lower-bound.ts';
+import { type Scale, scaleLabel } from './model.ts';
+
+export interface MachineInfo {
+  readonly date: string;
+  readonly nproc: number;
+  readonly cpuModel: string;
+  readonly memoryBytes: number;
+  readonly node: string;
+  readonly platform: string;
+}
+
+interface Common {
+  readonly name: string;
+  readonly wallMs: number;
+  /** User + system CPU of the measured process. */
+  readonly cpuMs: number;
+  readonly peakRssBytes: number;
+  readonly exitCode: number;
+  readonly errorLogLines?: number;
+}
+
+export type ScenarioResult = Common &
+  (
+    | {
+        readonly kind: 'integration';
+        readonly workload: Workload;
+        readonly integration: string;
+        readonly scale: Scale;
+        readonly drift: number;
+        readonly driftedObjects: number;
+        readonly objects: number;
+        readonly dryRun: boolean;
+        readonly latencyMs: number;
+        readonly concurrency: number;
+        readonly requests: {
+          readonly total: number;
+          readonly byVerb: Readonly<Record<string, number>>;
+          readonly byCluster: Readonly<Record<string, Readonly<Record<string, number>>>>;
+        };
+        /** Mutating requests that reached the clusters. */
+        readonly writes: number;
+        readonly expectedWrites: number;
+        readonly lowerBound: LowerBound;
+        /** Measured wall time ÷ lower bound. */
+        readonly ratio: number | null;
+      }
+    | { readonly kind: 'compute'; readonly objectsPerSecond: number }
+    | {
+        readonly kind: 'embedded-load';
+        readonly scale: Scale;
+        readonly files: number;
+        readonly loadMs: number;
+      }
+    | { readonly kind: 'remote-query'; readonly scale: Scale; readonly files: number }
+  );
+
+export interface SuiteReport {
+  readonly suite: string;
+  readonly machine: MachineInfo;
+  readonly scenarios: readonly ScenarioResult[];
+}
+
+export function machineInfo(date: Date): MachineInfo {
+  let nproc = cpus().length;
+  try {
+    // nproc honours the CPU affinity and cgroup limits the benchmark really ran under.
+    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim()) || nproc;
+  } catch {
+    // no coreutils: the OS count will do
+  }
+  return {
+    date: date.toISOString(),
+    nproc,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryBytes: totalmem(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+const seconds = (ms: number) => (ms / 1000).toFixed(2);
+const mib = (bytes: number) => String(Math.round(bytes / 2 ** 20));
+
+/** The results as markdown: the machine, the integration runs, the other measurements, the targets. */
+export function markdownReport(report: SuiteReport): string {
+  const m = report.machine;
+  const lines: string[] = [
+    `Suite \`${report.suite}\`, run ${m.date.slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} CPUs ` +
+      `(${m.cpuModel}), ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node}, ${m.platform}.`,
+    '',
+    '| scenario | scale | wall s | CPU s | peak RSS MiB | requests (list/get/write/other) | writes (expected) | lower bound s | ratio |',
+    '| --- | --- | --: | --: | --: | --- | --: | --: | --: |',
+  ];
+  for (const r of report.scenarios) {
+    if (r.kind !== 'integration') continue;
+    const v = r.requests.byVerb;
+    const writesVerbs = ['create', 'update', 'patch', 'apply', 'delete', 'deletecollection'];
+    const w = writesVerbs.reduce((n, k) => n + (v[k] ?? 0), 0);
+    const other = r.requests.total - (v.list ?? 0) - (v.get ?? 0) - w;
+    lines.push(
+      `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${scaleLabel(r.scale)} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
+        `${r.requests.total} (${v.list ?? 0}/${v.get ?? 0}/${w}/${other}) | ${r.writes} (${r.expectedWrites}) | ` +
+        `${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} |`,
+    );
+  }
+  lines.push(
+    '',
+    '| measurement | result | wall s | CPU s | peak RSS MiB |',
+    '| --- | --- | --: | --: | --: |',
+  );
+  for (const r of report.scenarios) {
+    let result: string;
+    if (r.kind === 'compute')
+      result = `${r.objectsPerSecond.toLocaleString('en-US')} objects/s (one core)`;
+    else if (r.kind === 'embedded-load')
+      result = `${r.files.toLocaleString('en-US')} files (${scaleLabel(r.scale)}) loaded in ${seconds(r.loadMs)} s`;
+    else if (r.kind === 'remote-query')
+      result = `openshift-resources query over HTTP, ${r.files.toLocaleString('en-US')}-file tree`;
+    else continue;
+    lines.push(
+      `| ${r.name} | ${result} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} |`,
+    );
+  }
+  lines.push('', ...targetLines(report));
+  return `${lines.join('\n')}\n`;
+}
+
+/** Where the suite stands against the issue's targets (only those its scenarios measure). */
+function targetLines(report: SuiteReport): string[] {
+  const out = ['| target | measured | met |', '| --- | --- | :-: |'];
+  const mark = (ok: boolean) => (ok ? 'yes' : '**no**');
+  const runs = report.scenarios.filter(
+    (r): r is Extract<ScenarioResult, { kind: 'integration' }> =>
+      r.kind === 'integration' && r.workload === 'openshift-resources',
+  );
+  for (const r of runs.filter((x) => x.drift === 0 && x.dryRun)) {
+    const ok = (r.ratio ?? Infinity) <= 1.5 && r.peakRssBytes <= 2 ** 30 && r.writes === 0;
+    out.push(
+      `| steady dry-run @${r.latencyMs}ms: ratio ≤ 1.5, RSS ≤ 1 GiB, 0 writes | ratio ${r.ratio?.toFixed(2)}, ${mib(r.peakRssBytes)} MiB, ${r.writes} writes | ${mark(ok)} |`,
+    );
+  }
+  for (const r of runs.filter((x) => x.drift === 0.01 && !x.dryRun)) {
+    const ok = (r.ratio ?? Infinity) <= 1.5 && r.writes === r.expectedWrites;
+    out.push(
+      `| drift 1% wet @${r.latencyMs}ms: one write per drifted object, ratio ≤ 1.5 | ${r.writes} writes for ${r.expectedWrites} drifted, ratio ${r.ratio?.toFixed(2)} | ${mark(ok)} |`,
+    );
+  }
+  for (const r of report.scenarios) {
+    if (r.kind === 'compute') {
+      out.push(
+        `| hash + compare ≥ 50,000 objects/s per core | ${r.objectsPerSecond.toLocaleString('en-US')} objects/s | ${mark(r.objectsPerSecond >= 50_000)} |`,
+      );
+    }
+    if (r.kind === 'embedded-load') {
+      out.push(
+        `| embedded engine loads 10,000 files in ≤ 3 s | ${r.files.toLocaleString('en-US')} files in ${seconds(r.loadMs)} s | ${mark(r.files >= 10_000 && r.loadMs <= 3000)} |`,
+      );
+    }
+  }
+  return out;
+}
+
+export const DOCS_START = '<!-- bench:results:start -->';
+export const DOCS_END = '<!-- bench:results:end -->';
+
+/** Replaces the generated part of docs/benchmarks.md, keeping the hand-written text around it. */
+export function spliceResults(doc: string, markdown: string): string {
+  const start = doc.indexOf(DOCS_START);
+  const end = doc.indexOf(DOCS_END);
+  const block = `${DOCS_START}\n\n${markdown}\n${DOCS_END}`;
+  if (start < 0 || end < start) return `${doc.trimEnd()}\n\n${block}\n`;
+  return doc.slice(0, start) + block + doc.slice(end + DOCS_END.length);
+}

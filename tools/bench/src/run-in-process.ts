@@ -1,0 +1,99 @@
+import { appInterfaceSettings, dumpQueriedSchemas, gqlClient } from '@qontract/app-interface';
+import {
+  type AnyIntegration,
+  createLogger,
+  createMetrics,
+  createSecretReader,
+  DEFAULT_GLOBAL_OPTIONS,
+  loadConfig,
+  type OptionSpecs,
+  type OptionValues,
+  runIntegration,
+  SecretRedactor,
+  SINGLE_SHARD,
+} from '@qontract/core';
+import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
+import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
+import { benchOpenshiftResources } from './bench-openshift-resources.ts';
+
+/** The integrations the scenarios run, by CLI name. */
+const REGISTRY: ReadonlyMap<string, AnyIntegration> = new Map(
+  [openshiftNamespaces, openshiftRolebindings, benchOpenshiftResources].map((d) => [d.name, d]),
+);
+
+export interface InProcessRun {
+  readonly integration: string;
+  readonly configPath: string;
+  readonly dryRun: boolean;
+  readonly threadPoolSize: number;
+}
+
+/**
+ * One run as `qontract-reconcile --config C [--dry-run] INTEGRATION
+ * --thread-pool-size N` does it: the same core runner, config, secrets
+ * (config.toml, as app-interface settings say `vault: false`), GraphQL client
+ * and JSON logging. A local adapter rather than `@qontract/cli`'s runCli so
+ * that the benchmark loads only the integrations it runs (the CLI imports
+ * every registered one).
+ */
+export async function runInProcess(
+  run: InProcessRun,
+): Promise<{ exitCode: number; logLines: number; errorLines: number }> {
+  const definition = REGISTRY.get(run.integration);
+  if (!definition) throw new Error(`the benchmark does not know integration ${run.integration}`);
+  let logLines = 0;
+  let errorLines = 0;
+  const redactor = new SecretRedactor();
+  const globals = {
+    ...DEFAULT_GLOBAL_OPTIONS,
+    configPath: run.configPath,
+    dryRun: run.dryRun,
+    validateSchemas: false,
+    gqlUrlPrint: !run.dryRun,
+  };
+  const log = createLogger({
+    level: 'INFO',
+    format: 'json',
+    dryRun: run.dryRun,
+    integration: definition.name,
+    redactor,
+    destination: {
+      write: (line: string) => {
+        logLines++;
+        if (line.includes('"level":50')) errorLines++;
+        return true;
+      },
+    },
+  });
+  const config = await loadConfig(run.configPath);
+  const result = await runIntegration({
+    definition,
+    options: { ...defaultOptions(definition), threadPoolSize: run.threadPoolSize },
+    globals,
+    config,
+    log,
+    redactor,
+    env: { vars: {} },
+    metrics: createMetrics(),
+    shard: SINGLE_SHARD,
+    signal: new AbortController().signal,
+    secrets: async (ctx) => {
+      const settings = await appInterfaceSettings(await ctx.client(gqlClient));
+      return createSecretReader({ useVault: settings.vault, config, redactor });
+    },
+    finally: (ctx) => dumpQueriedSchemas(ctx),
+  });
+  await new Promise<void>((r) => log.flush(() => r()));
+  return { exitCode: result.exitCode, logLines, errorLines };
+}
+
+/** The values the CLI gives options nobody set. */
+function defaultOptions(definition: AnyIntegration): OptionValues {
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(definition.options as OptionSpecs)) {
+    if (spec.type === 'list') out[key] = [];
+    else if (spec.type === 'tristate') out[key] = undefined;
+    else out[key] = spec.default;
+  }
+  return out as OptionValues;
+}

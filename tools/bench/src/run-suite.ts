@@ -1,0 +1,207 @@
+import { fieldManagerFor } from '@qontract/openshift';
+import { clusterState } from './cluster-state.ts';
+import { chooseDrift, NO_DRIFT } from './drift.ts';
+import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
+import { lowerBound } from './lower-bound.ts';
+import { measureInChild } from './measure.ts';
+import { type Scale, scaleLabel, totalResources } from './model.ts';
+import { machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
+import {
+  INTEGRATION_OF,
+  type IntegrationScenario,
+  type Scenario,
+  scenarioName,
+} from './scenarios.ts';
+
+export interface RunSuiteOptions {
+  /** Progress lines (one per scenario). */
+  readonly progress?: (line: string) => void;
+  readonly cpuProfileDir?: string | undefined;
+  readonly suite: string;
+}
+
+/** The seed of every drift choice: the same objects drift on every run and machine. */
+const DRIFT_SEED = 20_261_121;
+
+/** Runs the scenarios one after the other (never two measured children at once). */
+export async function runSuite(
+  scenarios: readonly Scenario[],
+  options: RunSuiteOptions,
+): Promise<SuiteReport> {
+  const environments = new Map<string, ScaleEnvironment>();
+  const environmentFor = async (scale: Scale) => {
+    const key = scaleLabel(scale);
+    let env = environments.get(key);
+    if (!env) {
+      options.progress?.(`generating the ${key} app-interface tree and its GraphQL server`);
+      env = await createScaleEnvironment(scale);
+      environments.set(key, env);
+    }
+    return env;
+  };
+  const results: ScenarioResult[] = [];
+  const started = new Date();
+  try {
+    for (const scenario of scenarios) {
+      const name = scenarioName(scenario);
+      const result = await runScenario(scenario, environmentFor, options);
+      results.push({ name, ...result } as ScenarioResult);
+      options.progress?.(`${name}: ${summaryLine(results.at(-1)!)}`);
+    }
+  } finally {
+    for (const env of environments.values()) await env.close();
+  }
+  return { suite: options.suite, machine: machineInfo(started), scenarios: results };
+}
+
+/** A result before it is named (Omit distributed over the union). */
+type Measured = ScenarioResult extends infer R
+  ? R extends unknown
+    ? Omit<R, 'name'>
+    : never
+  : never;
+
+async function runScenario(
+  s: Scenario,
+  environmentFor: (scale: Scale) => Promise<ScaleEnvironment>,
+  options: RunSuiteOptions,
+): Promise<Measured> {
+  const profile = { cpuProfileDir: options.cpuProfileDir };
+  switch (s.kind) {
+    case 'compute': {
+      const m = await measureInChild({ kind: 'compute', objects: s.objects }, profile);
+      return { kind: s.kind, ...base(m), objectsPerSecond: Number(m.details.objectsPerSecond) };
+    }
+    case 'embedded-load': {
+      const env = await environmentFor(s.scale);
+      const m = await measureInChild({ kind: 'embedded-load', dir: env.tree.dir }, profile);
+      return {
+        kind: s.kind,
+        scale: s.scale,
+        ...base(m),
+        files: env.tree.files,
+        loadMs: Number(m.details.loadMs),
+      };
+    }
+    case 'remote-query': {
+      const env = await environmentFor(s.scale);
+      const m = await measureInChild({ kind: 'remote-query', url: env.graphqlUrl }, profile);
+      return { kind: s.kind, scale: s.scale, ...base(m), files: env.tree.files };
+    }
+    case 'integration':
+      return runIntegrationScenario(s, await environmentFor(s.scale), options);
+  }
+}
+
+async function runIntegrationScenario(
+  s: IntegrationScenario,
+  env: ScaleEnvironment,
+  options: RunSuiteOptions,
+): Promise<Measured> {
+  const perNamespace = s.workload === 'openshift-resources' ? s.scale.resources : undefined;
+  const objects = perNamespace
+    ? totalResources(s.scale)
+    : s.workload === 'openshift-namespaces'
+      ? s.scale.clusters * s.scale.namespaces
+      : s.scale.clusters * s.scale.namespaces * 2 * Math.max(1, Math.floor(s.scale.resources / 2));
+  const drift = s.drift > 0 ? chooseDrift(objects, s.drift, DRIFT_SEED) : NO_DRIFT;
+  const state = clusterState(s.workload, s.scale, drift);
+  const fake = await env.startClusters(s.latencyMs);
+  try {
+    const integration = INTEGRATION_OF[s.workload];
+    // Seeded as if our last run had written them.
+    const manager = fieldManagerFor(integration);
+    for (const [cluster, list] of state.objects) fake.seed(cluster, list, { manager });
+    // What the lists really return (the seeded objects plus the server's own, e.g. namespaces).
+    const listed = new Map<string, Map<string, number>>();
+    for (const [cluster, kinds] of state.listed) {
+      const counts = new Map<string, number>();
+      for (const kind of kinds.keys()) counts.set(kind, fake.list(cluster, ...apiOf(kind)).length);
+      listed.set(cluster, counts);
+    }
+    fake.resetLog();
+    const m = await measureInChild(
+      {
+        kind: 'integration',
+        integration,
+        configPath: env.configPath,
+        dryRun: s.dryRun,
+        threadPoolSize: s.concurrency,
+      },
+      { cpuProfileDir: options.cpuProfileDir },
+    );
+    const byVerb: Record<string, number> = {};
+    const byCluster: Record<string, Record<string, number>> = {};
+    for (const r of fake.requestLog) {
+      byVerb[r.verb] = (byVerb[r.verb] ?? 0) + 1;
+      const c = byCluster[r.cluster] ?? {};
+      byCluster[r.cluster] = c;
+      c[r.verb] = (c[r.verb] ?? 0) + 1;
+    }
+    const writes = fake.mutatingRequests().length;
+    const expectedWrites = s.dryRun ? 0 : state.expectedWrites;
+    const bound = lowerBound({
+      listed,
+      writes: expectedWrites,
+      latencyMs: s.latencyMs,
+      concurrency: s.concurrency,
+    });
+    return {
+      kind: s.kind,
+      workload: s.workload,
+      integration,
+      scale: s.scale,
+      drift: s.drift,
+      driftedObjects: state.expectedWrites,
+      objects,
+      dryRun: s.dryRun,
+      latencyMs: s.latencyMs,
+      concurrency: s.concurrency,
+      ...base(m),
+      requests: { total: fake.requestLog.length, byVerb, byCluster },
+      writes,
+      expectedWrites,
+      lowerBound: bound,
+      ratio: bound.ms > 0 ? m.wallMs / bound.ms : null,
+    };
+  } finally {
+    await fake.close();
+  }
+}
+
+function apiOf(kind: string): [string, string] {
+  switch (kind) {
+    case 'Deployment':
+      return ['apps/v1', kind];
+    case 'RoleBinding':
+      return ['rbac.authorization.k8s.io/v1', kind];
+    default:
+      return ['v1', kind];
+  }
+}
+
+function base(m: Awaited<ReturnType<typeof measureInChild>>) {
+  return {
+    wallMs: m.wallMs,
+    cpuMs: m.cpuMs,
+    peakRssBytes: m.peakRssBytes,
+    exitCode: m.exitCode,
+    ...(m.details.errorLines !== undefined ? { errorLogLines: Number(m.details.errorLines) } : {}),
+  };
+}
+
+function summaryLine(r: ScenarioResult): string {
+  const parts = [
+    `wall ${(r.wallMs / 1000).toFixed(2)}s`,
+    `cpu ${(r.cpuMs / 1000).toFixed(2)}s`,
+    `rss ${Math.round(r.peakRssBytes / 2 ** 20)}MiB`,
+  ];
+  if (r.kind === 'integration') {
+    parts.push(`${r.requests.total} requests`, `${r.writes}/${r.expectedWrites} writes`);
+    if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);
+    if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
+  }
+  if (r.kind === 'compute') parts.push(`${r.objectsPerSecond} objects/s`);
+  if (r.kind === 'embedded-load') parts.push(`${r.files} files loaded in ${r.loadMs}ms`);
+  return parts.join(', ');
+}
