@@ -8,6 +8,7 @@ import {
   isTuple,
   Namespace,
   namedField,
+  pyRepr,
   pyStr,
   toNumber,
   tuple,
@@ -30,7 +31,7 @@ function missing(obj: unknown, key: unknown, strict: boolean): Undefined {
   const hint =
     typeof key === 'string'
       ? `'${objectDescription(obj)}' has no attribute '${key}'`
-      : `'${objectDescription(obj)}' has no element ${pyStr(key)}`;
+      : `${objectDescription(obj)} has no element ${pyRepr(key)}`;
   return new Undefined(hint, strict);
 }
 

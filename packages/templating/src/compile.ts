@@ -4,8 +4,17 @@ import { failure } from './errors.ts';
 import { type Delimiters, tokenize } from './lexer.ts';
 import { Parser } from './parser.ts';
 
-/** Filter and test names are checked when compiling, as Jinja2 does, so unused branches fail too. */
+/**
+ * Filter and test names are checked when compiling, as Jinja2 does, except
+ * inside `if` branches and inline ifs, where Jinja2 defers the check to the
+ * moment the branch runs (so `{% if 'x' is filter %}` guards work).
+ */
 function checkNames(node: unknown, env: Environment): void {
+  const n0 = node as { kind?: string } | null;
+  if (n0 && typeof n0 === 'object' && (n0.kind === 'if' || n0.kind === 'condexpr')) {
+    checkNames((node as { test: unknown }).test, env);
+    return;
+  }
   if (Array.isArray(node)) {
     for (const n of node) checkNames(n, env);
     return;

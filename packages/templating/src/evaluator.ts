@@ -161,7 +161,7 @@ class Macro extends TemplateCallable {
         if (p.default) frame.set(p.name, await ev.evalExpr(p.default, frame));
         else frame.set(p.name, new Undefined(`parameter '${p.name}' was not provided`, ev.strict));
       }
-      frame.set('varargs', args.slice(this.#params.length));
+      frame.set('varargs', tuple(args.slice(this.#params.length)));
       frame.set('kwargs', extraKwargs);
       if (caller) frame.set('caller', caller);
       const out = new Output(ev.budget);
@@ -500,7 +500,8 @@ export class Evaluator implements FilterContext {
         if (expr.whenFalse) return await this.evalExpr(expr.whenFalse, frame);
         return new Undefined(
           `the inline if-expression on line ${expr.line} evaluated to false and no else section was defined.`,
-          this.strict,
+          // Jinja2 uses its lenient Undefined here even with StrictUndefined configured.
+          false,
         );
       case 'concat': {
         let text = '';

@@ -228,7 +228,7 @@ export class Parser {
       this.#expect('block_end');
       return { kind: 'set', line, target, expr };
     }
-    const filters = this.#isOp('|') ? this.#parseFilterChain() : [];
+    const filters = this.#skipOp('|') ? this.#parseFilterChain() : [];
     this.#expect('block_end');
     const { body } = this.#subparse(['endset']);
     this.#endTag();

@@ -198,7 +198,7 @@ export function pyRepr(v: unknown, seen: Set<unknown> = new Set()): string {
   if (typeof v === 'number' || v instanceof PyFloat) return reprNumber(v);
   if (v instanceof Undefined) {
     if (v.strict) v.fail();
-    return '';
+    return 'Undefined';
   }
   if (Array.isArray(v)) {
     const tup = isTuple(v);

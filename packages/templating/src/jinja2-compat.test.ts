@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseTemplateVariables, renderTemplate, TemplateError } from './index.ts';
+
+interface CompatCase {
+  name: string;
+  template: string;
+  variables: Record<string, unknown>;
+  expected?: string;
+  error?: boolean;
+  jinja2_error?: string;
+}
+
+// Each case's expectation was produced by real Jinja2 3.1 (SandboxedEnvironment,
+// StrictUndefined); `tools/jinja2-oracle.py` re-checks the table against it.
+// Parsed like template variables so that `1.0` stays a float, as in Python.
+const cases = parseTemplateVariables(
+  readFileSync(new URL('./fixtures/jinja2-cases.json', import.meta.url), 'utf8'),
+) as CompatCase[];
+
+const render = (c: CompatCase) =>
+  renderTemplate(c.template, {
+    type: 'jinja2',
+    path: `/compat/${c.name}.yml`,
+    variables: c.variables,
+    helpers: {},
+  });
+
+describe('Jinja2 compatibility (table checked against Jinja2 3.1)', () => {
+  it('has a table', () => {
+    expect(cases.length).toBeGreaterThan(100);
+  });
+
+  for (const c of cases.filter((x) => !x.error)) {
+    it(`renders: ${c.name}`, async () => {
+      expect(await render(c)).toBe(c.expected);
+    });
+  }
+
+  for (const c of cases.filter((x) => x.error)) {
+    it(`fails: ${c.name} (${c.jinja2_error ?? ''})`, async () => {
+      const error = await render(c).then(
+        (out) => new Error(`rendered ${JSON.stringify(out)}`),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(TemplateError);
+      expect((error as TemplateError).path).toBe(`/compat/${c.name}.yml`);
+    });
+  }
+});
