@@ -371,7 +371,12 @@ class DiffBuilder {
     for (const k of Object.keys(dst)) {
       if (!Object.hasOwn(src, k)) this.itemAdded(path, k, dst[k] as PyValue);
     }
-    for (const k of common) this.compareValues(path, k, src[k] as PyValue, dst[k] as PyValue);
+    for (const k of common) {
+      const a = src[k] as PyValue;
+      const b = dst[k] as PyValue;
+      // The same value (a string, a number, a shared object) never yields an op.
+      if (a !== b) this.compareValues(path, k, a, b);
+    }
   }
 
   private comparePyDicts(path: string, src: PyObject | PyDict, dst: PyObject | PyDict): void {
@@ -424,8 +429,9 @@ class DiffBuilder {
 function sameJsonText(a: PyValue, b: PyValue): boolean {
   if (typeof a === 'string' && typeof b === 'string') return a === b;
   if (typeof a === 'number' && typeof b === 'number') {
-    // An integral JS number is a Python int and a non-integral one a float: equal values are equal text.
-    return a === b;
+    // An integral JS number is a Python int and a non-integral one a float: equal values are equal
+    // text, and NaN is written `NaN` on both sides.
+    return a === b || (Number.isNaN(a) && Number.isNaN(b));
   }
   if (typeof a === 'boolean' || a === null || typeof b === 'boolean' || b === null) return a === b;
   if (typeof a === 'string' || typeof b === 'string') {
