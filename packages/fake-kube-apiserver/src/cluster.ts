@@ -6,7 +6,7 @@ import {
   type ResourceType,
   resourceKey,
 } from './catalogue.ts';
-import { syncReplicaSets } from './controllers.ts';
+import { fillServiceAccountToken, syncReplicaSets, TOKEN_SECRET } from './controllers.ts';
 import { clone, isObject, type JsonObject, metadataOf, stringMap } from './json.ts';
 import { nowTimestamp, serverSideApply, trackUpdate, type WriteContext } from './managed-fields.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchType } from './patches.ts';
@@ -44,8 +44,10 @@ export interface ClusterSettings {
   readonly name: string;
   readonly token: string;
   readonly openshift: boolean;
-  /** How long after a spec change workloads report ready; negative: never. */
+  /** How long after a change the controllers act (workload roll-out, tokens); negative: never. */
   readonly workloadReadyDelayMs: number;
+  /** PEM of the serving certificate, which service-account token Secrets carry as `ca.crt`. */
+  readonly caCertificate?: string;
 }
 
 const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
@@ -72,6 +74,7 @@ export class FakeCluster {
   readonly token: string;
   readonly openshift: boolean;
   workloadReadyDelayMs: number;
+  readonly caCertificate: string;
   readonly store = new ObjectStore();
   private readonly builtinTypes: readonly ResourceType[];
   private readonly customTypes = new Map<string, ResourceType>();
@@ -92,6 +95,7 @@ export class FakeCluster {
     this.token = settings.token;
     this.openshift = settings.openshift;
     this.workloadReadyDelayMs = settings.workloadReadyDelayMs;
+    this.caCertificate = settings.caCertificate ?? '';
     this.builtinTypes = settings.openshift
       ? [...KUBERNETES_TYPES, ...OPENSHIFT_TYPES]
       : KUBERNETES_TYPES;
@@ -435,7 +439,27 @@ export class FakeCluster {
     ) {
       this.scheduleReady(type, version, ns, name, metadata.generation);
     }
+    if (
+      !live &&
+      !this.seedingAsIs &&
+      type.kind === 'Secret' &&
+      type.group === '' &&
+      next.type === TOKEN_SECRET
+    ) {
+      this.afterControllerDelay(() => fillServiceAccountToken(this, ns, name));
+    }
     return next;
+  }
+
+  /** Runs a controller's reaction once the controller delay has passed (never when negative). */
+  afterControllerDelay(action: () => void): void {
+    if (this.workloadReadyDelayMs < 0) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      action();
+    }, this.workloadReadyDelayMs);
+    timer.unref();
+    this.timers.add(timer);
   }
 
   private scheduleReady(

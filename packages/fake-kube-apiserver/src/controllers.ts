@@ -4,6 +4,8 @@ import type { FakeCluster } from './cluster.ts';
 import { clone, isObject, type JsonObject, metadataOf, stringMap } from './json.ts';
 
 /**
+ * What a few controllers do that our integrations read back.
+ *
  * The part of the Deployment controller our recovery paths read: one
  * ReplicaSet per pod template, named `<deployment>-<pod-template-hash>`,
  * owned by the Deployment, the older ones scaled to zero, and the
@@ -122,4 +124,61 @@ export function syncReplicaSets(cluster: FakeCluster, deployment: JsonObject): s
     options,
   );
   return revision;
+}
+
+export const TOKEN_SECRET = 'kubernetes.io/service-account-token';
+
+function base64url(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/**
+ * The token controller: a `kubernetes.io/service-account-token` Secret gets
+ * `token`, `ca.crt` and `namespace` data and the service account's uid, or is
+ * deleted when its service account does not exist.
+ */
+export function fillServiceAccountToken(
+  cluster: FakeCluster,
+  namespace: string,
+  name: string,
+): void {
+  const secrets = cluster.findType('', 'v1', 'secrets');
+  const accounts = cluster.findType('', 'v1', 'serviceaccounts');
+  if (!secrets || !accounts) return;
+  const secret = cluster.store.read(resourceKey(secrets), namespace, name);
+  if (!secret || secret.type !== TOKEN_SECRET) return;
+  const annotations = stringMap(metadataOf(secret).annotations);
+  const accountName = annotations['kubernetes.io/service-account.name'] ?? '';
+  const account = cluster.store.read(resourceKey(accounts), namespace, accountName);
+  const options = { dryRun: false, fieldManager: 'kube-controller-manager' };
+  if (!account) {
+    cluster.delete(secrets, namespace, name, { dryRun: false });
+    return;
+  }
+  const uid = String(metadataOf(account).uid ?? '');
+  const claims = {
+    iss: 'kubernetes/serviceaccount',
+    'kubernetes.io/serviceaccount/namespace': namespace,
+    'kubernetes.io/serviceaccount/secret.name': name,
+    'kubernetes.io/serviceaccount/service-account.name': accountName,
+    'kubernetes.io/serviceaccount/service-account.uid': uid,
+    sub: `system:serviceaccount:${namespace}:${accountName}`,
+  };
+  const signature = createHash('sha256')
+    .update(`${cluster.name}/${uid}/${name}`)
+    .digest('base64url');
+  const token = `${base64url({ alg: 'RS256', kid: cluster.name })}.${base64url(claims)}.${signature}`;
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  cluster.patch(
+    secrets,
+    'v1',
+    namespace,
+    name,
+    'application/merge-patch+json',
+    {
+      metadata: { annotations: { 'kubernetes.io/service-account.uid': uid } },
+      data: { token: b64(token), 'ca.crt': b64(cluster.caCertificate), namespace: b64(namespace) },
+    },
+    options,
+  );
 }

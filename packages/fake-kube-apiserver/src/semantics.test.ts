@@ -295,6 +295,45 @@ describe('workload rollout', () => {
   });
 });
 
+describe('service-account token Secrets', () => {
+  const tokenSecret = (name: string, account: string) => ({
+    metadata: { name, annotations: { 'kubernetes.io/service-account.name': account } },
+    type: 'kubernetes.io/service-account-token',
+  });
+
+  it('get their token, CA and namespace from the token controller', async () => {
+    const account = await call(c, 'POST', '/api/v1/namespaces/default/serviceaccounts', {
+      body: { metadata: { name: 'bot' } },
+    });
+    await call(c, 'POST', '/api/v1/namespaces/default/secrets', {
+      body: tokenSecret('bot-token-12345', 'bot'),
+    });
+    const secret = await eventually(async () => {
+      const s = (await call(c, 'GET', '/api/v1/namespaces/default/secrets/bot-token-12345')).body;
+      return s.data?.token ? s : undefined;
+    });
+    const token = Buffer.from(secret.data.token, 'base64').toString('utf8');
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    expect(claims.sub).toBe('system:serviceaccount:default:bot');
+    expect(Buffer.from(secret.data.namespace, 'base64').toString('utf8')).toBe('default');
+    expect(Buffer.from(secret.data['ca.crt'], 'base64').toString('utf8')).toBe(c.caCertificate);
+    expect(secret.metadata.annotations['kubernetes.io/service-account.uid']).toBe(
+      account.body.metadata.uid,
+    );
+  });
+
+  it('are deleted when their service account does not exist', async () => {
+    await call(c, 'POST', '/api/v1/namespaces/default/secrets', {
+      body: tokenSecret('ghost-token-1', 'ghost'),
+    });
+    await eventually(async () =>
+      (await call(c, 'GET', '/api/v1/namespaces/default/secrets/ghost-token-1')).status === 404
+        ? true
+        : undefined,
+    );
+  });
+});
+
 describe('OpenShift projects', () => {
   it('creates a Project and its Namespace from a ProjectRequest', async () => {
     const reply = await call(c, 'POST', '/apis/project.openshift.io/v1/projectrequests', {

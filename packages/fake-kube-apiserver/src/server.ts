@@ -33,7 +33,11 @@ export interface FakeKubeApiServerOptions {
   readonly latencyMs?: number;
   /** Ports `portBase`, `portBase + 1`, ... in cluster order. */
   readonly portBase?: number;
-  /** How long after a change workloads report ready; negative: never. Default 20. */
+  /**
+   * How long after a change the controllers act: workloads report ready,
+   * Deployments get their ReplicaSet, token Secrets their token. Negative:
+   * never. Default 20.
+   */
   readonly workloadReadyDelayMs?: number;
   /** Random source of the fault error rates. */
   readonly random?: () => number;
@@ -288,6 +292,7 @@ export async function startFakeKubeApiServer(
         token: spec.token ?? randomBytes(24).toString('base64url'),
         openshift: spec.openshift ?? false,
         workloadReadyDelayMs: ready,
+        caCertificate: tls.cert,
       });
       const listener: Listener = {
         cluster,
