@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { failure } from './errors.ts';
 
 /** Caps that keep a hostile or broken template from hanging or exhausting the process. */
@@ -108,4 +109,27 @@ export type TestFn = (
 export interface Environment {
   readonly filters: Readonly<Record<string, FilterFn>>;
   readonly tests: Readonly<Record<string, TestFn>>;
+}
+
+const activeBudget = new AsyncLocalStorage<Budget>();
+
+/** Runs a render with `budget` reachable from value helpers deep in the call tree. */
+export function withBudget<T>(budget: Budget, fn: () => Promise<T>): Promise<T> {
+  return activeBudget.run(budget, fn);
+}
+
+function activeLimits(): RenderLimits {
+  return activeBudget.getStore()?.limits ?? DEFAULT_LIMITS;
+}
+
+/** Refuses to build a string longer than the output limit (checked before allocating it). */
+export function checkStringSize(length: number): void {
+  const max = activeLimits().maxOutputChars;
+  if (length > max) throw failure.limit(`string longer than the limit of ${max} characters`);
+}
+
+/** Refuses to build a list or mapping longer than the iteration limit. */
+export function checkCollectionSize(length: number): void {
+  const max = activeLimits().maxIterations;
+  if (length > max) throw failure.limit(`collection longer than the limit of ${max} items`);
 }

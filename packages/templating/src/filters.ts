@@ -1,5 +1,5 @@
 import { bindArgs, type Param } from './arguments.ts';
-import type { FilterContext, FilterFn } from './context.ts';
+import { checkStringSize, type FilterContext, type FilterFn } from './context.ts';
 import { failure } from './errors.ts';
 import { pySplit } from './methods.ts';
 import { pyPercentFormat } from './python-format.ts';
@@ -264,6 +264,7 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     const s = str(v);
     const from = str(a.old);
     const to = str(a.new);
+    checkStringSize(s.length + (s.split(from).length - 1) * Math.max(0, to.length - from.length));
     if (a.count === null) return s.split(from).join(to);
     let n = toNumber(a.count);
     let out = '';
@@ -284,9 +285,10 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     ],
     (ctx, v, a) => {
       const get = attributeGetter(ctx, a.attribute);
-      return pyIterate(v)
-        .map((x) => str(get(x)))
-        .join(str(a.d));
+      const sep = str(a.d);
+      const parts = pyIterate(v).map((x) => str(get(x)));
+      checkStringSize(parts.reduce((n, p) => n + p.length + sep.length, 0));
+      return parts.join(sep);
     },
   ),
   filter('first', [], (ctx, v) => {
@@ -407,6 +409,7 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     (_ctx, v, a) => {
       const indention = typeof a.width === 'string' ? a.width : ' '.repeat(toNumber(a.width));
       const lines = splitLines(`${str(v)}\n`);
+      checkStringSize(lines.reduce((n, l) => n + l.length + indention.length + 1, 0));
       let out: string;
       if (truthy(a.blank)) out = lines.join(`\n${indention}`);
       else {
@@ -597,6 +600,7 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     const width = toNumber(a.width);
     const len = [...s].length;
     if (len >= width) return s;
+    checkStringSize(width);
     const marg = width - len;
     const left = Math.floor(marg / 2) + (marg & width & 1);
     return ' '.repeat(left) + s + ' '.repeat(marg - left);

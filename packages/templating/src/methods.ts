@@ -1,4 +1,5 @@
 import { bindArgs, type Param } from './arguments.ts';
+import { checkCollectionSize, checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
 import { pyFormatMethod } from './python-format.ts';
 import {
@@ -121,6 +122,7 @@ const STRING_METHODS: Record<string, MethodDef<string>> = {
     run: (s, a) => {
       const from = str(a.old, 'replace() argument 1');
       const to = str(a.new, 'replace() argument 2');
+      checkStringSize(s.length + (s.split(from).length - 1) * Math.max(0, to.length - from.length));
       let count = toNumber(a.count);
       if (count < 0) return s.split(from).join(to);
       let out = '';
@@ -145,10 +147,11 @@ const STRING_METHODS: Record<string, MethodDef<string>> = {
   endswith: { params: ['suffix'], run: (s, a) => prefixTest(a.suffix, (p) => s.endsWith(p)) },
   join: {
     params: ['iterable'],
-    run: (s, a) =>
-      pyIterate(a.iterable)
-        .map((x) => str(x, 'sequence item'))
-        .join(s),
+    run: (s, a) => {
+      const parts = pyIterate(a.iterable).map((x) => str(x, 'sequence item'));
+      checkStringSize(parts.reduce((n, p) => n + p.length + s.length, 0));
+      return parts.join(s);
+    },
   },
   find: { params: ['sub'], run: (s, a) => s.indexOf(str(a.sub, 'sub')) },
   rfind: { params: ['sub'], run: (s, a) => s.lastIndexOf(str(a.sub, 'sub')) },
@@ -167,6 +170,7 @@ const STRING_METHODS: Record<string, MethodDef<string>> = {
     params: ['width'],
     run: (s, a) => {
       const width = toNumber(a.width);
+      checkStringSize(width);
       const sign = s.startsWith('-') || s.startsWith('+') ? s[0]! : '';
       const body = sign ? s.slice(1) : s;
       return sign + body.padStart(width - sign.length, '0');
@@ -178,6 +182,7 @@ const LIST_METHODS: Record<string, MethodDef<unknown[]>> = {
   append: {
     params: ['object'],
     run: (l, a) => {
+      checkCollectionSize(l.length + 1);
       l.push(a.object);
       return null;
     },
@@ -185,13 +190,16 @@ const LIST_METHODS: Record<string, MethodDef<unknown[]>> = {
   extend: {
     params: ['iterable'],
     run: (l, a) => {
-      l.push(...pyIterate(a.iterable));
+      const items = pyIterate(a.iterable);
+      checkCollectionSize(l.length + items.length);
+      l.push(...items);
       return null;
     },
   },
   insert: {
     params: ['index', 'object'],
     run: (l, a) => {
+      checkCollectionSize(l.length + 1);
       let i = toNumber(a.index);
       if (i < 0) i = Math.max(0, i + l.length);
       l.splice(Math.min(i, l.length), 0, a.object);

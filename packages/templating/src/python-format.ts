@@ -3,6 +3,7 @@
  * templates (`str_format`, `"%s" % x`, `"{}".format(x)`) must print exactly
  * what the Python original prints and no npm library follows Python's rules.
  */
+import { checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
 import {
   dictGet,
@@ -33,6 +34,7 @@ interface Spec {
 
 function pad(body: string, spec: Spec, defaultAlign: string): string {
   if (body.length >= spec.width) return body;
+  checkStringSize(spec.width);
   const align = spec.align || defaultAlign;
   const n = spec.width - body.length;
   if (align === '=') {
@@ -56,7 +58,7 @@ function exponential(x: number, precision: number, upper: boolean): string {
 }
 
 function general(x: number, precision: number, alternate: boolean, upper: boolean): string {
-  const p = precision === 0 ? 1 : precision;
+  const p = Math.min(precision === 0 ? 1 : precision, 100);
   if (x === 0) return alternate ? `0.${'0'.repeat(p - 1)}` : '0';
   const exp = Math.floor(Math.log10(Math.abs(Number(x.toExponential(p - 1)))));
   let text: string;

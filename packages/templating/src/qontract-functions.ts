@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { SecretNotFoundError, type SecretRedactor } from '@qontract/core';
 import { bindArgs } from './arguments.ts';
+import { checkCollectionSize } from './context.ts';
 import { failure, RenderFailure } from './errors.ts';
 import type { TemplateHelpers } from './helpers.ts';
+import { toTemplateValue } from './intake.ts';
 import { urlQuote, urlUnquote } from './url-quote.ts';
 import {
   BuiltinFunction,
@@ -78,7 +80,10 @@ export function flattenDict(input: unknown): Record<string, unknown> {
     for (const [k, v] of dictEntries(d)) {
       const key = prefix ? `${prefix}.${k}` : k;
       if (isDict(v)) walk(v, key);
-      else if (v !== null && v !== undefined) dictSet(out, key, pyStr(v));
+      else if (v !== null && v !== undefined) {
+        checkCollectionSize(Object.keys(out).length + 1);
+        dictSet(out, key, pyStr(v));
+      }
     }
   };
   walk(input, '');
@@ -177,7 +182,7 @@ export function helperFunctions(ctx: HelperContext): Record<string, BuiltinFunct
       const data = await graphql(rendered);
       const first = Object.values(data)[0];
       if (first === undefined) throw failure.runtime('query() returned no data');
-      return first;
+      return toTemplateValue(first);
     }),
     fn('url', ['u'], (a) => need(ctx, 'url', 'url')(asText(a.u))),
     fn('s3', s3Params, (a) =>
@@ -188,12 +193,14 @@ export function helperFunctions(ctx: HelperContext): Record<string, BuiltinFunct
         optionalText(a.region),
       ),
     ),
-    fn('s3_ls', s3Params, (a) =>
-      need(ctx, 's3Ls', 's3_ls')(
-        asText(a.account),
-        asText(a.bucket),
-        asText(a.path),
-        optionalText(a.region),
+    fn('s3_ls', s3Params, async (a) =>
+      toTemplateValue(
+        await need(ctx, 's3Ls', 's3_ls')(
+          asText(a.account),
+          asText(a.bucket),
+          asText(a.path),
+          optionalText(a.region),
+        ),
       ),
     ),
     fn('urlescape', ['string', ['safe', '/'], ['encoding', null]], (a) =>

@@ -1,11 +1,18 @@
 import { SecretRedactor } from '@qontract/core';
 import { CompileCache } from './compile.ts';
-import { Budget, DEFAULT_LIMITS, type Environment, type RenderLimits } from './context.ts';
+import {
+  Budget,
+  DEFAULT_LIMITS,
+  type Environment,
+  type RenderLimits,
+  withBudget,
+} from './context.ts';
 import { RenderFailure, TemplateError } from './errors.ts';
 import { Evaluator, Frame } from './evaluator.ts';
 import { STANDARD_FILTERS } from './filters.ts';
 import { globalFunctions } from './globals.ts';
 import type { TemplateHelpers } from './helpers.ts';
+import { toTemplateValue } from './intake.ts';
 import { STANDARD_TESTS } from './jinja-tests.ts';
 import { type Delimiters, EXTRA_CURLY_DELIMITERS, JINJA2_DELIMITERS } from './lexer.ts';
 import { QONTRACT_FILTERS } from './qontract-filters.ts';
@@ -68,6 +75,8 @@ function setAll(frame: Frame, values: Record<string, unknown>): void {
 interface RenderRun {
   readonly budget: Budget;
   readonly options: RenderOptions;
+  /** `options.variables` copied into the template value model once per render. */
+  readonly variables: Record<string, unknown>;
   readonly vaultCache: Map<string, Promise<string | null>>;
   readonly redactor: SecretRedactor;
 }
@@ -77,7 +86,7 @@ function contextFrame(run: RenderRun): Frame {
   const root = new Frame();
   setAll(root, globalFunctions(run.budget));
   const frame = new Frame(root);
-  const vars = run.options.variables;
+  const vars = run.variables;
   if (isDict(vars)) for (const k of dictKeys(vars)) frame.set(k, dictGet(vars, k).value);
   setAll(
     frame,
@@ -156,14 +165,20 @@ export async function renderTemplate(body: string, options: RenderOptions): Prom
     }
   })();
   void delimiters;
+  const budget = new Budget({ ...DEFAULT_LIMITS, ...options.limits });
   const run: RenderRun = {
-    budget: new Budget({ ...DEFAULT_LIMITS, ...options.limits }),
+    budget,
     options,
+    variables: {},
     vaultCache: options.vaultCache ?? new Map(),
     redactor: options.redactor ?? new SecretRedactor(),
   };
   try {
-    return await renderTree(run, body, options.type, QONTRACT_ENV, true, contextFrame(run));
+    return await withBudget(budget, async () => {
+      const variables = toTemplateValue(options.variables);
+      const ready: RenderRun = { ...run, variables: isDict(variables) ? variables : {} };
+      return await renderTree(ready, body, options.type, QONTRACT_ENV, true, contextFrame(ready));
+    });
   } catch (e) {
     if (e instanceof TemplateError) throw e;
     const failure =

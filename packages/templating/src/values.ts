@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import { pythonNumber } from '@qontract/core';
+import { checkCollectionSize, checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
 
 /**
@@ -189,8 +190,24 @@ export function pyStr(v: unknown): string {
   return pyRepr(v);
 }
 
-/** Python `repr(x)` (used inside containers). Cycles print as `[...]` / `{...}` like Python. */
+/**
+ * Python `repr(x)` (used inside containers). Cycles print as `[...]` / `{...}`
+ * like Python. Shared structure is printed each time it occurs, as Python
+ * does, so the size is checked while printing: a small DAG can print huge.
+ */
 export function pyRepr(v: unknown, seen: Set<unknown> = new Set()): string {
+  const budget = { chars: 0 };
+  return reprInner(v, seen, budget);
+}
+
+function reprInner(v: unknown, seen: Set<unknown>, budget: { chars: number }): string {
+  const text = reprOne(v, seen, budget);
+  budget.chars += text.length;
+  checkStringSize(budget.chars);
+  return text;
+}
+
+function reprOne(v: unknown, seen: Set<unknown>, budget: { chars: number }): string {
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
@@ -204,7 +221,7 @@ export function pyRepr(v: unknown, seen: Set<unknown> = new Set()): string {
     const tup = isTuple(v);
     if (seen.has(v)) return tup ? '(...)' : '[...]';
     seen.add(v);
-    const inner = v.map((x) => pyRepr(x, seen)).join(', ');
+    const inner = v.map((x) => reprInner(x, seen, budget)).join(', ');
     seen.delete(v);
     if (tup) return v.length === 1 ? `(${inner},)` : `(${inner})`;
     return `[${inner}]`;
@@ -213,7 +230,7 @@ export function pyRepr(v: unknown, seen: Set<unknown> = new Set()): string {
     if (seen.has(v)) return '{...}';
     seen.add(v);
     const inner = dictEntries(v)
-      .map(([k, x]) => `${reprString(k)}: ${pyRepr(x, seen)}`)
+      .map(([k, x]) => `${reprString(k)}: ${reprInner(x, seen, budget)}`)
       .join(', ');
     seen.delete(v);
     return `{${inner}}`;
@@ -345,31 +362,38 @@ export function pyIterate(v: unknown): unknown[] {
   throw failure.type(`'${typeName(v)}' object is not iterable`);
 }
 
-/** Plain JSON-like data for libraries (JSONPath, YAML): floats unwrapped, tuples as arrays. */
-export function toPlain(v: unknown, seen: Set<unknown> = new Set()): unknown {
+/**
+ * Plain JSON-like data for libraries (JSONPath, YAML): floats unwrapped,
+ * tuples as arrays. Shared structure is converted once; cycles are refused.
+ */
+export function toPlain(v: unknown, memo: Map<object, unknown> = new Map()): unknown {
   if (v instanceof PyFloat) return v.value;
   if (v instanceof Undefined) {
     if (v.strict) v.fail();
     return null;
   }
-  if (Array.isArray(v)) {
-    if (seen.has(v)) throw failure.value('Circular reference detected');
-    seen.add(v);
-    const out = v.map((x) => toPlain(x, seen));
-    seen.delete(v);
-    return out;
-  }
-  if (isDict(v)) {
-    if (seen.has(v)) throw failure.value('Circular reference detected');
-    seen.add(v);
-    const out: Dict = newDict();
-    for (const [k, x] of dictEntries(v)) dictSet(out, k, toPlain(x, seen));
-    seen.delete(v);
-    return out;
-  }
   if (v === undefined) return null;
-  return v;
+  if (!Array.isArray(v) && !isDict(v)) return v;
+  if (memo.has(v)) {
+    const done = memo.get(v);
+    if (done === IN_PROGRESS) throw failure.value('Circular reference detected');
+    return done;
+  }
+  memo.set(v, IN_PROGRESS);
+  let out: unknown;
+  if (Array.isArray(v)) {
+    checkCollectionSize(v.length);
+    out = v.map((x) => toPlain(x, memo));
+  } else {
+    const d: Dict = newDict();
+    for (const [k, x] of dictEntries(v)) dictSet(d, k, toPlain(x, memo));
+    out = d;
+  }
+  memo.set(v, out);
+  return out;
 }
+
+const IN_PROGRESS = Symbol('in progress');
 
 const NAMED_FIELDS = new WeakMap<readonly unknown[], Record<string, unknown>>();
 
