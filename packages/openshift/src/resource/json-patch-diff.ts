@@ -341,6 +341,15 @@ class DiffBuilder {
     const parentParts = op.parts.slice(0, -1);
     let parent: PyValue = this.dst;
     for (const part of parentParts) parent = walk(parent, part);
+    // jsonpointer's `to_last` also checks the last part against a sequence parent.
+    const last = op.parts[op.parts.length - 1] ?? '';
+    if (
+      (isSequence(parent) || typeof parent === 'string' || parent instanceof PyStr) &&
+      last !== '-' &&
+      !ARRAY_INDEX.test(last)
+    ) {
+      throw new JsonPointerError(`'${last}' is not a valid sequence index`);
+    }
     if (isList(parent)) {
       for (const v of this.iterFrom(index)) op.key = v.onUndoAdd(op.path, op.key as number);
     }
