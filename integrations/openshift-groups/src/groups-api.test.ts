@@ -1,7 +1,7 @@
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { type ClusterHandle, KubeApiError, KubeClient } from '@qontract/openshift';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { applyGroupChange, readGroupUsers, servesGroups } from './groups-api.ts';
+import { applyGroupChange, readGroupUsers, readManagedGroups, servesGroups } from './groups-api.ts';
 import type { GroupChange } from './plan.ts';
 
 const GROUP_API = 'user.openshift.io/v1';
@@ -65,6 +65,38 @@ describe('groups API', () => {
     expect(await readGroupUsers(openshift, 'read-a')).toEqual(['x', 'y']);
     expect(await readGroupUsers(openshift, 'read-b')).toEqual([]);
     expect(await readGroupUsers(openshift, 'read-missing')).toBeUndefined();
+  });
+
+  it.each([
+    { title: 'one list for three or more groups', groups: ['m1', 'm2', 'm-missing'], listed: true },
+    { title: 'a GET per group for fewer', groups: ['m1', 'm-missing'], listed: false },
+  ])('reads managed groups with $title', async ({ groups, listed }) => {
+    server.seed('ocp', [
+      { apiVersion: GROUP_API, kind: 'Group', metadata: { name: 'm1' }, users: ['a'] },
+      { apiVersion: GROUP_API, kind: 'Group', metadata: { name: 'm2' }, users: ['b'] },
+    ]);
+    server.resetLog();
+    const read = await readManagedGroups(openshift, groups, (fn) => fn());
+    expect(Object.fromEntries(read)).toEqual(
+      Object.fromEntries(groups.map((g) => [g, { m1: ['a'], m2: ['b'] }[g as 'm1' | 'm2']])),
+    );
+    expect(server.requests({ cluster: 'ocp', verb: 'list' })).toHaveLength(listed ? 1 : 0);
+    expect(server.requests({ cluster: 'ocp', verb: 'get' })).toHaveLength(
+      listed ? 0 : groups.length,
+    );
+  });
+
+  it('falls back to a GET per group when listing groups is forbidden', async () => {
+    server.seed('ocp', [
+      { apiVersion: GROUP_API, kind: 'Group', metadata: { name: 'm1' }, users: ['a'] },
+    ]);
+    server.resetLog();
+    server.faults.set('ocp', { verb: 'list', status: 403 });
+    const read = await readManagedGroups(openshift, ['m1', 'm2', 'm3'], (fn) => fn());
+    expect(read.get('m1')).toEqual(['a']);
+    expect(read.get('m3')).toBeUndefined();
+    expect(server.requests({ cluster: 'ocp', verb: 'list' }).map((r) => r.status)).toEqual([403]);
+    expect(server.requests({ cluster: 'ocp', verb: 'get' })).toHaveLength(3);
   });
 
   it('creates a missing group with its new members in one request', async () => {

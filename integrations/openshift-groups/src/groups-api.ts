@@ -6,6 +6,8 @@ export const GROUP_KIND = 'Group.user.openshift.io';
 
 /** How often a write refused as stale (409) is re-read and retried. */
 const CONFLICT_ATTEMPTS = 5;
+/** From how many managed groups one list of all groups is cheaper than a GET per group. */
+const LIST_FROM = 3;
 
 type GroupObject = KubeObject & { users?: string[] | null };
 
@@ -22,6 +24,37 @@ export async function readGroupUsers(
     | GroupObject
     | undefined;
   return obj ? [...(obj.users ?? [])] : undefined;
+}
+
+/**
+ * The members of each of `groups` (undefined: the group does not exist),
+ * with as few requests as it can: one list of all groups when several are
+ * managed (a GET per group when that list is refused), a GET per group
+ * otherwise.
+ */
+export async function readManagedGroups(
+  handle: ClusterHandle,
+  groups: readonly string[],
+  limit: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<Map<string, string[] | undefined>> {
+  if (groups.length >= LIST_FROM) {
+    try {
+      const all = (await limit(() =>
+        handle.client.list(handle.catalog.get(GROUP_KIND)),
+      )) as GroupObject[];
+      const byName = new Map(all.map((g) => [g.metadata?.name ?? '', g]));
+      return new Map(
+        groups.map((name) => {
+          const obj = byName.get(name);
+          return [name, obj ? [...(obj.users ?? [])] : undefined];
+        }),
+      );
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+    }
+  }
+  const users = await Promise.all(groups.map((g) => limit(() => readGroupUsers(handle, g))));
+  return new Map(groups.map((g, i) => [g, users[i]]));
 }
 
 /**

@@ -16,7 +16,7 @@ import {
 import pLimit from 'p-limit';
 import { OpenshiftGroupsClustersDocument } from './clusters.generated.ts';
 import { desiredGroupMembers, type GroupMember, withoutOcmGroups } from './desired.ts';
-import { applyGroupChange, readGroupUsers, servesGroups } from './groups-api.ts';
+import { applyGroupChange, readManagedGroups, servesGroups } from './groups-api.ts';
 import { OpenshiftGroupsManagedGroupsDocument } from './managed-groups.generated.ts';
 import { OpenshiftGroupsManagedRolesDocument } from './managed-roles.generated.ts';
 import { publishManagedGroupsGauge } from './metrics.ts';
@@ -112,7 +112,7 @@ async function readCurrentMembers(
     clusters.clusters().map(async (name) => {
       const handle = clusters.get(name);
       if (isClusterProblem(handle)) return [];
-      const groups = managedGroups.get(name) ?? [];
+      const groups = [...new Set(managedGroups.get(name) ?? [])];
       if (groups.length > 0 && !servesGroups(handle)) {
         ctx.errors.register(
           name,
@@ -122,12 +122,10 @@ async function readCurrentMembers(
         return [];
       }
       try {
-        const users = await Promise.all(
-          groups.map((group) => limit(() => readGroupUsers(handle, group))),
-        );
+        const users = await readManagedGroups(handle, groups, limit);
         readable.add(name);
-        return groups.flatMap((group, i) =>
-          (users[i] ?? []).map((user) => ({ cluster: name, group, user })),
+        return groups.flatMap((group) =>
+          (users.get(group) ?? []).map((user) => ({ cluster: name, group, user })),
         );
       } catch (e) {
         ctx.errors.register(name, `[${name}] could not get group state: ${errorMessage(e)}`, {
