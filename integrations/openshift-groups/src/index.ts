@@ -76,7 +76,10 @@ export const openshiftGroups = defineIntegration({
       withoutOcmGroups(current, ocmClusters),
       withoutOcmGroups(desired, ocmClusters),
     );
-    if (actions.length === 0) return;
+    if (actions.length === 0) {
+      await writePlanOut(ctx, []);
+      return;
+    }
 
     const { clusters: validation } = await gql.query(OpenshiftGroupsManagedGroupsDocument);
     const invalid = invalidCombinations(actions, validation ?? []);

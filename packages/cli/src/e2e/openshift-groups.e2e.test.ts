@@ -50,13 +50,26 @@ describe('openshift-groups end to end', () => {
     async () => {
       env = await startExampleEnvironment();
       const { server, configPath } = env;
+      const planOut = join(env.dir, 'plan.json');
       const dry = await runQontractReconcile([
         '--config',
         configPath,
         '--dry-run',
+        '--plan-out',
+        planOut,
         'openshift-groups',
       ]);
       expect(dry.code).toBe(0);
+      const plan = JSON.parse(await readFile(planOut, 'utf8')) as {
+        actions: Array<Record<string, unknown>>;
+      };
+      expect(plan.actions).toHaveLength(8);
+      expect(plan.actions[0]).toEqual({
+        action: 'create_group',
+        cluster: 'appint-ex-01',
+        group: 'dedicated-admins',
+        user: null,
+      });
       const lines = planLines(dry);
       expect([...lines].sort()).toEqual(
         [
