@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { messages, runQontractReconcile } from './harness.ts';
 
 // Each test runs the CLI several times against simulated clusters; the first also loads the CLI.
-const E2E_TIMEOUT_MS = 30_000;
+const E2E_TIMEOUT_MS = 60_000;
 
 let env: ExampleEnvironment | undefined;
 afterEach(async () => {
