@@ -1,0 +1,192 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messages, runQontractReconcile } from './harness.ts';
+
+let env: ExampleEnvironment;
+beforeAll(async () => {
+  env = await startExampleEnvironment();
+  // LimitRanges live in namespaces: create them the way production does.
+  expect(
+    (await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces'])).code,
+  ).toBe(0);
+}, 30_000);
+afterAll(async () => env.close());
+
+const limitRanges = (cluster: string, namespace: string) =>
+  env.server
+    .list(cluster, 'v1', 'LimitRange', namespace)
+    .map((o) => (o as { metadata: { name: string } }).metadata.name)
+    .sort();
+
+const applyLine = (cluster: string, namespace: string, name: string) =>
+  `['apply', 'privileged=False', '${cluster}', '${namespace}', 'LimitRange', '${name}']`;
+
+// Each run starts the CLI in-process; the CI machine is small and shared.
+describe('openshift-limitranges end to end', { timeout: 30_000 }, () => {
+  it('plans without writing, converges, then has nothing to do', async () => {
+    const { server, configPath } = env;
+    server.resetLog();
+    const dry = await runQontractReconcile([
+      '--config',
+      configPath,
+      '--dry-run',
+      'openshift-limitranges',
+    ]);
+    expect(dry.code).toBe(0);
+    expect(messages(dry).filter((m) => m.startsWith('['))).toEqual(
+      expect.arrayContaining([
+        applyLine('appint-ex-01', 'app-sre-observability', 'example-default'),
+        applyLine('appint-ex-01', 'example-app-stage', 'example-default'),
+        applyLine('appint-ex-02', 'example-app-production', 'example-default'),
+        applyLine('appint-ex-k8s', 'example-app-edge', 'example-default'),
+      ]),
+    );
+    expect(messages(dry).filter((m) => m.startsWith('['))).toHaveLength(4);
+    expect(server.mutatingRequests()).toEqual([]);
+
+    const wet = await runQontractReconcile(['--config', configPath, 'openshift-limitranges']);
+    expect(wet.code).toBe(0);
+    expect(limitRanges('appint-ex-01', 'example-app-stage')).toEqual(['example-default']);
+    expect(limitRanges('appint-ex-k8s', 'example-app-edge')).toEqual(['example-default']);
+    const lr = server.get(
+      'appint-ex-02',
+      'v1',
+      'LimitRange',
+      'example-app-production',
+      'example-default',
+    ) as { metadata: { annotations: Record<string, string> }; spec: unknown };
+    expect(lr.metadata.annotations['qontract.integration']).toBe('openshift-limitranges');
+    expect(lr.metadata.annotations['qontract.integration_version']).toBe('0.1.0');
+    expect(lr.metadata.annotations['qontract.sha256sum']).toMatch(/^[0-9a-f]{64}$/);
+    expect(lr.spec).toEqual({
+      limits: [
+        {
+          type: 'Container',
+          default: { cpu: '500m', memory: '512Mi' },
+          defaultRequest: { cpu: '100m', memory: '128Mi' },
+          max: { cpu: '2', memory: '2Gi' },
+        },
+        { type: 'Pod', max: { cpu: '4', memory: '4Gi' } },
+      ],
+    });
+
+    server.resetLog();
+    const again = await runQontractReconcile(['--config', configPath, 'openshift-limitranges']);
+    expect(again.code).toBe(0);
+    expect(server.mutatingRequests()).toEqual([]);
+    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+  });
+
+  it('takes over by default: deletes LimitRanges nobody asked for, unless they have an owner', async () => {
+    const { server, configPath } = env;
+    server.seed('appint-ex-01', [
+      {
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        metadata: { name: 'hand-made', namespace: 'example-app-stage' },
+        spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        metadata: {
+          name: 'owned',
+          namespace: 'example-app-stage',
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-1' }],
+        },
+        spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+      },
+    ]);
+    const kept = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-limitranges',
+      '--no-take-over',
+    ]);
+    expect(kept.code).toBe(0);
+    expect(limitRanges('appint-ex-01', 'example-app-stage')).toEqual([
+      'example-default',
+      'hand-made',
+      'owned',
+    ]);
+
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-limitranges']);
+    expect(run.code).toBe(0);
+    expect(messages(run)).toContain(
+      "['delete', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'LimitRange', 'hand-made']",
+    );
+    expect(limitRanges('appint-ex-01', 'example-app-stage')).toEqual(['example-default', 'owned']);
+  });
+
+  it('reports an invalid name and a namespace defined twice, exits 1 and deletes nothing', async () => {
+    const { server, configPath, appInterfaceDir } = env;
+    server.seed('appint-ex-01', [
+      {
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        metadata: { name: 'hand-made', namespace: 'example-app-stage' },
+        spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+      },
+    ]);
+    await writeFile(
+      join(appInterfaceDir, 'data/openshift/limitranges/bad-name.yml'),
+      [
+        '---',
+        '$schema: /openshift/limitrange-1.yml',
+        'labels: {}',
+        'name: Bad_Name',
+        'description: not a DNS-1123 name',
+        'limits:',
+        '  - type: Container',
+        '    max:',
+        '      cpu: "1"',
+        '',
+      ].join('\n'),
+    );
+    const observability = join(
+      appInterfaceDir,
+      'data/openshift/appint-ex-01/namespaces/app-sre-observability.yml',
+    );
+    const text = await readFile(observability, 'utf8');
+    await writeFile(
+      observability,
+      text.replace('/limitranges/example-default.yml', '/limitranges/bad-name.yml'),
+    );
+    await writeFile(
+      join(appInterfaceDir, 'data/services/example-app/namespaces/example-app-stage-copy.yml'),
+      [
+        '---',
+        '$schema: /openshift/namespace-1.yml',
+        'labels: {}',
+        'name: example-app-stage',
+        'description: an accidental second definition',
+        'cluster:',
+        '  $ref: /openshift/appint-ex-01/cluster.yml',
+        'app:',
+        '  $ref: /services/example-app/app.yml',
+        'environment:',
+        '  $ref: /products/example/environments/stage.yml',
+        'limitRanges:',
+        '  $ref: /openshift/limitranges/example-default.yml',
+        '',
+      ].join('\n'),
+    );
+    server.resetLog();
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-limitranges']);
+    expect(run.code).toBe(1);
+    const errors = messages(run, 50);
+    expect(errors.some((m) => m.includes('Bad_Name') && m.includes('DNS-1123'))).toBe(true);
+    expect(
+      errors.some((m) =>
+        m.startsWith(
+          '[appint-ex-01/example-app-stage] desired item already exists: LimitRange/example-default.',
+        ),
+      ),
+    ).toBe(true);
+    expect(errors).toContain("'delete' action is disabled due to previous errors.");
+    expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    expect(limitRanges('appint-ex-01', 'example-app-stage')).toContain('hand-made');
+  });
+});
