@@ -27,6 +27,7 @@ import {
   invalidCombinations,
   planGroupActions,
 } from './plan.ts';
+import { clusterScope } from './scope.ts';
 
 /** The original's module constant (it writes no annotations; it names metrics and logs). */
 export const QONTRACT_INTEGRATION = 'openshift-groups';
@@ -57,7 +58,12 @@ export const openshiftGroups = defineIntegration({
       new Map([...managedGroups].map(([c, groups]) => [c, groups.length])),
     );
 
-    const clusters = await clusterMapForClusters(ctx, shardClusters, {
+    const scope = clusterScope(allClusters ?? [], {
+      isInShard: ctx.isInShard,
+      integration: ctx.integration,
+      internal: opts.internal,
+    });
+    const clusters = await clusterMapForClusters(ctx, scope.managed, {
       internal: opts.internal,
       concurrency: opts.threadPoolSize,
     });
@@ -69,7 +75,7 @@ export const openshiftGroups = defineIntegration({
     );
     const desired = desiredGroupMembers({
       roles: roles ?? [],
-      clusters: readable,
+      clusters: new Set([...readable, ...scope.unmanaged.map((c) => c.name)]),
       today: new Date(),
     });
     const actions = planGroupActions(

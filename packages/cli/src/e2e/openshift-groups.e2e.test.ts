@@ -113,6 +113,8 @@ describe('openshift-groups end to end', () => {
       expect(again.code).toBe(0);
       expect(server.mutatingRequests()).toEqual([]);
       expect(planLines(again)).toEqual([]);
+      // A cluster without managedGroups is not even contacted.
+      expect(server.requests({ cluster: 'appint-ex-k8s' })).toEqual([]);
     },
     E2E_TIMEOUT_MS,
   );
@@ -171,14 +173,26 @@ describe('openshift-groups end to end', () => {
       await edit(env, 'access/roles/example-app-developers.yml', (t) =>
         t.replace(
           '    group: example-app-viewers\n',
-          '    group: example-app-viewers\n  - cluster:\n      $ref: /openshift/appint-ex-02/cluster.yml\n    group: example-app-admins\n',
+          [
+            '    group: example-app-viewers',
+            '  - cluster:',
+            '      $ref: /openshift/appint-ex-02/cluster.yml',
+            '    group: example-app-admins',
+            '  - cluster:',
+            '      $ref: /openshift/appint-ex-k8s/cluster.yml',
+            '    group: example-app-viewers',
+            '',
+          ].join('\n'),
         ),
       );
       server.resetLog();
       const run = await runQontractReconcile(['--config', configPath, 'openshift-groups']);
       expect(run.code).toBe(1);
-      expect(messages(run, 50)).toContain(
-        'invalid cluster/group combination: appint-ex-02/example-app-admins (hint: should be added to managedGroups)',
+      expect(messages(run, 50)).toEqual(
+        expect.arrayContaining([
+          'invalid cluster/group combination: appint-ex-02/example-app-admins (hint: should be added to managedGroups)',
+          'invalid cluster/group combination: appint-ex-k8s/example-app-viewers (hint: should be added to managedGroups)',
+        ]),
       );
       expect(planLines(run)).toEqual([]);
       expect(server.mutatingRequests()).toEqual([]);
