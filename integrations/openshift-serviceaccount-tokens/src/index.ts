@@ -1,23 +1,177 @@
-import { commonOptions, defineIntegration } from '@qontract/core';
-import { desiredOpenshiftServiceaccountTokens } from './desired.ts';
+import { randomInt } from 'node:crypto';
+import { gqlClient } from '@qontract/app-interface';
+import { commonOptions, defineIntegration, errorMessage, type RunContext } from '@qontract/core';
+import {
+  type ClusterMap,
+  clusterMapForNamespaces,
+  type DesiredResource,
+  isClusterProblem,
+  OpenshiftResource,
+  reconcileResources,
+} from '@qontract/openshift';
+import pLimit from 'p-limit';
+import { desiredTokenSecrets, type SecretObject } from './desired.ts';
+import { type ScopedNamespace, tokenScope } from './scope.ts';
+import { ServiceAccountTokensDocument } from './tokens.generated.ts';
+import { vaultWriterFor, writeTokensToVault } from './vault-output.ts';
 
-export const QONTRACT_INTEGRATION = 'openshift_serviceaccount_tokens';
+/** The original's module constants: the `qontract.integration` annotation and its version. */
+export const QONTRACT_INTEGRATION = 'openshift-serviceaccount-tokens';
 export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+/**
+ * Requested token Secrets are annotated with this other identity, so that
+ * this integration never updates or deletes them later (the cluster removes
+ * them with their ServiceAccount).
+ */
+export const UNMANAGED_INTEGRATION = `${QONTRACT_INTEGRATION}-unmanaged`;
+const MANAGED_TYPE = 'Secret';
 
 export const openshiftServiceaccountTokens = defineIntegration({
   name: 'openshift-serviceaccount-tokens',
   version: QONTRACT_INTEGRATION_VERSION,
-  description: "Use OpenShift ServiceAccount tokens across namespaces/clusters.",
+  description: 'Use OpenShift ServiceAccount tokens across namespaces/clusters.',
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
+    internal: commonOptions.internal(),
+    vaultOutputPath: commonOptions.vaultOutputPath(),
   },
-  run: async (ctx, _opts) => {
-    // 1. read the desired state from app-interface (typed query, see openshift-serviceaccount-tokens.graphql)
-    // 2. read the current state of the system from a client of ctx
-    // 3. plan = pure diff; 4. apply unless ctx.dryRun
-    const desired = desiredOpenshiftServiceaccountTokens({ namespaces: [] });
-    ctx.log.info(`${desired.length} desired item(s)`);
+  run: async (ctx, opts) => {
+    const gql = await ctx.client(gqlClient);
+    const { namespaces } = await gql.query(ServiceAccountTokensDocument);
+    const scope = tokenScope(namespaces ?? [], QONTRACT_INTEGRATION);
+    for (const key of scope.duplicates) {
+      ctx.errors.register(
+        key,
+        `Found multiple definitions for the namespace ${key}; the first one is used`,
+      );
+    }
+    if (scope.namespaces.length === 0) {
+      ctx.log.info('no namespace asks for ServiceAccount tokens; nothing to do');
+      return;
+    }
+    const clusters = await clusterMapForNamespaces(ctx, scope.namespaces, {
+      internal: opts.internal,
+      concurrency: opts.threadPoolSize,
+    });
+    const sources = await readSourceSecrets(ctx, clusters, scope.namespaces, opts.threadPoolSize);
+    const tokens = desiredTokenSecrets({
+      namespaces: scope.namespaces,
+      clustersWithClient: new Set(clusters.clusters()),
+      secretsOf: (cluster, namespace) => sources.get(`${cluster}/${namespace}`),
+      randomSuffix: () => String(randomInt(99999)).padStart(5, '0'),
+    });
+    for (const p of tokens.problems) ctx.errors.register(p.scope, p.message);
+    for (const r of tokens.tokenRequests) {
+      ctx.log.info(
+        `[${r.cluster}/${r.namespace}] Creating token for service account: ${r.serviceAccountName}`,
+      );
+    }
+    const desired: DesiredResource[] = [
+      ...tokens.tokenRequests.map((r) => ({
+        cluster: r.cluster,
+        namespace: r.namespace,
+        source: `token request for ServiceAccount ${r.serviceAccountName}`,
+        resource: new OpenshiftResource(
+          r.body,
+          UNMANAGED_INTEGRATION,
+          QONTRACT_INTEGRATION_VERSION,
+          {
+            errorDetails: r.serviceAccountName,
+          },
+        ),
+      })),
+      ...tokens.secrets.map((s) => ({
+        cluster: s.cluster,
+        namespace: s.namespace,
+        source: `token of ${s.source}`,
+        resource: new OpenshiftResource(
+          s.body,
+          QONTRACT_INTEGRATION,
+          QONTRACT_INTEGRATION_VERSION,
+          {
+            errorDetails: s.body.metadata.name,
+          },
+        ),
+      })),
+    ];
+    const result = await reconcileResources({
+      ctx,
+      integration: QONTRACT_INTEGRATION,
+      integrationVersion: QONTRACT_INTEGRATION_VERSION,
+      clusters,
+      specs: scope.namespaces.map((ns) => ({
+        cluster: ns.cluster.name,
+        namespace: ns.name,
+        kind: MANAGED_TYPE,
+        privileged: false,
+      })),
+      desired,
+      takeOver: false,
+      concurrency: opts.threadPoolSize,
+    });
+
+    if (ctx.dryRun || !opts.vaultOutputPath) return;
+    // From the inventory, as upstream: a name desired twice was refused there (an error).
+    const outputs = [...result.inventory.items()].flatMap((item) =>
+      [...item.desired.entries()]
+        .filter(([, resource]) => resource.integration === QONTRACT_INTEGRATION)
+        .map(([name, resource]) => ({
+          cluster: item.cluster,
+          namespace: item.namespace,
+          name,
+          data: (resource.body as { data: Record<string, string> }).data,
+        })),
+    );
+    try {
+      const writer = vaultWriterFor({
+        config: ctx.config,
+        redactor: ctx.redactor,
+        env: ctx.env.vars,
+      });
+      await writeTokensToVault(writer, opts.vaultOutputPath, QONTRACT_INTEGRATION, outputs);
+    } catch (e) {
+      ctx.errors.register(
+        'vault',
+        `writing tokens to ${opts.vaultOutputPath} failed: ${errorMessage(e)}`,
+      );
+    }
   },
 });
+
+/**
+ * The Secrets of every source namespace (one list each), where the tokens
+ * are looked up. A failing list is that cluster's error; its tokens are
+ * skipped.
+ */
+async function readSourceSecrets(
+  ctx: RunContext,
+  clusters: ClusterMap,
+  namespaces: readonly ScopedNamespace[],
+  concurrency: number,
+): Promise<Map<string, SecretObject[]>> {
+  const wanted = new Map<string, { cluster: string; namespace: string }>();
+  for (const ns of namespaces) {
+    for (const spec of ns.tokens) {
+      const cluster = spec.namespace.cluster.name;
+      wanted.set(`${cluster}/${spec.namespace.name}`, { cluster, namespace: spec.namespace.name });
+    }
+  }
+  const out = new Map<string, SecretObject[]>();
+  const limit = pLimit(Math.max(1, concurrency));
+  await Promise.all(
+    [...wanted].map(([key, { cluster, namespace }]) =>
+      limit(async () => {
+        const handle = clusters.get(cluster);
+        if (isClusterProblem(handle)) return;
+        try {
+          out.set(key, await handle.client.list(handle.catalog.get('Secret'), namespace));
+        } catch (e) {
+          ctx.errors.register(cluster, `[${key}] ${errorMessage(e)}`, { clusterWide: true });
+        }
+      }),
+    ),
+  );
+  return out;
+}
 
 export default openshiftServiceaccountTokens;

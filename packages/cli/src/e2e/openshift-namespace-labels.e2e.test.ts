@@ -43,7 +43,8 @@ async function editLabels(file: string, labels: string[]): Promise<void> {
   await writeFile(file, replaced);
 }
 
-describe('openshift-namespace-labels end to end', () => {
+// Each test runs the CLI several times in a row.
+describe('openshift-namespace-labels end to end', { timeout: 30_000 }, () => {
   it('plans without writing, converges, then has nothing to do', async () => {
     const { server, configPath } = env;
     server.resetLog();
