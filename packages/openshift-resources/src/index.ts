@@ -4,3 +4,4 @@ export * from './providers.ts';
 export * from './run.ts';
 export * from './select.ts';
 export * from './specs.ts';
+export * from './templates.ts';

@@ -1,0 +1,52 @@
+import { getResource, gqlClient } from '@qontract/app-interface';
+import { type RunContext, SecretNotFoundError } from '@qontract/core';
+import { renderTemplate, type TemplateHelpers } from '@qontract/templating';
+import { parse } from 'graphql';
+import { Agent, fetch } from 'undici';
+import type { TemplateRenderer } from './providers.ts';
+
+/** `url()` ignores TLS verification, as upstream's helper does. */
+const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
+
+/**
+ * The sandboxed template renderer of a run, with the helpers wired to the
+ * run's clients: `vault` → the secret reader (cached per run), `query` → the
+ * app-interface client (schema allow-list applies), `url` → an HTTP GET.
+ * `github`, `s3` and `s3_ls` are not configured here: a template using them
+ * fails with an error naming the helper (use `_template_mocks` in tests).
+ */
+export function templateRendererFor(ctx: RunContext): TemplateRenderer {
+  const vaultCache = new Map<string, Promise<string | null>>();
+  const helpers: TemplateHelpers = {
+    vault: async (path, key, version) => {
+      const v = version === undefined || version === 'LATEST' ? undefined : Number(version);
+      const all = await ctx.secrets.readAll({ path, version: v });
+      const value = all[key];
+      if (value === undefined)
+        throw new SecretNotFoundError(`key '${key}' not found in secret ${path}`);
+      return value;
+    },
+    resource: async (path) => (await getResource(await ctx.client(gqlClient), path)).content,
+    graphql: async (query) => {
+      const gql = await ctx.client(gqlClient);
+      return (await gql.query(parse(query) as Parameters<typeof gql.query>[0])) as Record<
+        string,
+        unknown
+      >;
+    },
+    url: async (url) => {
+      try {
+        const response = await fetch(url, {
+          dispatcher: insecureAgent,
+          signal: AbortSignal.timeout(60_000),
+        });
+        await response.body?.cancel();
+        return response.status < 404;
+      } catch {
+        return false;
+      }
+    },
+  };
+  return (body, options) =>
+    renderTemplate(body, { ...options, helpers, vaultCache, redactor: ctx.redactor });
+}
