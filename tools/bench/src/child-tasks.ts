@@ -1,3 +1,4 @@
+import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import {
   createGqlClient,
@@ -34,6 +35,9 @@ export interface ChildMeasurement {
 }
 
 export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
+  // Every outgoing TCP connection (API servers and GraphQL): shows whether connections are reused.
+  let connections = 0;
+  subscribe('net.client.socket', () => connections++);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let exitCode = 0;
@@ -80,7 +84,7 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
     cpuMs: (cpu.user + cpu.system) / 1000,
     peakRssBytes: peakRss(),
     exitCode,
-    details,
+    details: { ...details, connections },
   };
 }
 

@@ -41,6 +41,8 @@ export type ScenarioResult = Common &
           readonly byVerb: Readonly<Record<string, number>>;
           readonly byCluster: Readonly<Record<string, Readonly<Record<string, number>>>>;
         };
+        /** TCP connections the run opened (API servers and GraphQL). */
+        readonly connections: number;
         /** Mutating requests that reached the clusters. */
         readonly writes: number;
         readonly expectedWrites: number;

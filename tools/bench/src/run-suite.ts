@@ -159,6 +159,7 @@ async function runIntegrationScenario(
       concurrency: s.concurrency,
       ...base(m),
       requests: { total: fake.requestLog.length, byVerb, byCluster },
+      connections: Number(m.details.connections),
       writes,
       expectedWrites,
       lowerBound: bound,

@@ -106,7 +106,8 @@ export async function writeAppInterfaceTree(
       for (let i = 0; i < scale.resources; i++) {
         files.push([
           join(dir, 'resources', resourcePath(cluster, namespace, i)),
-          `${JSON.stringify(desiredBody(cluster, namespace, i), null, 2)}\n`,
+          // Block-style YAML, as most app-interface resource files are.
+          `---\n${stringify(desiredBody(cluster, namespace, i), { lineWidth: 0 })}`,
         ]);
       }
       access.push({ namespace: { $ref: nsPath }, role: 'view' });

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { Workload } from './cluster-state.ts';
+import { chooseDrift } from './drift.ts';
+import { lowerBound } from './lower-bound.ts';
+import { markdownReport } from './report.ts';
+import { runSuite } from './run-suite.ts';
+import { type Scenario, SMALL_SCALE, smallSuite } from './scenarios.ts';
+
+describe('drift choice', () => {
+  it('is reproducible and picks exactly the fraction asked, half changed and half missing', () => {
+    const a = chooseDrift(1000, 0.1, 7);
+    const b = chooseDrift(1000, 0.1, 7);
+    expect([...a.changed]).toEqual([...b.changed]);
+    expect(a.changed.size + a.missing.size).toBe(100);
+    expect(a.changed.size).toBe(50);
+    expect([...a.changed].some((i) => a.missing.has(i))).toBe(false);
+  });
+});
+
+describe('lower bound', () => {
+  it('counts pages per cluster and kind plus writes, spread over the pool', () => {
+    const listed = new Map([
+      [
+        'c1',
+        new Map([
+          ['ConfigMap', 1500],
+          ['Secret', 0],
+        ]),
+      ],
+      ['c2', new Map([['ConfigMap', 501]])],
+    ]);
+    const b = lowerBound({ listed, writes: 5, latencyMs: 50, concurrency: 2 });
+    expect(b.listRequests).toBe(3 + 1 + 2);
+    expect(b.requests).toBe(11);
+    expect(b.ms).toBeCloseTo((11 / 2) * 50);
+  });
+
+  it('never goes below the longest chain of pages', () => {
+    const listed = new Map([['c1', new Map([['ConfigMap', 5000]])]]);
+    expect(lowerBound({ listed, writes: 0, latencyMs: 10, concurrency: 100 }).ms).toBe(100);
+  });
+});
+
+describe('the small suite (harness only; timings are not asserted)', () => {
+  it('reports every scenario, with no writes in steady state and one per drifted object', async () => {
+    const wanted = (s: Scenario) =>
+      s.kind !== 'integration' ||
+      (s.workload === Workload.resources && s.drift === 0 && s.dryRun) ||
+      (s.drift === 0.1 && !s.dryRun);
+    const scenarios = smallSuite({ latencies: [1] }).filter(wanted);
+    const report = await runSuite(scenarios, { suite: 'test' });
+
+    expect(report.machine.nproc).toBeGreaterThan(0);
+    expect(report.scenarios.map((s) => s.name)).toHaveLength(scenarios.length);
+    for (const s of report.scenarios) {
+      expect(s.exitCode).toBe(0);
+      expect(s.peakRssBytes).toBeGreaterThan(0);
+    }
+    const runs = report.scenarios.filter((s) => s.kind === 'integration');
+    for (const r of runs) {
+      expect(r.scale).toEqual(SMALL_SCALE);
+      expect(r.lowerBound.listRequests).toBeGreaterThan(0);
+      expect(r.requests.byVerb.list).toBeGreaterThanOrEqual(r.lowerBound.listRequests);
+      expect(r.writes).toBe(r.expectedWrites);
+      if (r.drift === 0 || r.dryRun) expect(r.writes).toBe(0);
+      else expect(r.writes).toBe(r.driftedObjects);
+    }
+    expect(runs.filter((r) => !r.dryRun && r.writes > 0).map((r) => r.workload)).toEqual([
+      Workload.resources,
+      Workload.namespaces,
+      Workload.rolebindings,
+    ]);
+    const compute = report.scenarios.find((s) => s.kind === 'compute');
+    expect(compute?.kind === 'compute' && compute.objectsPerSecond).toBeGreaterThan(0);
+    const load = report.scenarios.find((s) => s.kind === 'embedded-load');
+    expect(load?.kind === 'embedded-load' && load.files).toBeGreaterThan(SMALL_SCALE.clusters);
+    expect(markdownReport(report)).toContain('| openshift-resources steady dry-run @1ms |');
+  }, 120_000);
+});
