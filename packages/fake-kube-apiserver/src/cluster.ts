@@ -377,8 +377,9 @@ export class FakeCluster {
     managedFieldsDone: boolean,
   ): JsonObject {
     const apiVersion = apiVersionOf(type.group, version);
-    // A fresh tree: drafts may share subtrees with `live`, which must stay as it was.
-    const next = ordered(clone(draft), apiVersion, type.kind);
+    // Updates get a fresh tree: drafts may share subtrees with `live`, which must
+    // stay as it was. Creates are handed a tree of their own already.
+    const next = ordered(live ? clone(draft) : draft, apiVersion, type.kind);
     const metadata = metadataOf(next);
     metadata.name = name;
     if (type.namespaced) metadata.namespace = namespace;

@@ -6,15 +6,16 @@ import { type ApiError, badRequest } from './status.ts';
 export function sendJson(
   res: ServerResponse,
   status: number,
-  body: string,
+  body: string | Buffer,
   headers: Record<string, string> = {},
 ): void {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   res.writeHead(status, {
     'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
+    'Content-Length': bytes.length,
     ...headers,
   });
-  res.end(body);
+  res.end(bytes);
 }
 
 export function sendError(

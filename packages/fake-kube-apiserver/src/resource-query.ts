@@ -5,10 +5,10 @@ import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import type { Query, StoredObject } from './store.ts';
 
 /** An object as served at `apiVersion`: a multi-version CRD serves one stored object under each. */
-export function render(stored: StoredObject, apiVersion: string): string {
-  if (stored.json.startsWith(`{"apiVersion":${JSON.stringify(apiVersion)}`)) return stored.json;
+export function render(stored: StoredObject, apiVersion: string): Buffer {
+  if (stored.apiVersion === apiVersion) return stored.bytes;
   const obj = JSON.parse(stored.json) as JsonObject;
-  return JSON.stringify({ ...obj, apiVersion });
+  return Buffer.from(JSON.stringify({ ...obj, apiVersion }));
 }
 
 /** The namespace, label and field selection of a list or watch request. */

@@ -4,9 +4,9 @@ import { type FieldSelector, matchesFieldSelector } from './selectors.ts';
 import { badRequest, expired } from './status.ts';
 
 /**
- * One stored object. The body is kept serialised: it is what list and watch
- * responses send, so they concatenate strings instead of re-encoding, and a
- * string costs far less memory than the parsed tree.
+ * One stored object. The body is kept serialised as UTF-8 bytes: list and
+ * watch responses copy them as they are (no parse, no re-encode, no string to
+ * byte conversion), and bytes cost far less memory than the parsed tree.
  */
 export interface StoredObject {
   readonly key: string;
@@ -17,7 +17,41 @@ export interface StoredObject {
   /** uids in `metadata.ownerReferences`, for garbage collection. */
   readonly owners: readonly string[];
   readonly resourceVersion: number;
+  /** The `apiVersion` the body carries. */
+  readonly apiVersion: string;
+  readonly bytes: Buffer;
+  /** Length of the leading `{"apiVersion":...,"kind":...,` (0 when the body starts otherwise). */
+  readonly typeMetaLength: number;
+  /** The body as text (decoded on each call). */
   readonly json: string;
+}
+
+class StoredEntry implements StoredObject {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly owners: readonly string[];
+  readonly resourceVersion: number;
+  readonly apiVersion: string;
+  readonly bytes: Buffer;
+  readonly typeMetaLength: number;
+  constructor(fields: Omit<StoredObject, 'json'>) {
+    this.key = fields.key;
+    this.namespace = fields.namespace;
+    this.name = fields.name;
+    this.uid = fields.uid;
+    this.labels = fields.labels;
+    this.owners = fields.owners;
+    this.resourceVersion = fields.resourceVersion;
+    this.apiVersion = fields.apiVersion;
+    this.bytes = fields.bytes;
+    this.typeMetaLength = fields.typeMetaLength;
+  }
+  get json(): string {
+    return this.bytes.toString('utf8');
+  }
 }
 
 const NO_OWNERS: readonly string[] = Object.freeze([]);
@@ -226,7 +260,10 @@ export class ObjectStore {
     metadata.resourceVersion = String(this.revision);
     const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
     const name = String(metadata.name ?? '');
-    return {
+    const apiVersion = String(object.apiVersion ?? '');
+    const json = JSON.stringify(object);
+    const typeMeta = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(String(object.kind ?? ''))},`;
+    return new StoredEntry({
       key: objectKey(namespace, name),
       namespace,
       name,
@@ -236,8 +273,10 @@ export class ObjectStore {
         ? metadata.ownerReferences.filter(isObject).map((r) => String(r.uid ?? ''))
         : NO_OWNERS,
       resourceVersion: this.revision,
-      json: JSON.stringify(object),
-    };
+      apiVersion,
+      bytes: Buffer.from(json, 'utf8'),
+      typeMetaLength: json.startsWith(typeMeta) ? Buffer.byteLength(typeMeta) : 0,
+    });
   }
 
   private emit(event: StoreEvent): void {

@@ -6,6 +6,8 @@ import { ApiError, badRequest } from './status.ts';
 import { matches, type StoredObject } from './store.ts';
 import { table, wantsTable } from './table.ts';
 
+const EVENT_END = Buffer.from('}\n');
+
 /**
  * Streams watch events: existing objects as ADDED (or the kept events after a
  * given resourceVersion), then every change until the client goes away or
@@ -41,16 +43,18 @@ export function startWatch(ctx: HandlerContext, type: ResourceType, apiVersion: 
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
   watches.add(res);
-  const line = (eventType: string, stored: StoredObject) => {
-    const json = render(stored, apiVersion);
+  const line = (eventType: string, stored: StoredObject): Buffer => {
+    const bytes = render(stored, apiVersion);
     const object = asTable
-      ? table(
-          [JSON.parse(json) as JsonObject],
-          { resourceVersion: String(stored.resourceVersion) },
-          includeObject,
+      ? Buffer.from(
+          table(
+            [JSON.parse(bytes.toString('utf8')) as JsonObject],
+            { resourceVersion: String(stored.resourceVersion) },
+            includeObject,
+          ),
         )
-      : json;
-    return `{"type":"${eventType}","object":${object}}\n`;
+      : bytes;
+    return Buffer.concat([Buffer.from(`{"type":"${eventType}","object":`), object, EVENT_END]);
   };
   if (initial) for (const o of backlog as StoredObject[]) res.write(line('ADDED', o));
   else
