@@ -591,16 +591,26 @@ export function binaryOp(op: string, a: unknown, b: unknown, budget: Budget): un
       case '//':
         if (y === 0)
           throw new RenderFailure('ZeroDivisionError', 'integer division or modulo by zero');
-        return num(Math.floor(x / y), floatResult);
-      case '%': {
+        return num(pyFloorDiv(x, y), floatResult);
+      case '%':
         if (y === 0)
           throw new RenderFailure('ZeroDivisionError', 'integer division or modulo by zero');
-        const r = x - Math.floor(x / y) * y;
-        return num(r, floatResult);
-      }
+        return num(pyMod(x, y), floatResult);
       case '**': {
-        if (!floatResult && y < 0) return pyFloat(x ** y);
-        return num(x ** y, floatResult);
+        const r = x ** y;
+        if (Number.isNaN(r) && !Number.isNaN(x) && !Number.isNaN(y)) {
+          throw failure.value('complex results are not supported');
+        }
+        if (
+          !Number.isFinite(r) &&
+          Number.isFinite(x) &&
+          Number.isFinite(y) &&
+          (floatResult || y < 0)
+        ) {
+          throw new RenderFailure('OverflowError', "(34, 'Numerical result out of range')");
+        }
+        if (!floatResult && y < 0) return pyFloat(r);
+        return num(r, floatResult);
       }
     }
   }
@@ -615,8 +625,8 @@ export function binaryOp(op: string, a: unknown, b: unknown, budget: Budget): un
     }
   }
   if (op === '*') {
-    const [seq, times] =
-      isInt(b) || typeof b === 'boolean' ? [a, toNumber(b)] : [b, isInt(a) ? a : Number.NaN];
+    const intLike = (v: unknown) => isInt(v) || typeof v === 'boolean';
+    const [seq, times] = intLike(b) ? [a, toNumber(b)] : [b, intLike(a) ? toNumber(a) : Number.NaN];
     if (!Number.isNaN(times)) {
       if (typeof seq === 'string') {
         budget.checkStringLength(seq.length * Math.max(0, times));
@@ -630,6 +640,25 @@ export function binaryOp(op: string, a: unknown, b: unknown, budget: Budget): un
   }
   if (op === '%' && typeof a === 'string') return pyPercentFormat(a, b);
   throw operandError(op, a, b);
+}
+
+/** Python's `%` on numbers: fmod, moved to the divisor's sign (a zero takes the divisor's sign). */
+export function pyMod(x: number, y: number): number {
+  let m = x % y;
+  if (m !== 0 && y < 0 !== m < 0) m += y;
+  if (m === 0) return y < 0 ? -0 : 0;
+  return m;
+}
+
+/** Python's `//` on numbers, consistent with `pyMod`. */
+export function pyFloorDiv(x: number, y: number): number {
+  if (Number.isInteger(x) && Number.isInteger(y)) return Math.floor(x / y);
+  const mod = x % y;
+  let div = (x - mod) / y;
+  if (mod !== 0 && y < 0 !== mod < 0) div -= 1;
+  if (div === 0) return 0;
+  const floor = Math.floor(div);
+  return div - floor > 0.5 ? floor + 1 : floor;
 }
 
 /** Python's `textwrap.dedent`: removes the common leading whitespace of all non-blank lines. */

@@ -12,6 +12,7 @@ import {
   isFloat,
   isInt,
   isNumber,
+  isTuple,
   namedTuple,
   pyCompare,
   pyEquals,
@@ -192,7 +193,7 @@ function selectOrReject(
   const testName = rest.shift();
   return (async () => {
     const out: unknown[] = [];
-    for (const item of pyIterate(value)) {
+    for (const item of truthy(value) ? pyIterate(value) : []) {
       const v = get(item);
       const ok =
         testName === undefined ? truthy(v) : await ctx.callTest(pyStr(testName), v, rest, kwargs);
@@ -326,6 +327,9 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       const out: unknown[] = [];
       for (const item of pyIterate(v)) {
         const k = key(item);
+        if ((Array.isArray(k) && !isTuple(k)) || isDict(k)) {
+          throw failure.type(`unhashable type: '${typeName(k)}'`);
+        }
         if (!seen.some((s) => pyEquals(s, k))) {
           seen.push(k);
           out.push(item);
@@ -337,7 +341,8 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
   [
     'map',
     async (ctx: FilterContext, v: unknown, args: unknown[], kwargs: Record<string, unknown>) => {
-      const items = pyIterate(v);
+      // Jinja2 maps nothing over a falsy value (`none|map(...)` is empty).
+      const items = truthy(v) ? pyIterate(v) : [];
       if (args.length === 0 && 'attribute' in kwargs) {
         const { attribute, default: dflt, ...rest } = kwargs;
         if (Object.keys(rest).length)
@@ -378,9 +383,13 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       ['default', 0],
       ['base', 10],
     ],
-    (_ctx, v, a) => toInt(v, a.default, toNumber(a.base)),
+    (_ctx, v, a) => {
+      if (v instanceof Undefined && v.strict) v.fail();
+      return toInt(v, a.default, toNumber(a.base));
+    },
   ),
   filter('float', [['default', pyFloat(0)]], (_ctx, v, a) => {
+    if (v instanceof Undefined && v.strict) v.fail();
     if (isNumber(v) || typeof v === 'boolean') return pyFloat(toNumber(v));
     if (typeof v === 'string') {
       const f = parseFloatStrict(v.replaceAll('_', ''));
@@ -408,7 +417,12 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     ],
     (_ctx, v, a) => {
       const indention = typeof a.width === 'string' ? a.width : ' '.repeat(toNumber(a.width));
-      const lines = splitLines(`${str(v)}\n`);
+      // Jinja2 appends a newline to the value itself, so only strings are accepted.
+      if (v instanceof Undefined) v.fail();
+      if (typeof v !== 'string') {
+        throw failure.type(`unsupported operand type(s) for +=: '${typeName(v)}' and 'str'`);
+      }
+      const lines = splitLines(`${v}\n`);
       checkStringSize(lines.reduce((n, l) => n + l.length + indention.length + 1, 0));
       let out: string;
       if (truthy(a.blank)) out = lines.join(`\n${indention}`);
@@ -505,7 +519,8 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     (_ctx, v, a) => {
       const p = toNumber(a.precision);
       const x = toNumber(v);
-      if (a.method === 'common') return isInt(v) ? v : pyFloat(pyRound(x, p));
+      if (a.method === 'common')
+        return isInt(v) || typeof v === 'boolean' ? x : pyFloat(pyRound(x, p));
       if (a.method !== 'ceil' && a.method !== 'floor') {
         throw failure.runtime('method must be common, ceil or floor');
       }
@@ -531,10 +546,21 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
   filter('escape', [], (_ctx, v) => htmlEscape(str(v))),
   filter('forceescape', [], (_ctx, v) => htmlEscape(str(v))),
   filter('urlencode', [], (_ctx, v) => {
-    if (typeof v === 'string') return urlQuote(v, '/');
+    if (v instanceof Undefined) v.fail();
+    if (typeof v === 'string' || !(Array.isArray(v) || isDict(v))) return urlQuote(str(v), '/');
     const pairs = isDict(v)
       ? dictEntries(v)
-      : pyIterate(v).map((p) => pyIterate(p) as [unknown, unknown]);
+      : pyIterate(v).map((p) => {
+          const pair = pyIterate(p);
+          if (pair.length !== 2) {
+            throw failure.value(
+              pair.length > 2
+                ? 'too many values to unpack (expected 2)'
+                : `not enough values to unpack (expected 2, got ${pair.length})`,
+            );
+          }
+          return pair as [unknown, unknown];
+        });
     return pairs
       .map(([k, x]) => `${urlQuote(str(k), '', true)}=${urlQuote(str(x), '', true)}`)
       .join('&');
@@ -614,9 +640,16 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       ['leeway', null],
     ],
     (_ctx, v, a) => {
-      const s = str(v);
       const length = toNumber(a.length);
       const end = str(a.end);
+      if (typeof v !== 'string') {
+        // Jinja2 measures the value itself: lists short enough pass through, scalars have no len().
+        if (v instanceof Undefined) v.fail();
+        const size = lengthOf(v);
+        if (size <= length + (a.leeway === null ? 5 : toNumber(a.leeway))) return v;
+        throw failure.type(`can only concatenate ${typeName(v)} (not "str") to ${typeName(v)}`);
+      }
+      const s = v;
       const leeway = a.leeway === null ? 5 : toNumber(a.leeway);
       if (length < end.length)
         throw failure.runtime(`expected length >= ${end.length}, got ${length}`);

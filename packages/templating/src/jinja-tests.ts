@@ -1,5 +1,6 @@
 import type { TestFn } from './context.ts';
 import { failure } from './errors.ts';
+import { binaryOp } from './evaluator.ts';
 import {
   isDict,
   isFloat,
@@ -8,8 +9,8 @@ import {
   pyCompare,
   pyContains,
   pyEquals,
+  pyStr,
   TemplateCallable,
-  toNumber,
   Undefined,
 } from './values.ts';
 
@@ -25,11 +26,6 @@ const lt: TestFn = (_c, v, a) => pyCompare(v, one('lt', a), '<') < 0;
 const le: TestFn = (_c, v, a) => pyCompare(v, one('le', a), '<=') <= 0;
 const gt: TestFn = (_c, v, a) => pyCompare(v, one('gt', a), '>') > 0;
 const ge: TestFn = (_c, v, a) => pyCompare(v, one('ge', a), '>=') >= 0;
-
-function numeric(v: unknown): number {
-  if (v instanceof Undefined) v.fail();
-  return toNumber(v);
-}
 
 /** Jinja2's built-in tests (`is defined`, `is none`, `is string`, ...). */
 export const STANDARD_TESTS: Record<string, TestFn> = Object.assign(
@@ -55,11 +51,19 @@ export const STANDARD_TESTS: Record<string, TestFn> = Object.assign(
     },
     escaped: () => false,
     in: (_c, v, a) => pyContains(one('in', a), v),
-    odd: (_c, v) => numeric(v) % 2 !== 0,
-    even: (_c, v) => numeric(v) % 2 === 0,
-    divisibleby: (_c, v, a) => numeric(v) % toNumber(one('divisibleby', a)) === 0,
-    lower: (_c, v) => typeof v === 'string' && /\p{Ll}/u.test(v) && v === v.toLowerCase(),
-    upper: (_c, v) => typeof v === 'string' && /\p{Lu}/u.test(v) && v === v.toUpperCase(),
+    // Jinja2 computes `value % n` (so a string is %-formatted) and compares with ==.
+    odd: (c, v) => pyEquals(binaryOp('%', v, 2, c.budget), 1),
+    even: (c, v) => pyEquals(binaryOp('%', v, 2, c.budget), 0),
+    divisibleby: (c, v, a) => pyEquals(binaryOp('%', v, one('divisibleby', a), c.budget), 0),
+    // Jinja2 tests `str(value)`, so `{'a': 1} is lower` is true.
+    lower: (_c, v) => {
+      const s = pyStr(v);
+      return /\p{Ll}/u.test(s) && s === s.toLowerCase();
+    },
+    upper: (_c, v) => {
+      const s = pyStr(v);
+      return /\p{Lu}/u.test(s) && s === s.toUpperCase();
+    },
     filter: (c, v) => typeof v === 'string' && c.hasFilter(v),
     test: (c, v) => typeof v === 'string' && c.hasTest(v),
     eq,

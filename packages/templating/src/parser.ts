@@ -185,7 +185,8 @@ export class Parser {
   }
 
   #parseIf(line: number): Stmt {
-    const test = this.#parseTuple({ withCondexpr: true });
+    // As in Jinja2, `{% if a if b else c %}` is a syntax error: the test takes no inline if.
+    const test = this.#parseTuple({ withCondexpr: false });
     this.#expect('block_end');
     const { body, endTag } = this.#subparse(['elif', 'else', 'endif']);
     let otherwise: Stmt[] = [];

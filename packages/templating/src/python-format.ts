@@ -209,7 +209,9 @@ export function pyPercentFormat(fmt: string, value: unknown): string {
       return formatNumber(arg, spec, true);
     },
   );
-  if (!usedMapping && argIndex < args.length && !(mapping && args.length === 1)) {
+  // Python treats any non-tuple subscriptable argument (list, dict) as a mapping: no leftover check.
+  const mappingLike = !isTuple(value) && (Array.isArray(value) || isDict(value));
+  if (!usedMapping && argIndex < args.length && !mappingLike) {
     throw failure.type('not all arguments converted during string formatting');
   }
   return out;

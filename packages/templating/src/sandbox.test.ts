@@ -261,6 +261,7 @@ describe('sandbox: template injection payloads', () => {
   it('treats a data key named "then" as plain data (no thenable confusion)', async () => {
     expect(
       await attempt("{% set t = {'then': 1} %}{{ t.then }}{{ obj.then }}", {
+        // biome-ignore lint/suspicious/noThenProperty: the point of the test is a data key named then.
         variables: { obj: { then: 'x' } },
       }),
     ).toBe('1x');

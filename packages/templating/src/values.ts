@@ -213,10 +213,8 @@ function reprOne(v: unknown, seen: Set<unknown>, budget: { chars: number }): str
   if (v === false) return 'False';
   if (typeof v === 'string') return reprString(v);
   if (typeof v === 'number' || v instanceof PyFloat) return reprNumber(v);
-  if (v instanceof Undefined) {
-    if (v.strict) v.fail();
-    return 'Undefined';
-  }
+  // Python's repr() of even a StrictUndefined succeeds; only str() and friends fail.
+  if (v instanceof Undefined) return 'Undefined';
   if (Array.isArray(v)) {
     const tup = isTuple(v);
     if (seen.has(v)) return tup ? '(...)' : '[...]';
@@ -245,6 +243,8 @@ export function reprNumber(v: number | PyFloat): string {
   if (Number.isNaN(n)) return 'nan';
   if (n === Number.POSITIVE_INFINITY) return 'inf';
   if (n === Number.NEGATIVE_INFINITY) return '-inf';
+  if (typeof v === 'number' && Number.isInteger(n) && !Number.isSafeInteger(n))
+    return BigInt(n).toString();
   const text = pythonNumber(n);
   if (v instanceof PyFloat && /^-?\d+$/.test(text)) return `${text}.0`;
   return text;
@@ -340,6 +340,9 @@ export function pyContains(container: unknown, item: unknown): boolean {
     return container.includes(item);
   }
   if (Array.isArray(container)) return container.some((x) => pyEquals(x, item));
+  if (isDict(container) && (Array.isArray(item) || isDict(item)) && !isTuple(item)) {
+    throw failure.type(`unhashable type: '${typeName(item)}'`);
+  }
   if (isDict(container))
     return typeof item === 'string'
       ? dictGet(container, item).found

@@ -1,0 +1,41 @@
+// Renders the cases written by tools/jinja2-fuzz.py and prints where this
+// package differs from Jinja2. Usage: node tools/jinja2-fuzz-compare.ts OUT.json
+import { readFileSync } from 'node:fs';
+import { parseTemplateVariables, renderTemplate } from '../src/index.ts';
+
+interface FuzzCase {
+  template: string;
+  expected?: string;
+  error?: string;
+}
+
+const file = process.argv[2] ?? 'jinja2-fuzz-cases.json';
+const { variables, cases } = parseTemplateVariables(readFileSync(file, 'utf8')) as {
+  variables: Record<string, unknown>;
+  cases: FuzzCase[];
+};
+let differences = 0;
+for (const c of cases) {
+  let got: string;
+  let failed = false;
+  try {
+    got = await renderTemplate(c.template, {
+      type: 'jinja2',
+      path: 'fuzz',
+      variables,
+      helpers: {},
+    });
+  } catch (e) {
+    got = e instanceof Error ? e.message : String(e);
+    failed = true;
+  }
+  const same = c.error !== undefined ? failed : !failed && got === c.expected;
+  if (!same) {
+    differences++;
+    process.stdout.write(
+      `${JSON.stringify(c.template)}\n  jinja2: ${JSON.stringify(c.error ?? c.expected)}\n  ours:   ${JSON.stringify(got)}\n`,
+    );
+  }
+}
+process.stdout.write(`${differences} differences in ${cases.length} cases\n`);
+process.exitCode = differences ? 1 : 0;
