@@ -48,13 +48,25 @@ describe('openshift-namespace-labels end to end', { timeout: 30_000 }, () => {
   it('plans without writing, converges, then has nothing to do', async () => {
     const { server, configPath } = env;
     server.resetLog();
+    const planFile = join(env.dir, 'plan.json');
     const dry = await runQontractReconcile([
       '--config',
       configPath,
       '--dry-run',
+      '--plan-out',
+      planFile,
       'openshift-namespace-labels',
     ]);
     expect(dry.code).toBe(0);
+    const plan = JSON.parse(await readFile(planFile, 'utf8')) as { actions: unknown[] };
+    expect(plan.actions).toContainEqual({
+      action: 'label',
+      cluster: 'appint-ex-01',
+      namespace: 'example-app-stage',
+      kind: 'Namespace',
+      name: 'example-app-stage',
+      labels: { environment: 'stage', team: 'example' },
+    });
     expect(messages(dry)).toEqual(
       expect.arrayContaining([
         "[dry-run] Updating labels on appint-ex-01/app-sre-observability: {'team': 'app-sre'}",
@@ -169,5 +181,31 @@ describe('openshift-namespace-labels end to end', { timeout: 30_000 }, () => {
     expect(
       server.mutatingRequests().map((r) => `${r.cluster}/${r.resource}/${r.name ?? ''}`),
     ).toEqual(['appint-ex-k8s/namespaces/example-app-edge']);
+  });
+});
+
+describe('openshift-namespace-labels with an unreachable cluster', { timeout: 30_000 }, () => {
+  it('labels the namespaces of the other clusters and exits 1', async () => {
+    const down = await startExampleEnvironment({ down: ['appint-ex-02'] });
+    try {
+      expect(
+        (await runQontractReconcile(['--config', down.configPath, 'openshift-namespaces'])).code,
+      ).toBe(1);
+      const run = await runQontractReconcile([
+        '--config',
+        down.configPath,
+        'openshift-namespace-labels',
+      ]);
+      expect(run.code).toBe(1);
+      expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(
+        true,
+      );
+      const stage = down.server.get('appint-ex-01', 'v1', 'Namespace', '', 'example-app-stage');
+      expect((stage?.metadata as { labels?: Record<string, string> }).labels).toMatchObject({
+        team: 'example',
+      });
+    } finally {
+      await down.close();
+    }
   });
 });

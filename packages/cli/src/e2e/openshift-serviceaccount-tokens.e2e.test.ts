@@ -238,3 +238,54 @@ describe('openshift-serviceaccount-tokens end to end', { timeout: 30_000 }, () =
     );
   });
 });
+
+describe('openshift-serviceaccount-tokens with an unreachable cluster', { timeout: 30_000 }, () => {
+  it('copies what it can, reports the cluster, exits 1 and deletes nothing', async () => {
+    const down = await startExampleEnvironment({ down: ['appint-ex-02'] });
+    try {
+      expect(
+        (await runQontractReconcile(['--config', down.configPath, 'openshift-namespaces'])).code,
+      ).toBe(1);
+      down.server.seed('appint-ex-01', [
+        serviceAccount('app-sre-observability', 'prometheus-reader'),
+        serviceAccount('app-sre-pipelines', 'deployer'),
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'Opaque',
+          metadata: {
+            name: 'stale-token',
+            namespace: 'example-app-stage',
+            annotations: {
+              'qontract.integration': 'openshift-serviceaccount-tokens',
+              'qontract.integration_version': '0.1.0',
+              'qontract.sha256sum': 'abc',
+            },
+          },
+          data: { token: b64('old') },
+        },
+      ]);
+      const run = await runQontractReconcile([
+        '--config',
+        down.configPath,
+        'openshift-serviceaccount-tokens',
+      ]);
+      expect(run.code).toBe(1);
+      expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(
+        true,
+      );
+      expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+      // appint-ex-01 still gets its token Secrets requested.
+      expect(
+        messages(run).some((m) =>
+          m.startsWith(
+            "['apply', 'privileged=False', 'appint-ex-01', 'app-sre-observability', 'Secret', 'prometheus-reader-token-",
+          ),
+        ),
+      ).toBe(true);
+      expect(down.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    } finally {
+      await down.close();
+    }
+  });
+});
