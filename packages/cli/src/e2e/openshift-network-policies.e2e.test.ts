@@ -88,6 +88,26 @@ describe('openshift-network-policies end to end', { timeout: 30_000 }, () => {
     expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
   });
 
+  it('works on the namespaces of its shard only, and a shard with none is not an error', async () => {
+    const { server, configPath } = env;
+    const dryRun = (shardId: string) =>
+      runQontractReconcile(['--config', configPath, '--dry-run', 'openshift-network-policies'], {
+        SHARDS: '2',
+        SHARD_ID: shardId,
+      });
+    // md5('appint-ex-01/example-app-stage') % 2 == 1; it is the only namespace with an allow list.
+    server.resetLog();
+    const empty = await dryRun('0');
+    expect(empty.code).toBe(0);
+    expect(server.requests()).toEqual([]);
+    const stage = await dryRun('1');
+    expect(stage.code).toBe(0);
+    expect(messages(stage, 50)).toEqual([]);
+    expect(
+      server.requests({ cluster: 'appint-ex-01' }).some((r) => r.resource === 'networkpolicies'),
+    ).toBe(true);
+  });
+
   it('deletes a policy of ours nobody allows any more, and never one it does not own', async () => {
     const { server, configPath } = env;
     const ours = server.get(
