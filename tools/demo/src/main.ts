@@ -3,7 +3,8 @@ import { EXAMPLE_CONFIG, REPO_ROOT, runQontractReconcile, startExampleClusters }
 
 // npm start [-- INTEGRATION ...]: the README's first command.
 const requested = process.argv.slice(2);
-const integrations = requested.length ? requested : ['openshift-namespaces'];
+// The main job, openshift-resources, needs its namespaces: openshift-namespaces runs first.
+const integrations = requested.length ? requested : ['openshift-namespaces', 'openshift-resources'];
 const config = relative(process.cwd(), EXAMPLE_CONFIG) || EXAMPLE_CONFIG;
 
 const say = (text: string) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
@@ -44,7 +45,7 @@ say(failed ? `${failed} run(s) failed` : 'done');
 process.stdout.write(
   `To run against real clusters and a real qontract-server, use a config.toml whose [graphql] server is\n` +
     `your qontract-server URL (and [vault] if app-interface settings say vault: true), e.g.:\n` +
-    `  npx qontract-reconcile --config /path/to/config.toml --dry-run ${integrations[0]}\n` +
+    `  npx qontract-reconcile --config /path/to/config.toml --dry-run ${integrations.at(-1)}\n` +
     `(repository: ${REPO_ROOT})\n`,
 );
 process.exitCode = failed ? 1 : 0;

@@ -1,4 +1,9 @@
+import { vi } from 'vitest';
 import { runCli } from '../main.ts';
+
+// Each end-to-end test runs the CLI several times against real HTTP servers;
+// on a loaded 2-core machine that takes seconds (timings belong in benchmarks).
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 export interface CliRun {
   readonly code: number;

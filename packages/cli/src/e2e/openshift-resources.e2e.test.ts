@@ -1,0 +1,201 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
+import { parse, stringify } from 'smol-toml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { messages, runQontractReconcile } from './harness.ts';
+
+let env: ExampleEnvironment | undefined;
+let vault: FakeVault | undefined;
+afterEach(async () => {
+  await env?.close();
+  await vault?.close();
+  env = undefined;
+  vault = undefined;
+});
+
+type Obj = {
+  metadata: { name: string; annotations?: Record<string, string> };
+  data?: Record<string, string>;
+};
+const cm = (e: ExampleEnvironment, cluster: string, ns: string, name: string) =>
+  e.server.get(cluster, 'v1', 'ConfigMap', ns, name) as Obj | undefined;
+
+async function prepare(e: ExampleEnvironment): Promise<void> {
+  // The resources live in namespaces: create them first, as production does.
+  expect(
+    (await runQontractReconcile(['--config', e.configPath, 'openshift-namespaces'])).code,
+  ).toBe(0);
+}
+
+async function editFile(path: string, edit: (text: string) => string): Promise<void> {
+  await writeFile(path, edit(await readFile(path, 'utf8')));
+}
+
+const STAGE = 'data/services/example-app/namespaces/example-app-stage.yml';
+
+describe('openshift-resources end to end', () => {
+  it('dry-run writes nothing, a wet run converges, the next one does nothing, drift is reverted', async () => {
+    env = await startExampleEnvironment();
+    await prepare(env);
+    const { server, configPath } = env;
+    server.resetLog();
+    const dry = await runQontractReconcile([
+      '--config',
+      configPath,
+      '--dry-run',
+      'openshift-resources',
+    ]);
+    expect(dry.code).toBe(0);
+    expect(messages(dry)).toEqual(
+      expect.arrayContaining([
+        "['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'ConfigMap', 'example-app-settings']",
+        "['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'ConfigMap', 'example-app-banner']",
+        "['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'Service', 'example-app']",
+      ]),
+    );
+    expect(server.mutatingRequests()).toEqual([]);
+
+    const wet = await runQontractReconcile(['--config', configPath, 'openshift-resources']);
+    expect(wet.code).toBe(0);
+    const settings = cm(env, 'appint-ex-01', 'example-app-stage', 'example-app-settings')!;
+    expect(settings.data).toEqual({
+      REPLICAS: '2',
+      GREETING: 'hello from stage',
+      FEATURES: 'search,export',
+      MULTI_FEATURE: 'true',
+    });
+    expect(settings.metadata.annotations?.['qontract.integration']).toBe('openshift_resources');
+    expect(settings.metadata.annotations?.['qontract.integration_version']).toBe('1.9.3');
+    // extracurlyjinja2: {{{ }}} is rendered, the Go template's {{ }} passes through.
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'example-app-banner')?.data).toEqual({
+      'banner.txt': 'Welcome to the example app (stage)',
+      'banner.tmpl': '{{ .Title }} - {{ .Subtitle }}',
+    });
+
+    server.resetLog();
+    expect((await runQontractReconcile(['--config', configPath, 'openshift-resources'])).code).toBe(
+      0,
+    );
+    expect(server.mutatingRequests()).toEqual([]);
+
+    // A manual change on the cluster is reverted by the next run.
+    const live = server.get(
+      'appint-ex-01',
+      'v1',
+      'ConfigMap',
+      'example-app-stage',
+      'example-app-settings',
+    )!;
+    server.seed(
+      'appint-ex-01',
+      [{ ...live, data: { ...(live.data as object), GREETING: 'edited by hand' } }],
+      { manager: 'kubectl-edit' },
+    );
+    server.resetLog();
+    expect((await runQontractReconcile(['--config', configPath, 'openshift-resources'])).code).toBe(
+      0,
+    );
+    expect(
+      cm(env, 'appint-ex-01', 'example-app-stage', 'example-app-settings')?.data?.GREETING,
+    ).toBe('hello from stage');
+    expect(server.mutatingRequests().map((r) => r.name)).toEqual(['example-app-settings']);
+  });
+
+  it('deletes a removed resource only when it is ours; a render error fails the run and deletes nothing', async () => {
+    env = await startExampleEnvironment();
+    await prepare(env);
+    const { server, configPath, appInterfaceDir } = env;
+    expect((await runQontractReconcile(['--config', configPath, 'openshift-resources'])).code).toBe(
+      0,
+    );
+    server.seed('appint-ex-01', [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'hand-made', namespace: 'example-app-stage' },
+        data: { a: '1' },
+      },
+    ]);
+
+    // The plain configmap leaves the namespace, and a template breaks.
+    await editFile(join(appInterfaceDir, STAGE), (t) =>
+      t.replace('  - provider: resource\n    path: /example-app/configmap.yml\n', ''),
+    );
+    await editFile(join(appInterfaceDir, 'resources/example-app/settings-configmap.yml.j2'), (t) =>
+      t.replace('{{ greeting }}', '{{ no_such_variable }}'),
+    );
+    server.resetLog();
+    const broken = await runQontractReconcile(['--config', configPath, 'openshift-resources']);
+    expect(broken.code).toBe(1);
+    expect(messages(broken, 50).join('\n')).toMatch(
+      /\[appint-ex-01\/example-app-stage\] error processing jinja2 template \(\/example-app\/settings-configmap\.yml\.j2, line \d+\): .*no_such_variable/,
+    );
+    expect(messages(broken, 50)).toContain("'delete' action is disabled due to previous errors.");
+    expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'example-app-config')).toBeDefined();
+
+    // Fixed: the removed resource is deleted, the hand-made one stays.
+    await editFile(join(appInterfaceDir, 'resources/example-app/settings-configmap.yml.j2'), (t) =>
+      t.replace('{{ no_such_variable }}', '{{ greeting }}'),
+    );
+    const fixed = await runQontractReconcile(['--config', configPath, 'openshift-resources']);
+    expect(fixed.code).toBe(0);
+    expect(messages(fixed)).toContain(
+      "['delete', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'ConfigMap', 'example-app-config']",
+    );
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'example-app-config')).toBeUndefined();
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'hand-made')).toBeDefined();
+  });
+
+  it('renders templates with secrets from Vault and never logs them', async () => {
+    env = await startExampleEnvironment();
+    vault = await startFakeVault({ mounts: { 'app-sre': { version: 2 } } });
+    vault.put('app-sre/example/db', { password: 's3cr3t-from-vault' });
+    const { configPath, appInterfaceDir } = env;
+    // app-interface switches to Vault; config.toml says where it is.
+    await editFile(join(appInterfaceDir, 'data/app-interface/app-interface-settings.yml'), (t) =>
+      t.replace('vault: false', 'vault: true'),
+    );
+    const config = parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
+    config.vault = { server: vault.url, token: vault.rootToken };
+    // Cluster tokens now come from Vault too.
+    for (const [name, c] of Object.entries(
+      config.clusters as Record<string, { server: string; token: string }>,
+    )) {
+      vault.put(`app-sre/clusters/${name}`, { server: c.server, token: c.token });
+    }
+    await writeFile(configPath, stringify(config));
+    for (const cluster of ['appint-ex-01', 'appint-ex-02', 'appint-ex-k8s']) {
+      await editFile(join(appInterfaceDir, `data/openshift/${cluster}/cluster.yml`), (t) =>
+        t.replace(
+          /automationToken:\n\s+path: [^\n]+/,
+          `automationToken:\n  path: app-sre/clusters/${cluster}`,
+        ),
+      );
+    }
+    await writeFile(
+      join(appInterfaceDir, 'resources/example-app/db-secret.yml.j2'),
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  password: \"{{ vault('app-sre/example/db', 'password') }}\"\n",
+    );
+    await editFile(join(appInterfaceDir, STAGE), (t) =>
+      t.replace(
+        'openshiftResources:\n',
+        'openshiftResources:\n  - provider: resource-template\n    path: /example-app/db-secret.yml.j2\n',
+      ),
+    );
+    await prepare(env);
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-resources']);
+    expect(run.code).toBe(0);
+    const secret = env.server.get('appint-ex-01', 'v1', 'Secret', 'example-app-stage', 'db') as {
+      data?: Record<string, string>;
+      stringData?: Record<string, string>;
+    };
+    const stored =
+      secret.data?.password ?? Buffer.from(secret.stringData?.password ?? '').toString('base64');
+    expect(Buffer.from(stored, 'base64').toString()).toBe('s3cr3t-from-vault');
+    expect(run.stderr).not.toContain('s3cr3t-from-vault');
+    expect(run.stderr).not.toContain(Buffer.from('s3cr3t-from-vault').toString('base64'));
+  });
+});
