@@ -56,6 +56,17 @@ class StoredEntry implements StoredObject {
 
 const NO_OWNERS: readonly string[] = Object.freeze([]);
 
+/**
+ * A buffer of its own rather than a slice of Node's shared 8 KiB pool: a live
+ * slice keeps its whole slab alive, so objects rewritten over time would pin
+ * many mostly-dead slabs.
+ */
+function ownBuffer(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
+  bytes.write(text, 'utf8');
+  return bytes;
+}
+
 export interface ObjectRef {
   readonly resource: string;
   readonly namespace: string;
@@ -274,7 +285,7 @@ export class ObjectStore {
         : NO_OWNERS,
       resourceVersion: this.revision,
       apiVersion,
-      bytes: Buffer.from(json, 'utf8'),
+      bytes: ownBuffer(json),
       typeMetaLength: json.startsWith(typeMeta) ? Buffer.byteLength(typeMeta) : 0,
     });
   }
