@@ -8,6 +8,7 @@ import {
 import { configFromObject, DEFAULT_GLOBAL_OPTIONS, silentLogger } from '@qontract/core';
 import { OpenshiftResource, resourcesEqual } from '@qontract/openshift';
 import { parse } from 'graphql';
+import { type ConnectionRun, measureConnections } from './kube-client-connections.ts';
 import {
   appliedObject,
   clusterName,
@@ -21,6 +22,7 @@ import { type InProcessRun, runInProcess } from './run-in-process.ts';
 /** What one measured child process does. */
 export type ChildTask =
   | ({ readonly kind: 'integration' } & InProcessRun)
+  | ({ readonly kind: 'connections' } & ConnectionRun)
   | { readonly kind: 'compute'; readonly objects: number }
   | { readonly kind: 'embedded-load'; readonly dir: string }
   | { readonly kind: 'remote-query'; readonly url: string };
@@ -38,6 +40,8 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
   // Every outgoing TCP connection (API servers and GraphQL): shows whether connections are reused.
   let connections = 0;
   subscribe('net.client.socket', () => connections++);
+  const phases = new RequestPhases();
+  phases.subscribe();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let exitCode = 0;
@@ -47,6 +51,11 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
       const run = await runInProcess(task);
       exitCode = run.exitCode;
       details = { logLines: run.logLines, errorLines: run.errorLines };
+      break;
+    }
+    case 'connections': {
+      const measured = await measureConnections(task);
+      details = { requestsWallMs: measured.wallMs, requestsCpuMs: measured.cpuMs };
       break;
     }
     case 'compute':
@@ -84,8 +93,45 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
     cpuMs: (cpu.user + cpu.system) / 1000,
     peakRssBytes: peakRss(),
     exitCode,
-    details: { ...details, connections },
+    details: { ...details, connections, ...phases.relativeTo(started) },
   };
+}
+
+/**
+ * When the run talked to the API servers (https) and to GraphQL (http), from
+ * undici's diagnostics channels (both the bundled fetch and client-node's
+ * undici publish them): how much of the wall time is the API phase.
+ */
+class RequestPhases {
+  #firstApiStart = Number.POSITIVE_INFINITY;
+  #lastApiEnd = 0;
+  #graphqlMs = 0;
+  readonly #started = new WeakMap<object, number>();
+
+  subscribe(): void {
+    subscribe('undici:request:create', (message) => {
+      const { request } = message as { request: { origin?: string } };
+      const now = performance.now();
+      this.#started.set(request, now);
+      if (String(request.origin).startsWith('https:'))
+        this.#firstApiStart = Math.min(this.#firstApiStart, now);
+    });
+    subscribe('undici:request:trailers', (message) => {
+      const { request } = message as { request: { origin?: string } };
+      const now = performance.now();
+      if (String(request.origin).startsWith('https:')) this.#lastApiEnd = now;
+      else this.#graphqlMs += now - (this.#started.get(request) ?? now);
+    });
+  }
+
+  relativeTo(start: number): Record<string, number> {
+    if (this.#lastApiEnd === 0) return { graphqlMs: this.#graphqlMs };
+    return {
+      graphqlMs: this.#graphqlMs,
+      beforeApiMs: this.#firstApiStart - start,
+      apiPhaseMs: this.#lastApiEnd - this.#firstApiStart,
+    };
+  }
 }
 
 /** VmHWM (the kernel's peak resident set) where /proc exists, else resourceUsage's maxRSS. */

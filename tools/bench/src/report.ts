@@ -41,6 +41,15 @@ export type ScenarioResult = Common &
           readonly byVerb: Readonly<Record<string, number>>;
           readonly byCluster: Readonly<Record<string, Readonly<Record<string, number>>>>;
         };
+        /**
+         * Where the wall time went: GraphQL requests (summed), start until the
+         * first API request, first API request until the last response.
+         */
+        readonly phases: {
+          readonly graphqlMs: number;
+          readonly beforeApiMs: number;
+          readonly apiPhaseMs: number;
+        };
         /** TCP connections the run opened (API servers and GraphQL). */
         readonly connections: number;
         /** Mutating requests that reached the clusters. */
@@ -51,6 +60,15 @@ export type ScenarioResult = Common &
         readonly ratio: number | null;
       }
     | { readonly kind: 'compute'; readonly objectsPerSecond: number }
+    | {
+        readonly kind: 'connections';
+        readonly requests: number;
+        /** TCP connections opened, the warm-up request's included. */
+        readonly connections: number;
+        /** Wall and CPU time of the requests after the warm-up. */
+        readonly requestsWallMs: number;
+        readonly requestsCpuMs: number;
+      }
     | {
         readonly kind: 'embedded-load';
         readonly scale: Scale;
@@ -120,6 +138,8 @@ export function markdownReport(report: SuiteReport): string {
       result = `${r.objectsPerSecond.toLocaleString('en-US')} objects/s (one core)`;
     else if (r.kind === 'embedded-load')
       result = `${r.files.toLocaleString('en-US')} files (${scaleLabel(r.scale)}) loaded in ${seconds(r.loadMs)} s`;
+    else if (r.kind === 'connections')
+      result = `${r.requests} requests over ${r.connections} TCP connections in ${seconds(r.requestsWallMs)} s, ${((1000 * r.requestsCpuMs) / r.requests).toFixed(0)} µs CPU per request`;
     else if (r.kind === 'remote-query')
       result = `openshift-resources query over HTTP, ${r.files.toLocaleString('en-US')}-file tree`;
     else continue;

@@ -1,3 +1,4 @@
+import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { fieldManagerFor } from '@qontract/openshift';
 import { clusterState } from './cluster-state.ts';
 import { chooseDrift, NO_DRIFT } from './drift.ts';
@@ -90,6 +91,33 @@ async function runScenario(
     }
     case 'integration':
       return runIntegrationScenario(s, await environmentFor(s.scale), options);
+    case 'connections': {
+      const fake = await startFakeKubeApiServer({ clusters: [{ name: 'bench' }] });
+      try {
+        const cluster = fake.cluster('bench');
+        const m = await measureInChild(
+          {
+            kind: 'connections',
+            mode: s.mode,
+            url: cluster.url,
+            token: cluster.token,
+            requests: s.requests,
+            concurrency: s.concurrency,
+          },
+          profile,
+        );
+        return {
+          kind: s.kind,
+          ...base(m),
+          requests: s.requests,
+          connections: Number(m.details.connections),
+          requestsWallMs: Number(m.details.requestsWallMs),
+          requestsCpuMs: Number(m.details.requestsCpuMs),
+        };
+      } finally {
+        await fake.close();
+      }
+    }
   }
 }
 
@@ -160,6 +188,11 @@ async function runIntegrationScenario(
       ...base(m),
       requests: { total: fake.requestLog.length, byVerb, byCluster },
       connections: Number(m.details.connections),
+      phases: {
+        graphqlMs: Number(m.details.graphqlMs ?? 0),
+        beforeApiMs: Number(m.details.beforeApiMs ?? 0),
+        apiPhaseMs: Number(m.details.apiPhaseMs ?? 0),
+      },
       writes,
       expectedWrites,
       lowerBound: bound,
@@ -203,6 +236,8 @@ function summaryLine(r: ScenarioResult): string {
     if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
   }
   if (r.kind === 'compute') parts.push(`${r.objectsPerSecond} objects/s`);
+  if (r.kind === 'connections')
+    parts.push(`${r.requests} requests over ${r.connections} connections`);
   if (r.kind === 'embedded-load') parts.push(`${r.files} files loaded in ${r.loadMs}ms`);
   return parts.join(', ');
 }

@@ -1,4 +1,5 @@
 import { Workload } from './cluster-state.ts';
+import { ConnectionMode } from './kube-client-connections.ts';
 import type { Scale } from './model.ts';
 
 export const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
@@ -38,8 +39,17 @@ export interface RemoteQueryScenario {
   readonly scale: Scale;
 }
 
+/** The engine's API client: many small requests, connection per request vs reused. */
+export interface ConnectionsScenario {
+  readonly kind: 'connections';
+  readonly mode: ConnectionMode;
+  readonly requests: number;
+  readonly concurrency: number;
+}
+
 export type Scenario =
   | IntegrationScenario
+  | ConnectionsScenario
   | ComputeScenario
   | EmbeddedLoadScenario
   | RemoteQueryScenario;
@@ -67,6 +77,8 @@ export function scenarioName(s: Scenario): string {
       return 'embedded engine: load tree + query';
     case 'remote-query':
       return 'remote backend: query via bundle server';
+    case 'connections':
+      return `API client, ${s.mode === ConnectionMode.kubeClient ? 'KubeClient as is' : 'dispatcher reused'} (${s.requests} GETs)`;
   }
 }
 
@@ -77,18 +89,26 @@ export interface SuiteOptions {
 
 /** The default set: the issue's large case at 5 ms and 50 ms. */
 export function largeSuite(options: SuiteOptions = {}): Scenario[] {
-  return suite(LARGE_SCALE, ENGINE_LARGE_SCALE, 200_000, options.latencies ?? [5, 50], options);
+  return suite(
+    LARGE_SCALE,
+    ENGINE_LARGE_SCALE,
+    200_000,
+    2_000,
+    options.latencies ?? [5, 50],
+    options,
+  );
 }
 
 /** A tiny set that runs in seconds: keeps the harness working in CI (no timing asserted). */
 export function smallSuite(options: SuiteOptions = {}): Scenario[] {
-  return suite(SMALL_SCALE, SMALL_SCALE, 2_000, options.latencies ?? [5], options);
+  return suite(SMALL_SCALE, SMALL_SCALE, 2_000, 50, options.latencies ?? [5], options);
 }
 
 function suite(
   scale: Scale,
   engineScale: Scale,
   computeObjects: number,
+  clientRequests: number,
   latencies: readonly number[],
   options: SuiteOptions,
 ): Scenario[] {
@@ -96,6 +116,9 @@ function suite(
   const out: Scenario[] = [{ kind: 'compute', objects: computeObjects }];
   out.push({ kind: 'embedded-load', scale: engineScale });
   out.push({ kind: 'remote-query', scale });
+  for (const mode of Object.values(ConnectionMode)) {
+    out.push({ kind: 'connections', mode, requests: clientRequests, concurrency });
+  }
   for (const latencyMs of latencies) {
     const run = (workload: Workload, drift: number, dryRun: boolean) =>
       out.push({ kind: 'integration', workload, scale, drift, dryRun, latencyMs, concurrency });
