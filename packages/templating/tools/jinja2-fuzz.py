@@ -63,7 +63,32 @@ def paren(depth):
     e = expr(depth+1)
     return f"({e})" if " " in e else e
 
+def ws():
+    return random.choice(["", " ", "\n", "  \n", "\n  ", "\n\n", "\t", " x ", "\na: 1\n"])
+
+def tag(body):
+    return "{%" + random.choice(["", "-", "+"]) + " " + body + " " + random.choice(["", "-"]) + "%}"
+
+def emit(e):
+    return "{{" + random.choice(["", "-"]) + " " + e + " " + random.choice(["", "-"]) + "}}"
+
+def block(depth=0):
+    r = random.random()
+    if depth > 2 or r < 0.3: return ws() + emit(expr(2)) + ws()
+    if r < 0.4: return ws() + "{#" + random.choice(["", "-"]) + " c " + random.choice(["", "-"]) + "#}" + ws()
+    if r < 0.55: return ws() + tag("if " + expr(2)) + body(depth) + tag("else") + body(depth) + tag("endif") + ws()
+    if r < 0.7: return ws() + tag("for x in " + random.choice(["l", "ls", "d", "u", "range(3)", "s[:3]", "[]"])) + body(depth) + emit("loop.index ~ loop.first ~ x") + tag("endfor") + ws()
+    if r < 0.78: return ws() + tag("set q = " + expr(2)) + ws() + emit("q") + ws()
+    if r < 0.86: return ws() + tag("macro mm(a, b=2)") + body(depth) + emit("a ~ b") + tag("endmacro") + ws() + emit("mm(" + expr(2) + ")") + ws()
+    if r < 0.92: return ws() + tag("raw") + ws() + "{{ x }}" + ws() + tag("endraw") + ws()
+    return ws() + tag("set blk") + body(depth) + tag("endset") + emit("blk|length") + ws()
+
+def body(depth):
+    return "".join(block(depth + 1) for _ in range(random.randint(0, 3)))
+
 def template():
+    if random.random() < 0.35:
+        return body(0) + random.choice(["", "\n", "\n\n"])
     r = random.random()
     if r < 0.6: return "{{ " + expr() + " }}"
     if r < 0.75: return "{% for x in " + paren(0) + " %}[{{ loop.index }}:{{ x }}]{% else %}E{% endfor %}"
