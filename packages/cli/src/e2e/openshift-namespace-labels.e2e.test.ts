@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -206,6 +206,44 @@ describe('openshift-namespace-labels with an unreachable cluster', { timeout: 30
       });
     } finally {
       await down.close();
+    }
+  });
+});
+
+describe('openshift-namespace-labels with bad state and a refused patch', {
+  timeout: 30_000,
+}, () => {
+  it('reports both, labels the other namespaces and exits 1', async () => {
+    const bad = await startExampleEnvironment();
+    try {
+      expect(
+        (await runQontractReconcile(['--config', bad.configPath, 'openshift-namespaces'])).code,
+      ).toBe(0);
+      const dir = join(bad.dir, '.state/state/openshift-namespace-labels/appint-ex-01');
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'app-sre-pipelines-managed-labels'), '{"team": 1}');
+      bad.server.faults.set('appint-ex-k8s', { verb: 'patch', status: 403 });
+      const run = await runQontractReconcile([
+        '--config',
+        bad.configPath,
+        'openshift-namespace-labels',
+      ]);
+      expect(run.code).toBe(1);
+      const errors = messages(run, 50);
+      expect(errors).toContain(
+        'appint-ex-01/app-sre-pipelines: state appint-ex-01/app-sre-pipelines-managed-labels is not a list of label keys',
+      );
+      expect(errors.some((m) => m.startsWith('appint-ex-k8s/example-app-edge: '))).toBe(true);
+      const labels = (ns: string) =>
+        (
+          bad.server.get('appint-ex-01', 'v1', 'Namespace', '', ns)?.metadata as {
+            labels?: Record<string, string>;
+          }
+        ).labels ?? {};
+      expect(labels('example-app-stage')).toMatchObject({ team: 'example' });
+      expect(labels('app-sre-pipelines')).not.toHaveProperty('team');
+    } finally {
+      await bad.close();
     }
   });
 });
