@@ -656,7 +656,8 @@ export function pyFloorDiv(x: number, y: number): number {
   const mod = x % y;
   let div = (x - mod) / y;
   if (mod !== 0 && y < 0 !== mod < 0) div -= 1;
-  if (div === 0) return 0;
+  // Python keeps the sign of a zero quotient (`0 // -3.25` is `-0.0`).
+  if (div === 0) return x / y < 0 || Object.is(x / y, -0) ? -0 : 0;
   const floor = Math.floor(div);
   return div - floor > 0.5 ? floor + 1 : floor;
 }

@@ -6,13 +6,13 @@ import { pyPercentFormat } from './python-format.ts';
 import { pythonJsonDump } from './python-json.ts';
 import { urlQuote } from './url-quote.ts';
 import {
+  checkHashable,
   dictEntries,
   dictGet,
   isDict,
   isFloat,
   isInt,
   isNumber,
-  isTuple,
   namedTuple,
   pyCompare,
   pyEquals,
@@ -327,9 +327,7 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       const out: unknown[] = [];
       for (const item of pyIterate(v)) {
         const k = key(item);
-        if ((Array.isArray(k) && !isTuple(k)) || isDict(k)) {
-          throw failure.type(`unhashable type: '${typeName(k)}'`);
-        }
+        checkHashable(k);
         if (!seen.some((s) => pyEquals(s, k))) {
           seen.push(k);
           out.push(item);

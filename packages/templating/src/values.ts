@@ -329,6 +329,15 @@ export function compareCodePoints(a: string, b: string): number {
   return x.length - y.length;
 }
 
+/** Python refuses lists and dicts (and tuples holding them) as dict keys and set members. */
+export function checkHashable(v: unknown): void {
+  if (isTuple(v)) {
+    for (const item of v) checkHashable(item);
+    return;
+  }
+  if (Array.isArray(v) || isDict(v)) throw failure.type(`unhashable type: '${typeName(v)}'`);
+}
+
 /** Python `in`. */
 export function pyContains(container: unknown, item: unknown): boolean {
   checkUndefined(container);
@@ -340,9 +349,7 @@ export function pyContains(container: unknown, item: unknown): boolean {
     return container.includes(item);
   }
   if (Array.isArray(container)) return container.some((x) => pyEquals(x, item));
-  if (isDict(container) && (Array.isArray(item) || isDict(item)) && !isTuple(item)) {
-    throw failure.type(`unhashable type: '${typeName(item)}'`);
-  }
+  if (isDict(container)) checkHashable(item);
   if (isDict(container))
     return typeof item === 'string'
       ? dictGet(container, item).found
