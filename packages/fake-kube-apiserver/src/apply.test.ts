@@ -196,6 +196,21 @@ describe('server-side apply', () => {
     );
   });
 
+  it("lets an applier's own Update entry conflict with it, as managers differ by operation", async () => {
+    await call(c, 'POST', '/api/v1/namespaces/default/configmaps?fieldManager=same', {
+      body: { metadata: { name: 'same' }, data: { k: 'created' } },
+    });
+    const reply = await apply(
+      '/api/v1/namespaces/default/configmaps/same',
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'same' }, data: { k: 'applied' } },
+      'same',
+    );
+    expect(reply.status).toBe(409);
+    expect(reply.body.message).toMatch(
+      /^Apply failed with 1 conflict: conflict with "same" using v1 at \S+: \.data\.k$/,
+    );
+  });
+
   it('requires a field manager', async () => {
     const reply = await call(c, 'PATCH', '/api/v1/namespaces/default/configmaps/nm', {
       body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nm}\n',

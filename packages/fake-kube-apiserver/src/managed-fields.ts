@@ -262,7 +262,9 @@ export function serverSideApply(
   const conflicts: { manager: Manager; path: string }[] = [];
   const taken = new Map<Manager, string[]>();
   for (const m of managers) {
-    if (m.manager === ctx.manager) continue;
+    // Managers are told apart by name, operation and subresource (apiserver's manager identifier):
+    // the applier's own Update entries can conflict with it.
+    if (isSame(m, ctx.manager, 'Apply', ctx)) continue;
     for (const path of appliedFields) {
       if (path.endsWith('.') || !m.fields.has(path)) continue;
       const current = valueAt(live, path);

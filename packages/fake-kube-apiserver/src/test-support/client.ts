@@ -112,7 +112,7 @@ export function watchEvents(
 /** Polls until `check` returns a value (rollouts and namespace finalisation are asynchronous). */
 export async function eventually<T>(
   check: () => T | undefined | Promise<T | undefined>,
-  tries = 200,
+  tries = 1000,
 ): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const value = await check();
