@@ -60,6 +60,11 @@ export const openshiftServiceaccountTokens = defineIntegration({
       secretsOf: (cluster, namespace) => sources.get(`${cluster}/${namespace}`),
       randomSuffix: () => String(randomInt(99999)).padStart(5, '0'),
     });
+    for (const s of tokens.secrets) {
+      // Tokens are credentials: keep them out of every log line and error message.
+      ctx.redactor.add(s.body.data.token);
+      ctx.redactor.add(Buffer.from(s.body.data.token, 'base64').toString());
+    }
     for (const p of tokens.problems) ctx.errors.register(p.scope, p.message);
     for (const r of tokens.tokenRequests) {
       ctx.log.info(
