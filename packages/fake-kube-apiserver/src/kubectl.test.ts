@@ -76,7 +76,8 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
   it('get: discovery, tables and single objects', async () => {
     const namespaces = await kubectl(['get', 'namespaces']);
     expect(namespaces.code, namespaces.stderr).toBe(0);
-    expect(namespaces.stdout).toMatch(/^NAME\s+AGE\n/);
+    expect(namespaces.stdout).toMatch(/^NAME\s+STATUS\s+AGE\n/);
+    expect(namespaces.stdout).toMatch(/\nkube-system\s+Active\s+\d+s\n/);
     expect(namespaces.stdout).toContain('kube-system');
     const projects = await kubectl(['get', 'projects', '-o', 'name']);
     expect(projects.stdout).toContain('project.project.openshift.io/default');
@@ -290,7 +291,7 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
     } finally {
       child.kill();
     }
-    expect(out.split('\n')[0]).toMatch(/^NAME\s+AGE$/);
-    expect(out).toMatch(/\nduring\s+\d+s/);
+    expect(out.split('\n')[0]).toMatch(/^NAME\s+DATA\s+AGE$/);
+    expect(out).toMatch(/\nduring\s+0\s+\d+s/);
   });
 });

@@ -209,7 +209,11 @@ function listResponse(ctx: HandlerContext, type: ResourceType, apiVersion: strin
     const objects = page.items.map(
       (o) => JSON.parse(render(o, apiVersion).toString('utf8')) as JsonObject,
     );
-    sendJson(res, 200, table(objects, metadata, query.get('includeObject') ?? 'Metadata'));
+    sendJson(
+      res,
+      200,
+      table(objects, metadata, query.get('includeObject') ?? 'Metadata', type.kind),
+    );
     return;
   }
   // Items are concatenated as stored: no parse, no re-encode. Typed lists of
