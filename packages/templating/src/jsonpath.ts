@@ -1,6 +1,11 @@
 import { JSONPath } from 'jsonpath-plus';
 import { failure } from './errors.ts';
+import { evaluateJsonpathFilter } from './jsonpath-filter.ts';
 import { toPlain } from './values.ts';
+
+// One function for every query: jsonpath-plus caches compiled filters under the function's text.
+const safeFilterEval = (script: string, context: object): boolean =>
+  evaluateJsonpathFilter(script, context as Record<string, unknown>);
 
 interface Match {
   value: unknown;
@@ -9,9 +14,9 @@ interface Match {
 
 /**
  * JSONPath queries for the `extract_jsonpath`, `matches_jsonpath` and
- * `json_pointers` filters. Script evaluation is switched off (`eval: false`):
- * a template author's path must never run code. Filter expressions
- * (`[?(...)]`) are therefore refused.
+ * `json_pointers` filters. jsonpath-plus's script engines are replaced by
+ * `evaluateJsonpathFilter`, which understands filter expressions
+ * (`[?(@.name == 'x')]`) but can run no code.
  */
 function find(input: unknown, path: unknown): Match[] {
   if (typeof path !== 'string' || path.length === 0)
@@ -19,7 +24,13 @@ function find(input: unknown, path: unknown): Match[] {
   const json = toPlain(input) as null | boolean | number | string | object;
   let results: { path: string; value: unknown }[];
   try {
-    results = JSONPath({ path, json, eval: false, wrap: true, resultType: 'all' }) as {
+    results = JSONPath({
+      path,
+      json,
+      eval: safeFilterEval,
+      wrap: true,
+      resultType: 'all',
+    }) as {
       path: string;
       value: unknown;
     }[];

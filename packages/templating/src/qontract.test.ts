@@ -297,6 +297,21 @@ describe('filters of the original', () => {
       "{{ data|json_pointers('$.items[11].type') }}",
       "['/items/[11]/type']",
     ],
+    [
+      'extract_jsonpath with a filter',
+      '{{ data|extract_jsonpath(\'$.items[?(@.type == "odd" && @.name != "n1")].name\')|first }}',
+      'n3',
+    ],
+    [
+      'extract_jsonpath filter on existence',
+      "{{ data|extract_jsonpath('$.items[?(@.missing)]') }} {{ data|extract_jsonpath('$.items[?(!@.missing)]')|length }}",
+      '[] 12',
+    ],
+    [
+      'json_pointers with a filter',
+      '{{ data|json_pointers(\'$.items[?(@.name == "n11")].type\') }}',
+      "['/items/[11]/type']",
+    ],
     ['json_pointers of the root', "{{ data|json_pointers('$') }}", "['/$']"],
   ])('%s', async (_name, body, expected) => {
     expect(await render(body, { variables: { data } })).toBe(expected);

@@ -273,10 +273,18 @@ describe('sandbox: template injection payloads', () => {
     ).toBe('function(){ return 1 }');
   });
 
-  it('keeps JSONPath script evaluation off', async () => {
-    const result = await attempt("{{ xs|extract_jsonpath('$[?(@ > 1)]') }}");
-    expect(result).toBeInstanceOf(TemplateError);
-    expect((result as TemplateError).message).toMatch(/prevented/);
+  it('evaluates JSONPath filters without running code', async () => {
+    expect(await attempt("{{ xs|extract_jsonpath('$[?(@ > 1)]') }}")).toBe('[2]');
+    for (const path of [
+      '$[?(@.constructor.constructor("return process")())]',
+      '$[?(this.process)]',
+      '$[(@.length-1)]',
+      '$[?(@ > 1; process.exit(1))]',
+    ]) {
+      const result = await attempt(`{{ xs|extract_jsonpath('${path}') }}`);
+      expect(result).toBeInstanceOf(TemplateError);
+      expect((result as TemplateError).message).toMatch(/unsupported JSONPath filter expression/);
+    }
   });
 
   it('refuses YAML alias bombs', async () => {
