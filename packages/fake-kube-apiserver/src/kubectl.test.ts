@@ -77,7 +77,7 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
     const namespaces = await kubectl(['get', 'namespaces']);
     expect(namespaces.code, namespaces.stderr).toBe(0);
     expect(namespaces.stdout).toMatch(/^NAME\s+STATUS\s+AGE\n/);
-    expect(namespaces.stdout).toMatch(/\nkube-system\s+Active\s+\d+s\n/);
+    expect(namespaces.stdout).toMatch(/\nkube-system\s+Active\s+\d+[smhd]\n/);
     expect(namespaces.stdout).toContain('kube-system');
     const projects = await kubectl(['get', 'projects', '-o', 'name']);
     expect(projects.stdout).toContain('project.project.openshift.io/default');
@@ -292,6 +292,6 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
       child.kill();
     }
     expect(out.split('\n')[0]).toMatch(/^NAME\s+DATA\s+AGE$/);
-    expect(out).toMatch(/\nduring\s+0\s+\d+s/);
+    expect(out).toMatch(/\nduring\s+0\s+\d+[smhd]/);
   });
 });
