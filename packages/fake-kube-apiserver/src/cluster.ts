@@ -227,14 +227,8 @@ export class FakeCluster {
     if (typeof metadata.resourceVersion === 'string' && metadata.resourceVersion !== '') {
       throw resourceVersionOnCreate();
     }
-    if (type.namespaced) {
-      if (typeof metadata.namespace === 'string' && metadata.namespace !== namespace) {
-        throw badRequest(
-          'the namespace of the provided object does not match the namespace sent on the request',
-        );
-      }
-      this.ensureNamespace(type, namespace, name);
-    }
+    checkNamespace(type, namespace, metadata);
+    if (type.namespaced) this.ensureNamespace(type, namespace, name);
     if (this.store.get(resourceKey(type), type.namespaced ? namespace : '', name)) {
       throw alreadyExists(type, name);
     }
