@@ -6,11 +6,12 @@
  */
 export interface TemplateHelpers {
   /**
-   * The value of `key` in the Vault secret at `path` (`version` undefined =
-   * latest). Throws core's `SecretNotFoundError` when the secret or key does
-   * not exist (templates may then ask for `allow_not_found`).
+   * All keys of the Vault secret at `path` (`version` undefined = latest), as
+   * core's `SecretReader.readAll` returns them. Throw core's
+   * `SecretNotFoundError` when the secret does not exist. Called once per
+   * (path, version) and render (or run, with a shared `vaultCache`).
    */
-  vault?(path: string, key: string, version: number | string | undefined): Promise<string>;
+  vault?(path: string, version: number | undefined): Promise<Record<string, string>>;
   /** Raw UTF-8 content of `path` in GitHub repository `owner/name` at `ref` (default org token). */
   github?(repo: string, path: string, ref: string): Promise<string>;
   /** Content of the app-interface resource file at `path` (`resources_v1`), for `query()`. */

@@ -16,6 +16,7 @@ import {
   newDict,
   pyIterate,
   pyStr,
+  truthy,
   typeName,
   Undefined,
 } from './values.ts';
@@ -27,7 +28,7 @@ export interface HelperContext {
   renderArgument(body: string): Promise<string>;
   /** Renders a `query()` resource as a plain template with the call's keyword arguments. */
   renderPlain(body: string, variables: Record<string, unknown>): Promise<string>;
-  readonly vaultCache: Map<string, Promise<string | null>>;
+  readonly vaultCache: Map<string, Promise<Record<string, string> | null>>;
   readonly redactor: SecretRedactor;
   readonly now: () => Date;
 }
@@ -99,28 +100,37 @@ function isNotFound(e: unknown): boolean {
   return e instanceof SecretNotFoundError || (e instanceof Error && /NotFound/.test(e.name));
 }
 
+/**
+ * `vault(path, key, version=None, allow_not_found=False)`, as the original
+ * does it: arguments rendered as templates, `LATEST` (any case) = latest, the
+ * whole secret read once per (path, version) and keys looked up in it.
+ */
 async function vault(ctx: HelperContext, a: Record<string, unknown>): Promise<string | null> {
-  const lookup = need(ctx, 'vault', 'vault');
+  const readAll = need(ctx, 'vault', 'vault');
   const path = await renderText(ctx, a.path);
   const key = await renderText(ctx, a.key);
-  let version: number | string | undefined;
+  let version: number | undefined;
   if (isInt(a.version)) version = a.version;
-  else if (
-    a.version !== null &&
-    a.version !== undefined &&
-    a.version !== false &&
-    a.version !== ''
-  ) {
-    version = await renderText(ctx, a.version);
+  else if (truthy(a.version)) {
+    const text = await renderText(ctx, a.version);
+    if (text.toUpperCase() !== 'LATEST') {
+      if (!/^\d+$/.test(text)) {
+        throw new RenderFailure(
+          'FetchSecretError',
+          `error fetching secret: invalid version ${JSON.stringify(text)} of ${path}`,
+        );
+      }
+      version = Number(text);
+    }
   }
-  if (version === 'LATEST') version = undefined;
-  const cacheKey = JSON.stringify([path, key, version ?? null]);
+  const cacheKey = JSON.stringify([path, version ?? null]);
   let pending = ctx.vaultCache.get(cacheKey);
   if (!pending) {
-    pending = lookup(path, key, version).then(
-      (value) => {
-        ctx.redactor.add(value);
-        return value;
+    pending = readAll(path, version).then(
+      (secret) => {
+        for (const value of Object.values(secret))
+          if (typeof value === 'string') ctx.redactor.add(value);
+        return secret;
       },
       (e: unknown) => {
         if (isNotFound(e)) return null;
@@ -129,23 +139,28 @@ async function vault(ctx: HelperContext, a: Record<string, unknown>): Promise<st
     );
     ctx.vaultCache.set(cacheKey, pending);
   }
-  let value: string | null;
+  let secret: Record<string, string> | null;
   try {
-    value = await pending;
+    secret = await pending;
   } catch (e) {
     throw new RenderFailure(
       'FetchSecretError',
       `error fetching secret: ${e instanceof Error ? e.message : String(e)}`,
     );
   }
-  if (value === null) {
-    if (a.allow_not_found === true) return null;
+  const allowNotFound = truthy(a.allow_not_found);
+  if (secret === null) {
+    if (allowNotFound) return null;
+    throw new RenderFailure('FetchSecretError', `error fetching secret: secret not found: ${path}`);
+  }
+  if (!Object.hasOwn(secret, key)) {
+    if (allowNotFound) return null;
     throw new RenderFailure(
       'FetchSecretError',
-      `error fetching secret: secret not found: ${path} (key ${key})`,
+      `error fetching secret: secret field not found: ${path}/${key}`,
     );
   }
-  return value;
+  return secret[key] ?? null;
 }
 
 /**

@@ -32,12 +32,12 @@ async function failure(
 }
 
 function fakeVault(secrets: Record<string, Record<string, string>>) {
-  const calls: [string, string, number | string | undefined][] = [];
-  const vault: TemplateHelpers['vault'] = async (path, key, version) => {
-    calls.push([path, key, version]);
+  const calls: [string, number | undefined][] = [];
+  const vault: TemplateHelpers['vault'] = async (path, version) => {
+    calls.push([path, version]);
     const secret = secrets[path];
-    if (!secret || !(key in secret)) throw new SecretNotFoundError(`secret not found: ${path}`);
-    return secret[key]!;
+    if (!secret) throw new SecretNotFoundError(`secret not found: ${path}`);
+    return secret;
   };
   return { vault, calls };
 }
@@ -132,7 +132,7 @@ describe('helpers', () => {
     expect(await render(body, { variables, helpers: { vault }, redactor })).toBe(
       'hunter2-secret hunter2-secret hunter2-secret',
     );
-    expect(calls).toEqual([['app-sre/stage/db', 'password', undefined]]);
+    expect(calls).toEqual([['app-sre/stage/db', undefined]]);
     const e = await failure("{% raise_error 'leak ' ~ vault('app-sre/stage/db', 'password') %}", {
       helpers: { vault },
       redactor,
@@ -141,24 +141,31 @@ describe('helpers', () => {
     expect(e.message).toContain('leak ***');
   });
 
-  it('vault passes versions and supports allow_not_found', async () => {
-    const { vault, calls } = fakeVault({ p: { k: 'v' } });
+  it('vault passes versions, reads a secret once for all its keys and supports allow_not_found', async () => {
+    const { vault, calls } = fakeVault({ p: { k: 'v', k2: 'w' } });
     expect(
       await render(
-        "{{ vault('p', 'k', 3) }} {{ vault('p', 'missing', allow_not_found=true) is none }}",
-        {
-          helpers: { vault },
-        },
+        "{{ vault('p', 'k', 3) }} {{ vault('p', 'k2', '{{ 3 }}') }} {{ vault('p', 'k', 'latest') }} " +
+          "{{ vault('p', 'missing', allow_not_found=true) is none }} {{ vault('nope', 'k', allow_not_found=true) is none }}",
+        { helpers: { vault } },
       ),
-    ).toBe('v True');
-    expect(calls[0]).toEqual(['p', 'k', 3]);
-    const e = await failure("{{ vault('nope', 'k') }}", { helpers: { vault } });
-    expect(e.message).toMatch(/error fetching secret: secret not found: nope/);
+    ).toBe('v w v True True');
+    expect(calls).toEqual([
+      ['p', 3],
+      ['p', undefined],
+      ['nope', undefined],
+    ]);
+    expect((await failure("{{ vault('nope', 'k') }}", { helpers: { vault } })).message).toMatch(
+      /FetchSecretError: error fetching secret: secret not found: nope$/,
+    );
+    expect((await failure("{{ vault('p', 'x') }}", { helpers: { vault } })).message).toMatch(
+      /error fetching secret: secret field not found: p\/x$/,
+    );
   });
 
   it('shares a vault cache across renders when the caller passes one', async () => {
     const { vault, calls } = fakeVault({ p: { k: 'v' } });
-    const vaultCache = new Map<string, Promise<string | null>>();
+    const vaultCache = new Map<string, Promise<Record<string, string> | null>>();
     await render("{{ vault('p', 'k') }}", { helpers: { vault }, vaultCache });
     await render("{{ vault('p', 'k') }}", { helpers: { vault }, vaultCache });
     expect(calls).toHaveLength(1);

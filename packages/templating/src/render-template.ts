@@ -34,8 +34,8 @@ export interface RenderOptions {
   variables: Record<string, unknown>;
   helpers: TemplateHelpers;
   limits?: Partial<RenderLimits>;
-  /** Vault look-ups by (path, key, version); pass one map per run to share it across renders. */
-  vaultCache?: Map<string, Promise<string | null>>;
+  /** Vault secrets by (path, version); pass one map per run to share it across renders. */
+  vaultCache?: Map<string, Promise<Record<string, string> | null>>;
   /** Every Vault value read is registered here and masked in error messages. */
   redactor?: SecretRedactor;
   /** The clock behind `yesterday()`. */
@@ -77,7 +77,7 @@ interface RenderRun {
   readonly options: RenderOptions;
   /** `options.variables` copied into the template value model once per render. */
   readonly variables: Record<string, unknown>;
-  readonly vaultCache: Map<string, Promise<string | null>>;
+  readonly vaultCache: Map<string, Promise<Record<string, string> | null>>;
   readonly redactor: SecretRedactor;
 }
 

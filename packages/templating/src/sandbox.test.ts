@@ -357,7 +357,7 @@ describe('sandbox: resource limits', () => {
     const result = await attempt("{{ vault(p, 'k') }}", {
       limits: small,
       variables: { p: "{{ vault(p, 'k') }}" },
-      helpers: { vault: async () => 'never reached' },
+      helpers: { vault: async () => ({}) },
     });
     expect(result).toBeInstanceOf(TemplateError);
     expect((result as TemplateError).message).toMatch(/call depth exceeds the limit of 20/);
