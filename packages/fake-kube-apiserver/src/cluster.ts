@@ -51,6 +51,7 @@ export interface ClusterSettings {
 }
 
 const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
 const NAMESPACES: ResourceType = KUBERNETES_TYPES.find((t) => t.plural === 'namespaces')!;
 const CRDS: ResourceType = KUBERNETES_TYPES.find((t) => t.plural === 'customresourcedefinitions')!;
@@ -521,6 +522,15 @@ export class FakeCluster {
       return deleted.kind === 'Namespace' ? this.project(deleted) : deleted;
     }
     const live = this.get(type, namespace, name);
+    if (type === NAMESPACES && IMMORTAL_NAMESPACES.has(name)) {
+      // The NamespaceLifecycle admission plugin's refusal.
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `namespaces "${name}" is forbidden: this namespace may not be deleted`,
+        { name, kind: 'namespaces' },
+      );
+    }
     const metadata = metadataOf(live);
     const pre = options.preconditions;
     if (pre?.uid !== undefined && pre.uid !== metadata.uid) {

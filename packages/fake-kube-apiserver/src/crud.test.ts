@@ -330,6 +330,15 @@ describe('delete', () => {
     );
   });
 
+  it('refuses to delete the system namespaces', async () => {
+    const reply = await call(c, 'DELETE', '/api/v1/namespaces/kube-system');
+    expect(reply.status).toBe(403);
+    expect(reply.body).toMatchObject({
+      reason: 'Forbidden',
+      message: 'namespaces "kube-system" is forbidden: this namespace may not be deleted',
+    });
+  });
+
   it('deletes a collection by label', async () => {
     const reply = await call(
       c,
