@@ -19,6 +19,8 @@ export interface ResourceType {
   readonly workload?: boolean;
   /** Virtual resources backed by another (Project by Namespace). */
   readonly virtual?: 'project' | 'projectrequest';
+  /** Discovery categories (`kubectl get all`). */
+  readonly categories?: readonly string[];
 }
 
 /** `group/plural`: identifies the stored collection whatever version is asked. */
@@ -43,6 +45,7 @@ interface Def {
   status?: boolean;
   workload?: boolean;
   virtual?: ResourceType['virtual'];
+  all?: boolean;
 }
 
 function defs(group: string, version: string, list: readonly Def[], generation = true) {
@@ -60,6 +63,7 @@ function defs(group: string, version: string, list: readonly Def[], generation =
       builtin: true,
       ...(d.workload ? { workload: true } : {}),
       ...(d.virtual ? { virtual: d.virtual } : {}),
+      ...(d.all ? { categories: ['all'] } : {}),
     }),
   );
 }
@@ -73,9 +77,9 @@ export const KUBERNETES_TYPES: readonly ResourceType[] = [
       { plural: 'namespaces', kind: 'Namespace', namespaced: false, short: ['ns'], status: true },
       { plural: 'configmaps', kind: 'ConfigMap', short: ['cm'] },
       { plural: 'secrets', kind: 'Secret' },
-      { plural: 'services', kind: 'Service', short: ['svc'], status: true },
+      { plural: 'services', all: true, kind: 'Service', short: ['svc'], status: true },
       { plural: 'serviceaccounts', kind: 'ServiceAccount', short: ['sa'] },
-      { plural: 'pods', kind: 'Pod', short: ['po'], status: true },
+      { plural: 'pods', all: true, kind: 'Pod', short: ['po'], status: true },
       { plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', short: ['pvc'] },
       { plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, short: ['pv'] },
       { plural: 'endpoints', kind: 'Endpoints', short: ['ep'] },
@@ -83,23 +87,56 @@ export const KUBERNETES_TYPES: readonly ResourceType[] = [
       { plural: 'limitranges', kind: 'LimitRange', short: ['limits'] },
       { plural: 'resourcequotas', kind: 'ResourceQuota', short: ['quota'], status: true },
       { plural: 'nodes', kind: 'Node', namespaced: false, short: ['no'], status: true },
-      { plural: 'replicationcontrollers', kind: 'ReplicationController', short: ['rc'] },
+      { plural: 'replicationcontrollers', all: true, kind: 'ReplicationController', short: ['rc'] },
     ],
     false,
   ),
   ...defs('apps', 'v1', [
-    { plural: 'deployments', kind: 'Deployment', short: ['deploy'], status: true, workload: true },
-    { plural: 'statefulsets', kind: 'StatefulSet', short: ['sts'], status: true, workload: true },
-    { plural: 'daemonsets', kind: 'DaemonSet', short: ['ds'], status: true, workload: true },
-    { plural: 'replicasets', kind: 'ReplicaSet', short: ['rs'], status: true, workload: true },
+    {
+      plural: 'deployments',
+      all: true,
+      kind: 'Deployment',
+      short: ['deploy'],
+      status: true,
+      workload: true,
+    },
+    {
+      plural: 'statefulsets',
+      all: true,
+      kind: 'StatefulSet',
+      short: ['sts'],
+      status: true,
+      workload: true,
+    },
+    {
+      plural: 'daemonsets',
+      all: true,
+      kind: 'DaemonSet',
+      short: ['ds'],
+      status: true,
+      workload: true,
+    },
+    {
+      plural: 'replicasets',
+      all: true,
+      kind: 'ReplicaSet',
+      short: ['rs'],
+      status: true,
+      workload: true,
+    },
     { plural: 'controllerrevisions', kind: 'ControllerRevision' },
   ]),
   ...defs('batch', 'v1', [
-    { plural: 'jobs', kind: 'Job', status: true, workload: true },
-    { plural: 'cronjobs', kind: 'CronJob', short: ['cj'], status: true },
+    { plural: 'jobs', all: true, kind: 'Job', status: true, workload: true },
+    { plural: 'cronjobs', all: true, kind: 'CronJob', short: ['cj'], status: true },
   ]),
   ...defs('autoscaling', 'v2', [
-    { plural: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', short: ['hpa'] },
+    {
+      plural: 'horizontalpodautoscalers',
+      all: true,
+      kind: 'HorizontalPodAutoscaler',
+      short: ['hpa'],
+    },
   ]),
   ...defs('rbac.authorization.k8s.io', 'v1', [
     { plural: 'roles', kind: 'Role' },
@@ -152,10 +189,13 @@ export const OPENSHIFT_TYPES: readonly ResourceType[] = [
     { plural: 'groups', kind: 'Group', namespaced: false },
     { plural: 'users', kind: 'User', namespaced: false },
   ]),
-  ...defs('route.openshift.io', 'v1', [{ plural: 'routes', kind: 'Route', status: true }]),
+  ...defs('route.openshift.io', 'v1', [
+    { plural: 'routes', all: true, kind: 'Route', status: true },
+  ]),
   ...defs('apps.openshift.io', 'v1', [
     {
       plural: 'deploymentconfigs',
+      all: true,
       kind: 'DeploymentConfig',
       short: ['dc'],
       status: true,

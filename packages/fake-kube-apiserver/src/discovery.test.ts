@@ -66,6 +66,8 @@ describe('discovery', () => {
         'namespaces/status',
       ]),
     );
+    const services = core.resources.find((r: { name: string }) => r.name === 'services');
+    expect(services.categories).toEqual(['all']);
     const ns = core.resources.find((r: { name: string }) => r.name === 'namespaces');
     expect(ns).toMatchObject({ namespaced: false, kind: 'Namespace', shortNames: ['ns'] });
   });

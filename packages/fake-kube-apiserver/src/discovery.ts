@@ -32,6 +32,7 @@ function discoveryResources(cluster: FakeCluster, group: string, version: string
       kind: t.kind,
       verbs,
       ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+      ...(t.categories ? { categories: t.categories } : {}),
     });
     if (t.statusSubresource) {
       out.push({
