@@ -209,3 +209,30 @@ describe('providers', () => {
     expect(hostMatches(cn, host)).toBe(ok);
   });
 });
+
+describe('validate_alertmanager_config', () => {
+  const amSecret = (config: string) =>
+    res({
+      provider: 'resource',
+      validate_alertmanager_config: true,
+      path: {
+        path: '/am.yml',
+        content: `apiVersion: v1\nkind: Secret\nmetadata:\n  name: am\ndata:\n  alertmanager.yaml: ${Buffer.from(config).toString('base64')}\n`,
+      },
+    });
+  it('accepts a config whose routes point at defined receivers (base64 in a Secret)', async () => {
+    await expect(
+      buildDesired(sel, amSecret('route:\n  receiver: team\nreceivers:\n- name: team\n'), pc),
+    ).resolves.toBeDefined();
+  });
+  it.each([
+    ['receivers: []\n', '/am.yml: alertmanager config has no route'],
+    [
+      'route:\n  receiver: nobody\nreceivers:\n- name: team\n',
+      '/am.yml: alertmanager config routes to undefined receiver(s): nobody',
+    ],
+    ['route: [\n', '/am.yml: alertmanager config is not valid YAML'],
+  ])('rejects %j', async (config, message) => {
+    await expect(buildDesired(sel, amSecret(config), pc)).rejects.toThrow(message);
+  });
+});

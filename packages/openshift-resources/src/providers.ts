@@ -7,10 +7,12 @@ import {
   dictSet,
   isDict,
   OpenshiftResource,
+  type PyDict,
   type PyObject,
   type PyValue,
   parseResource,
 } from '@qontract/openshift';
+import { parse as parseYaml } from 'yaml';
 import {
   describeResource,
   fields,
@@ -52,6 +54,7 @@ export async function buildDesired(
     case 'resource':
       return fromContent(requiredFile(r).content, requiredFile(r).path, pc, {
         validateJson: Boolean(f.validate_json),
+        alertmanagerKey: alertmanagerKey(r),
       });
     case 'resource-template': {
       const file = requiredFile(r);
@@ -61,7 +64,7 @@ export async function buildDesired(
         path: file.path,
         variables: templateVariables(sel, r),
       });
-      return fromContent(rendered, file.path, pc, {});
+      return fromContent(rendered, file.path, pc, { alertmanagerKey: alertmanagerKey(r) });
     }
     case 'prometheus-rule': {
       const file = requiredFile(r);
@@ -129,7 +132,7 @@ function fromContent(
   content: string,
   path: string,
   pc: ProviderContext,
-  options: { validateJson?: boolean },
+  options: { validateJson?: boolean; alertmanagerKey?: string | undefined },
 ): OpenshiftResource {
   let body: PyValue;
   try {
@@ -153,6 +156,7 @@ function fromContent(
       }
     }
   }
+  if (options.alertmanagerKey) checkAlertmanagerKey(body, options.alertmanagerKey, path);
   if (dictGet(body, 'kind') === 'PrometheusRule')
     addHtmlUrls(body, `${pc.repoUrl}/blob/master/resources${path}`);
   try {
@@ -165,7 +169,7 @@ function fromContent(
 }
 
 /** Every rule that already has annotations gets `html_url` pointing at its source file. */
-function addHtmlUrls(body: PyObject | import('@qontract/openshift').PyDict, url: string): void {
+function addHtmlUrls(body: PyObject | PyDict, url: string): void {
   const spec = dictGet(body, 'spec');
   const groups = isDict(spec) ? dictGet(spec, 'groups') : undefined;
   if (!Array.isArray(groups)) return;
@@ -196,6 +200,13 @@ async function vaultSecret(
     throw new FetchResourceError(
       `error fetching secret ${path} (version ${f.version ?? 'latest'}): ${errorMessage(e)}`,
     );
+  }
+  const amKey = alertmanagerKey(r);
+  if (amKey) {
+    const config = values[amKey];
+    if (config === undefined)
+      throw new FetchResourceError(`${path}: alertmanager config key '${amKey}' not found`);
+    validateAlertmanagerConfig(config, path);
   }
   const data: PyObject = {};
   for (const [key, value] of Object.entries(values)) {
@@ -295,4 +306,64 @@ async function route(r: OpenshiftResourceData, pc: ProviderContext): Promise<Ope
 export function hostMatches(cn: string, host: string): boolean {
   if (cn.startsWith('*.')) return host.endsWith(cn.slice(1)) && host.length > cn.length - 1;
   return cn === host;
+}
+
+function alertmanagerKey(r: OpenshiftResourceData): string | undefined {
+  const f = fields(r);
+  return f.validate_alertmanager_config
+    ? f.alertmanager_config_key || 'alertmanager.yaml'
+    : undefined;
+}
+
+/** The config under `key`: `data` (base64 in a Secret), or a Secret's `stringData`. */
+function checkAlertmanagerKey(body: PyObject | PyDict, key: string, path: string): void {
+  const isSecret = dictGet(body, 'kind') === 'Secret';
+  const data = dictGet(body, 'data');
+  const stringData = dictGet(body, 'stringData');
+  let config: PyValue | undefined = isDict(data) ? dictGet(data, key) : undefined;
+  if (config !== undefined && isSecret)
+    config = Buffer.from(String(config), 'base64').toString('utf8');
+  if (config === undefined && isSecret && isDict(stringData)) config = dictGet(stringData, key);
+  if (config === undefined)
+    throw new FetchResourceError(`${path}: alertmanager config key '${key}' not found`);
+  validateAlertmanagerConfig(String(config), path);
+}
+
+/**
+ * `validate_alertmanager_config`: upstream runs `amtool check-config`, which
+ * this tool does not ship; the config is checked for what amtool rejects
+ * first: YAML that is a mapping with a `route` and a `receivers` list, and
+ * every receiver a route names defined.
+ */
+export function validateAlertmanagerConfig(text: string, path: string): void {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw new FetchResourceError(
+      `${path}: alertmanager config is not valid YAML: ${errorMessage(e)}`,
+    );
+  }
+  type Route = { receiver?: string; routes?: Route[] };
+  const config = doc as { route?: Route; receivers?: Array<{ name?: string }> } | null;
+  if (!config || typeof config !== 'object' || Array.isArray(config)) {
+    throw new FetchResourceError(`${path}: alertmanager config is not a mapping`);
+  }
+  if (!config.route || typeof config.route !== 'object') {
+    throw new FetchResourceError(`${path}: alertmanager config has no route`);
+  }
+  if (!Array.isArray(config.receivers))
+    throw new FetchResourceError(`${path}: alertmanager config has no receivers`);
+  const names = new Set(config.receivers.map((r) => r?.name));
+  const missing: string[] = [];
+  const walk = (route: Route) => {
+    if (route.receiver && !names.has(route.receiver)) missing.push(route.receiver);
+    for (const child of route.routes ?? []) walk(child);
+  };
+  walk(config.route);
+  if (missing.length) {
+    throw new FetchResourceError(
+      `${path}: alertmanager config routes to undefined receiver(s): ${missing.join(', ')}`,
+    );
+  }
 }
