@@ -15,6 +15,20 @@ describe('FaultInjector', () => {
     expect(faults.decide('b', 'list')).toEqual({ action: 'pass', latencyMs: 0 });
   });
 
+  it('narrows rules to a resource and a namespace', () => {
+    const faults = new FaultInjector();
+    faults.add('a', { resource: 'secrets', namespace: 'ns', status: 403 });
+    expect(faults.decide('a', 'list', { resource: 'secrets', namespace: 'ns' }).action).toBe(
+      'fail',
+    );
+    expect(faults.decide('a', 'list', { resource: 'secrets', namespace: 'other' }).action).toBe(
+      'pass',
+    );
+    expect(faults.decide('a', 'list', { resource: 'configmaps', namespace: 'ns' }).action).toBe(
+      'pass',
+    );
+  });
+
   it('lets a rule lapse after `times` matches', () => {
     const faults = new FaultInjector();
     faults.add('a', { status: 500, times: 1 });
@@ -45,6 +59,16 @@ describe('fault injection over HTTP', () => {
     server.faults.set('a', { status: 500, times: 1 });
     expect((await get('a')).status).toBe(500);
     expect((await get('a')).status).toBe(200);
+  });
+
+  it('injects any status with its real reason, narrowed to a resource', async () => {
+    server.faults.set('a', { resource: 'secrets', status: 403 });
+    const secrets = await call(server.cluster('a'), 'GET', '/api/v1/namespaces/default/secrets');
+    expect(secrets.status).toBe(403);
+    expect(secrets.body).toMatchObject({ reason: 'Forbidden', code: 403 });
+    expect(
+      (await call(server.cluster('a'), 'GET', '/api/v1/namespaces/default/configmaps')).status,
+    ).toBe(200);
   });
 
   it('answers 429 with Retry-After', async () => {

@@ -4,6 +4,10 @@ import type { Verb } from './route.ts';
 export interface FaultRule {
   /** Only requests of this verb; all requests when absent. */
   readonly verb?: Verb;
+  /** Only requests for this resource (plural, e.g. `secrets`). */
+  readonly resource?: string;
+  /** Only requests in this namespace. */
+  readonly namespace?: string;
   /** Added before the request is handled (on top of the server-wide latency). */
   readonly latencyMs?: number;
   /** Share of matching requests that fail (0..1); defaults to 1 when `status` or `drop` is set. */
@@ -53,13 +57,19 @@ export class FaultInjector {
     else this.rules.delete(cluster);
   }
 
-  decide(cluster: string, verb: Verb): FaultDecision {
+  decide(
+    cluster: string,
+    verb: Verb,
+    target: { resource?: string; namespace?: string } = {},
+  ): FaultDecision {
     const list = this.rules.get(cluster);
     if (!list) return { action: 'pass', latencyMs: 0 };
     let latencyMs = 0;
     for (const active of list) {
       const { rule } = active;
       if (active.remaining <= 0 || (rule.verb !== undefined && rule.verb !== verb)) continue;
+      if (rule.resource !== undefined && rule.resource !== target.resource) continue;
+      if (rule.namespace !== undefined && rule.namespace !== target.namespace) continue;
       latencyMs += rule.latencyMs ?? 0;
       const failing = rule.status !== undefined || rule.drop === true;
       if (!failing) {
@@ -86,6 +96,13 @@ export class FaultInjector {
 }
 
 const REASONS: Record<number, [string, string]> = {
+  400: ['BadRequest', 'the server rejected our request for an unknown reason'],
+  401: ['Unauthorized', 'Unauthorized'],
+  403: ['Forbidden', 'forbidden: injected fault'],
+  404: ['NotFound', 'the server could not find the requested resource'],
+  409: ['Conflict', 'the server reported a conflict'],
+  410: ['Expired', 'the resource version is too old'],
+  422: ['Invalid', 'the server rejected our request due to an error in our request'],
   429: [
     'TooManyRequests',
     'the server has received too many requests and has asked us to try again later',

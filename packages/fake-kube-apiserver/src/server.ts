@@ -206,7 +206,10 @@ export async function startFakeKubeApiServer(
       dryRun: url.searchParams.has('dryRun'),
       ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
     };
-    const decision = faults.decide(cluster.name, route.verb);
+    const decision = faults.decide(cluster.name, route.verb, {
+      resource: route.plural,
+      namespace: route.namespace,
+    });
     const latency = baseLatency + decision.latencyMs;
     if (latency > 0) await sleep(latency);
     if (decision.action === 'drop') {
