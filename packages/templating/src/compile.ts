@@ -1,7 +1,7 @@
 import type { Stmt } from './ast.ts';
 import type { Environment } from './context.ts';
 import { failure } from './errors.ts';
-import { type Delimiters, tokenize } from './lexer.ts';
+import { DEFAULT_WHITESPACE, type Delimiters, tokenize, type WhitespaceOptions } from './lexer.ts';
 import { Parser } from './parser.ts';
 
 /**
@@ -45,11 +45,17 @@ export class CompileCache {
     this.#maxEntries = maxEntries;
   }
 
-  compile(body: string, flavour: string, delimiters: Delimiters, env: Environment): Stmt[] {
-    const key = `${flavour}\u0000${body}`;
+  compile(
+    body: string,
+    flavour: string,
+    delimiters: Delimiters,
+    env: Environment,
+    whitespace: WhitespaceOptions = DEFAULT_WHITESPACE,
+  ): Stmt[] {
+    const key = `${flavour}\u0000${whitespace.trimBlocks}${whitespace.lstripBlocks}${whitespace.keepTrailingNewline}\u0000${body}`;
     const hit = this.#entries.get(key);
     if (hit) return hit;
-    const tree = new Parser(tokenize(body, delimiters)).parseTemplate();
+    const tree = new Parser(tokenize(body, delimiters, whitespace)).parseTemplate();
     checkNames(tree, env);
     if (this.#entries.size >= this.#maxEntries) {
       const oldest = this.#entries.keys().next().value;

@@ -9,6 +9,7 @@ interface CompatCase {
   expected?: string;
   error?: boolean;
   jinja2_error?: string;
+  whitespace?: ('trim_blocks' | 'lstrip_blocks' | 'keep_trailing_newline')[];
 }
 
 // Each case's expectation was produced by real Jinja2 3.1 (SandboxedEnvironment,
@@ -24,6 +25,11 @@ const render = (c: CompatCase) =>
     path: `/compat/${c.name}.yml`,
     variables: c.variables,
     helpers: {},
+    whitespace: {
+      trimBlocks: c.whitespace?.includes('trim_blocks') ?? false,
+      lstripBlocks: c.whitespace?.includes('lstrip_blocks') ?? false,
+      keepTrailingNewline: c.whitespace?.includes('keep_trailing_newline') ?? false,
+    },
   });
 
 describe('Jinja2 compatibility (table checked against Jinja2 3.1)', () => {

@@ -92,15 +92,35 @@ function countNewlines(s: string): number {
   return n;
 }
 
+/** Jinja2's whitespace settings (the original's `TemplateRenderOptions`); all off by default. */
+export interface WhitespaceOptions {
+  /** Drop the first newline after a block or comment tag. */
+  readonly trimBlocks: boolean;
+  /** Drop spaces and tabs between the start of a line and a block or comment tag. */
+  readonly lstripBlocks: boolean;
+  /** Keep the template's single trailing newline. */
+  readonly keepTrailingNewline: boolean;
+}
+
+export const DEFAULT_WHITESPACE: WhitespaceOptions = {
+  trimBlocks: false,
+  lstripBlocks: false,
+  keepTrailingNewline: false,
+};
+
 /**
- * Splits a template into tokens the way Jinja2's lexer does with the original's
- * settings (`trim_blocks`, `lstrip_blocks`, `keep_trailing_newline` all false):
- * newlines are normalised to `\n`, one trailing newline of the source is
- * dropped, and `-` on a tag strips the whitespace on that side.
+ * Splits a template into tokens the way Jinja2's lexer does: newlines are
+ * normalised to `\n`, one trailing newline of the source is dropped (unless
+ * `keepTrailingNewline`), `-` on a tag strips the whitespace on that side, `+`
+ * disables `lstripBlocks` for that tag.
  */
-export function tokenize(source: string, delimiters: Delimiters): Token[] {
+export function tokenize(
+  source: string,
+  delimiters: Delimiters,
+  whitespace: WhitespaceOptions = DEFAULT_WHITESPACE,
+): Token[] {
   let src = source.replace(/\r\n|\r/g, '\n');
-  if (src.endsWith('\n')) src = src.slice(0, -1);
+  if (!whitespace.keepTrailingNewline && src.endsWith('\n')) src = src.slice(0, -1);
 
   const d = delimiters;
   const starts = [
@@ -121,17 +141,32 @@ export function tokenize(source: string, delimiters: Delimiters): Token[] {
   let pos = 0;
   let line = 1;
   let stripNextData = false;
+  let trimNewline = false;
 
-  const pushData = (text: string, stripEnd: boolean): void => {
+  /** Jinja2's `lstrip_blocks`: drops the spaces/tabs between a line start and the tag. */
+  const lstripLine = (t: string, startsLine: boolean): string => {
+    const lineStart = t.lastIndexOf('\n') + 1;
+    if ((lineStart > 0 || startsLine) && /^[ \t]*$/.test(t.slice(lineStart)))
+      return t.slice(0, lineStart);
+    return t;
+  };
+
+  const pushData = (text: string, stripEnd: boolean, lstrip = false): void => {
     let t = text;
+    // Judged on the text before trim_blocks takes its newline: that newline still starts the line.
+    if (lstrip && !stripEnd) t = lstripLine(t, dataStart === 0 || src[dataStart - 1] === '\n');
+    if (trimNewline && t.startsWith('\n')) t = t.slice(1);
     if (stripNextData) t = t.replace(/^\s+/, '');
     if (stripEnd) t = t.replace(/\s+$/, '');
     stripNextData = false;
+    trimNewline = false;
     if (t) tokens.push({ type: 'data', value: t, line });
     line += countNewlines(text);
   };
 
+  let dataStart = 0;
   while (pos < src.length) {
+    dataStart = pos;
     // Earliest tag start; at equal positions the longer delimiter wins.
     let best: { index: number; text: string; kind: 'comment' | 'block' | 'variable' } | undefined;
     for (const s of starts) {
@@ -145,7 +180,8 @@ export function tokenize(source: string, delimiters: Delimiters): Token[] {
     const after = best.index + best.text.length;
     const modifier = src[after];
     const stripBefore = modifier === '-';
-    pushData(src.slice(pos, best.index), stripBefore);
+    const lstrip = whitespace.lstripBlocks && best.kind !== 'variable' && modifier !== '+';
+    pushData(src.slice(pos, best.index), stripBefore, lstrip);
     pos = after + (modifier === '-' || modifier === '+' ? 1 : 0);
 
     if (best.kind === 'comment') {
@@ -154,6 +190,7 @@ export function tokenize(source: string, delimiters: Delimiters): Token[] {
       const body = src.slice(pos, end);
       line += countNewlines(body);
       stripNextData = body.endsWith('-');
+      trimNewline = whitespace.trimBlocks;
       pos = end + d.commentEnd.length;
       continue;
     }
@@ -169,9 +206,11 @@ export function tokenize(source: string, delimiters: Delimiters): Token[] {
         let body = src.slice(rawStart.lastIndex, end.index);
         if (raw[2] === '-') body = body.replace(/^\s+/, '');
         if (end[1] === '-') body = body.replace(/\s+$/, '');
+        else if (whitespace.lstripBlocks && end[1] !== '+') body = lstripLine(body, false);
         if (body) tokens.push({ type: 'data', value: body, line });
         line += countNewlines(src.slice(rawStart.lastIndex, end.index)) + countNewlines(end[0]);
         stripNextData = end[2] === '-';
+        trimNewline = whitespace.trimBlocks;
         pos = end.index + end[0].length;
         continue;
       }
@@ -184,6 +223,7 @@ export function tokenize(source: string, delimiters: Delimiters): Token[] {
     pos = result.pos;
     line = result.line;
     stripNextData = result.stripAfter;
+    trimNewline = isBlock && whitespace.trimBlocks;
     tokens.push({ type: isBlock ? 'block_end' : 'variable_end', value: endText, line });
   }
   tokens.push({ type: 'eof', value: '', line });

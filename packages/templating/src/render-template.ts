@@ -14,7 +14,13 @@ import { globalFunctions } from './globals.ts';
 import type { TemplateHelpers } from './helpers.ts';
 import { toTemplateValue } from './intake.ts';
 import { STANDARD_TESTS } from './jinja-tests.ts';
-import { type Delimiters, EXTRA_CURLY_DELIMITERS, JINJA2_DELIMITERS } from './lexer.ts';
+import {
+  DEFAULT_WHITESPACE,
+  type Delimiters,
+  EXTRA_CURLY_DELIMITERS,
+  JINJA2_DELIMITERS,
+  type WhitespaceOptions,
+} from './lexer.ts';
 import { QONTRACT_FILTERS } from './qontract-filters.ts';
 import { helperFunctions, mockFunctions } from './qontract-functions.ts';
 import { dictGet, dictKeys, isDict } from './values.ts';
@@ -40,6 +46,12 @@ export interface RenderOptions {
   redactor?: SecretRedactor;
   /** The clock behind `yesterday()`. */
   now?: () => Date;
+  /**
+   * Jinja2's `trim_blocks`, `lstrip_blocks`, `keep_trailing_newline` (the
+   * original's `TemplateRenderOptions`); all off by default, as
+   * openshift-resources renders. Nested renders (helper arguments) use the defaults.
+   */
+  whitespace?: Partial<WhitespaceOptions>;
 }
 
 /** The original's environment: Jinja2's filters plus its own, and Jinja2's tests. */
@@ -139,9 +151,10 @@ function renderTree(
   env: Environment,
   strict: boolean,
   frame: Frame,
+  whitespace: WhitespaceOptions = DEFAULT_WHITESPACE,
 ): Promise<string> {
   const delimiters = flavour === 'plain' ? JINJA2_DELIMITERS : delimitersOf(flavour);
-  const tree = compileCache.compile(body, flavour, delimiters, env);
+  const tree = compileCache.compile(body, flavour, delimiters, env, whitespace);
   const evaluator = new Evaluator({
     env,
     strict,
@@ -177,7 +190,16 @@ export async function renderTemplate(body: string, options: RenderOptions): Prom
     return await withBudget(budget, async () => {
       const variables = toTemplateValue(options.variables);
       const ready: RenderRun = { ...run, variables: isDict(variables) ? variables : {} };
-      return await renderTree(ready, body, options.type, QONTRACT_ENV, true, contextFrame(ready));
+      const whitespace = { ...DEFAULT_WHITESPACE, ...options.whitespace };
+      return await renderTree(
+        ready,
+        body,
+        options.type,
+        QONTRACT_ENV,
+        true,
+        contextFrame(ready),
+        whitespace,
+      );
     });
   } catch (e) {
     if (e instanceof TemplateError) throw e;

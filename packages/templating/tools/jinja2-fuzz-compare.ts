@@ -10,9 +10,16 @@ interface FuzzCase {
 }
 
 const file = process.argv[2] ?? 'jinja2-fuzz-cases.json';
-const { variables, cases } = parseTemplateVariables(readFileSync(file, 'utf8')) as {
+const { variables, cases, whitespace } = parseTemplateVariables(readFileSync(file, 'utf8')) as {
   variables: Record<string, unknown>;
   cases: FuzzCase[];
+  whitespace?: string[];
+};
+const enabled = new Set(whitespace ?? []);
+const options = {
+  trimBlocks: enabled.has('trim_blocks'),
+  lstripBlocks: enabled.has('lstrip_blocks'),
+  keepTrailingNewline: enabled.has('keep_trailing_newline'),
 };
 let differences = 0;
 for (const c of cases) {
@@ -24,6 +31,7 @@ for (const c of cases) {
       path: 'fuzz',
       variables,
       helpers: {},
+      whitespace: options,
     });
   } catch (e) {
     got = e instanceof Error ? e.message : String(e);

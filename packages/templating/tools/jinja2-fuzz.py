@@ -4,7 +4,7 @@ Writes random templates and what Jinja2 3.1 (sandboxed, StrictUndefined)
 renders for them; tools/jinja2-fuzz-compare.ts renders the same with this
 package and lists every difference.
 
-    python3 tools/jinja2-fuzz.py SEED COUNT OUT.json
+    python3 tools/jinja2-fuzz.py SEED COUNT OUT.json [trim_blocks,lstrip_blocks,keep_trailing_newline]
     node tools/jinja2-fuzz-compare.ts OUT.json
 """
 
@@ -96,7 +96,8 @@ def template():
     if r < 0.92: return "{% set v = " + expr() + " %}{{ v }}|{{ v|string|length }}"
     return "{{ '%s|%r|%d|%5.2f' % (" + ", ".join([paren(0), paren(0), random.choice(['i','3','j']), random.choice(['f','1.2345','i'])]) + ") }}"
 
-env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
+WS = [w for w in (sys.argv[4].split(",") if len(sys.argv) > 4 else []) if w]
+env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, **{w: True for w in WS})
 out = []
 for _ in range(N):
     t = template()
@@ -104,5 +105,5 @@ for _ in range(N):
         out.append({"template": t, "expected": env.from_string(t).render(copy.deepcopy(VARS))})
     except Exception as ex:
         out.append({"template": t, "error": f"{type(ex).__name__}: {ex}"})
-json.dump({"variables": VARS, "cases": out}, open(OUT, "w"))
+json.dump({"variables": VARS, "whitespace": WS, "cases": out}, open(OUT, "w"))
 print(sum(1 for c in out if "error" in c), "errors of", len(out))

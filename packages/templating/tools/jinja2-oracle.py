@@ -3,7 +3,7 @@
 
 Renders every case of src/fixtures/jinja2-cases.json with the settings the
 Python qontract-reconcile uses (SandboxedEnvironment, StrictUndefined, no
-trimming) and compares with the recorded `expected` output / `error` flag.
+trimming unless the case lists `whitespace` options) and compares with the recorded `expected` output / `error` flag.
 
     pip install jinja2            # 3.1.x
     python3 tools/jinja2-oracle.py          # report differences, exit 1 on any
@@ -21,7 +21,8 @@ TABLE = Path(__file__).resolve().parent.parent / "src" / "fixtures" / "jinja2-ca
 
 
 def render(case):
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
+    options = {name: True for name in case.get("whitespace", [])}
+    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, **options)
     try:
         return True, env.from_string(case["template"]).render(case["variables"])
     except Exception as e:  # noqa: BLE001 - any failure is an expected-error case
