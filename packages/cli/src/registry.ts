@@ -1,17 +1,17 @@
 import type { AnyIntegration } from '@qontract/core';
-import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
-import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
 import { openshiftClusterrolebindings } from '@qontract/integration-openshift-clusterrolebindings';
 import { openshiftGroups } from '@qontract/integration-openshift-groups';
-import { openshiftNamespaceLabels } from '@qontract/integration-openshift-namespace-labels';
 import { openshiftLimitranges } from '@qontract/integration-openshift-limitranges';
-import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
-import { openshiftResourcequotas } from '@qontract/integration-openshift-resourcequotas';
+import { openshiftNamespaceLabels } from '@qontract/integration-openshift-namespace-labels';
+import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
 import { openshiftNetworkPolicies } from '@qontract/integration-openshift-network-policies';
-import { openshiftResources } from '@qontract/integration-openshift-resources';
-import { openshiftVaultSecrets } from '@qontract/integration-openshift-vault-secrets';
-import { openshiftRoutes } from '@qontract/integration-openshift-routes';
 import { openshiftPrometheusRules } from '@qontract/integration-openshift-prometheus-rules';
+import { openshiftResourcequotas } from '@qontract/integration-openshift-resourcequotas';
+import { openshiftResources } from '@qontract/integration-openshift-resources';
+import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
+import { openshiftRoutes } from '@qontract/integration-openshift-routes';
+import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
+import { openshiftVaultSecrets } from '@qontract/integration-openshift-vault-secrets';
 // registry:imports (the generator inserts imports above this line)
 
 /**

@@ -1,5 +1,5 @@
 import { getResource, gqlClient } from '@qontract/app-interface';
-import { type RunContext, SecretNotFoundError } from '@qontract/core';
+import type { RunContext } from '@qontract/core';
 import { renderTemplate, type TemplateHelpers } from '@qontract/templating';
 import { parse } from 'graphql';
 import { Agent, fetch } from 'undici';
@@ -16,16 +16,9 @@ const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
  * fails with an error naming the helper (use `_template_mocks` in tests).
  */
 export function templateRendererFor(ctx: RunContext): TemplateRenderer {
-  const vaultCache = new Map<string, Promise<string | null>>();
+  const vaultCache = new Map<string, Promise<Record<string, string> | null>>();
   const helpers: TemplateHelpers = {
-    vault: async (path, key, version) => {
-      const v = version === undefined || version === 'LATEST' ? undefined : Number(version);
-      const all = await ctx.secrets.readAll({ path, version: v });
-      const value = all[key];
-      if (value === undefined)
-        throw new SecretNotFoundError(`key '${key}' not found in secret ${path}`);
-      return value;
-    },
+    vault: (path, version) => ctx.secrets.readAll({ path, version }),
     resource: async (path) => (await getResource(await ctx.client(gqlClient), path)).content,
     graphql: async (query) => {
       const gql = await ctx.client(gqlClient);

@@ -201,7 +201,7 @@ describe('openshift-namespace-labels with an unreachable cluster', { timeout: 30
         true,
       );
       const stage = down.server.get('appint-ex-01', 'v1', 'Namespace', '', 'example-app-stage');
-      expect((stage?.metadata as { labels?: Record<string, string> }).labels).toMatchObject({
+      expect((stage!.metadata as { labels?: Record<string, string> }).labels).toMatchObject({
         team: 'example',
       });
     } finally {
@@ -236,7 +236,7 @@ describe('openshift-namespace-labels with bad state and a refused patch', {
       expect(errors.some((m) => m.startsWith('appint-ex-k8s/example-app-edge: '))).toBe(true);
       const labels = (ns: string) =>
         (
-          bad.server.get('appint-ex-01', 'v1', 'Namespace', '', ns)?.metadata as {
+          bad.server.get('appint-ex-01', 'v1', 'Namespace', '', ns)!.metadata as {
             labels?: Record<string, string>;
           }
         ).labels ?? {};
