@@ -51,11 +51,13 @@ function item(obj: unknown, key: unknown): { found: boolean; value: unknown } {
   }
   if (Array.isArray(obj) || typeof obj === 'string') {
     if (!(isInt(key) || typeof key === 'boolean')) return { found: false, value: undefined };
-    const length = obj.length;
+    // Python indexes strings by code point, not by UTF-16 unit.
+    const seq = typeof obj === 'string' && /[\uD800-\uDFFF]/.test(obj) ? Array.from(obj) : obj;
+    const length = seq.length;
     let index = toNumber(key);
     if (index < 0) index += length;
     if (index < 0 || index >= length) return { found: false, value: undefined };
-    return { found: true, value: obj[index] };
+    return { found: true, value: seq[index] };
   }
   return { found: false, value: undefined };
 }

@@ -22,15 +22,15 @@ function checkNames(node: unknown, env: Environment): void {
   if (node === null || typeof node !== 'object') return;
   const n = node as { kind?: string; name?: string; line?: number; filters?: unknown };
   if (n.kind === 'filter' && !Object.hasOwn(env.filters, n.name!)) {
-    throw failure.syntax(`No filter named '${n.name}'.`, n.line);
+    throw failure.assertion(`No filter named '${n.name}'.`, n.line);
   }
   if (n.kind === 'test' && !Object.hasOwn(env.tests, n.name!)) {
-    throw failure.syntax(`No test named '${n.name}'.`, n.line);
+    throw failure.assertion(`No test named '${n.name}'.`, n.line);
   }
   if ((n.kind === 'filterblock' || n.kind === 'setblock') && Array.isArray(n.filters)) {
     for (const f of n.filters as { name: string; line: number }[]) {
       if (!Object.hasOwn(env.filters, f.name))
-        throw failure.syntax(`No filter named '${f.name}'.`, f.line);
+        throw failure.assertion(`No filter named '${f.name}'.`, f.line);
     }
   }
   for (const value of Object.values(node)) checkNames(value, env);

@@ -41,6 +41,8 @@ export class RenderFailure extends Error {
 }
 
 export const failure = {
+  assertion: (message: string, line?: number) =>
+    new RenderFailure('TemplateAssertionError', message, line),
   syntax: (message: string, line?: number) =>
     new RenderFailure('TemplateSyntaxError', message, line),
   undefined: (message: string) => new RenderFailure('UndefinedError', message),

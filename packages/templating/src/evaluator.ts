@@ -224,7 +224,7 @@ export class Evaluator implements FilterContext {
     kwargs: Record<string, unknown>,
   ): Promise<unknown> {
     const filter = Object.hasOwn(this.env.filters, name) ? this.env.filters[name] : undefined;
-    if (!filter) throw failure.runtime(`No filter named '${name}'.`);
+    if (!filter) throw failure.runtime(`No filter named '${name}' found.`);
     return await filter(this, value, args, kwargs);
   }
 
@@ -235,7 +235,7 @@ export class Evaluator implements FilterContext {
     kwargs: Record<string, unknown>,
   ): Promise<boolean> {
     const test = Object.hasOwn(this.env.tests, name) ? this.env.tests[name] : undefined;
-    if (!test) throw failure.runtime(`No test named '${name}'.`);
+    if (!test) throw failure.runtime(`No test named '${name}' found.`);
     return await test(this, value, args, kwargs);
   }
 
