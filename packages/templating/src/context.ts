@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { performance } from 'node:perf_hooks';
 import { failure } from './errors.ts';
 
 /** Caps that keep a hostile or broken template from hanging or exhausting the process. */
@@ -9,12 +10,15 @@ export interface RenderLimits {
   readonly maxIterations: number;
   /** Nested macro calls and nested template renders (`eval`, helper arguments). */
   readonly maxCallDepth: number;
+  /** Wall-clock time for one render, helpers included; stops loops of costly steps. */
+  readonly maxRenderMillis: number;
 }
 
 export const DEFAULT_LIMITS: RenderLimits = {
   maxOutputChars: 16 * 1024 * 1024,
   maxIterations: 1_000_000,
   maxCallDepth: 100,
+  maxRenderMillis: 120_000,
 };
 
 /** What one render (including its nested renders) has used so far. */
@@ -23,9 +27,19 @@ export class Budget {
   outputChars = 0;
   iterations = 0;
   depth = 0;
+  readonly #deadline: number;
 
   constructor(limits: RenderLimits) {
     this.limits = limits;
+    this.#deadline = performance.now() + limits.maxRenderMillis;
+  }
+
+  checkTime(): void {
+    if (performance.now() > this.#deadline) {
+      throw failure.limit(
+        `rendering took longer than the limit of ${this.limits.maxRenderMillis} ms`,
+      );
+    }
   }
 
   chargeOutput(chars: number): void {
@@ -36,6 +50,7 @@ export class Budget {
   }
 
   chargeIteration(): void {
+    this.checkTime();
     if (++this.iterations > this.limits.maxIterations) {
       throw failure.limit(`more than ${this.limits.maxIterations} loop iterations`);
     }
@@ -56,6 +71,7 @@ export class Budget {
   }
 
   async nested<T>(fn: () => Promise<T>): Promise<T> {
+    this.checkTime();
     if (++this.depth > this.limits.maxCallDepth) {
       this.depth--;
       throw failure.limit(`call depth exceeds the limit of ${this.limits.maxCallDepth}`);

@@ -241,6 +241,7 @@ export class Evaluator implements FilterContext {
 
   async execBody(body: Stmt[], frame: Frame, out: Output): Promise<void> {
     for (const stmt of body) {
+      this.budget.checkTime();
       try {
         await this.#exec(stmt, frame, out);
       } catch (e) {

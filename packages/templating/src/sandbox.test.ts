@@ -363,6 +363,17 @@ describe('sandbox: resource limits', () => {
     expect((result as TemplateError).message).toMatch(/call depth exceeds the limit of 20/);
   });
 
+  it('a loop of costly steps hits the time limit', async () => {
+    const result = await attempt(
+      "{% for i in range(100000) %}{{ ('x' * 100000)|replace('x', 'y')|length > 0 }}{% endfor %}",
+      { limits: { maxRenderMillis: 1, maxOutputChars: 10 ** 7 } },
+    );
+    expect(result).toBeInstanceOf(TemplateError);
+    expect((result as TemplateError).message).toMatch(
+      /rendering took longer than the limit of 1 ms/,
+    );
+  });
+
   it('default limits still allow ordinary large templates', async () => {
     const out = await attempt('{% for i in range(2000) %}{{ i }}\n{% endfor %}');
     expect(typeof out === 'string' && out.split('\n').length).toBe(2001);
