@@ -15,6 +15,7 @@ import {
   isInt,
   newDict,
   pyIterate,
+  pyRepr,
   pyStr,
   truthy,
   typeName,
@@ -31,6 +32,8 @@ export interface HelperContext {
   readonly vaultCache: Map<string, Promise<Record<string, string> | null>>;
   readonly redactor: SecretRedactor;
   readonly now: () => Date;
+  /** Early-exit hashing: external look-ups return descriptions instead of calling helpers. */
+  readonly stubExternalLookups: boolean;
 }
 
 function need<K extends keyof TemplateHelpers>(
@@ -228,7 +231,32 @@ export function helperFunctions(ctx: HelperContext): Record<string, BuiltinFunct
     fn('flatten_dict', ['d'], (a) => flattenDict(a.d)),
     fn('yesterday', [], () => yesterday(ctx.now())),
   ];
+  if (ctx.stubExternalLookups) list.push(...stubbedLookups());
   return Object.fromEntries(list.map((f) => [f.name, f]));
+}
+
+/**
+ * Stand-ins for the look-ups that reach outside app-interface, for the
+ * early-exit digest of `enable_query_support` resources: the rendered text
+ * names the look-up instead of holding its (possibly secret) result, and `url`
+ * is false. `query` is not stubbed: it reads app-interface itself.
+ */
+function stubbedLookups(): BuiltinFunction[] {
+  const describe = (name: string) =>
+    new BuiltinFunction(name, (args, kwargs) => {
+      const parts = [
+        ...args.map((a) => pyRepr(a)),
+        ...Object.entries(kwargs).map(([k, v]) => `${k}=${pyRepr(v)}`),
+      ];
+      return `${name}(${parts.join(', ')})`;
+    });
+  return [
+    describe('vault'),
+    describe('github'),
+    describe('s3'),
+    describe('s3_ls'),
+    new BuiltinFunction('url', () => false),
+  ];
 }
 
 /** `_template_mocks`: each named helper is replaced by a function that returns the given value. */

@@ -215,6 +215,24 @@ describe('helpers', () => {
     expect(queries).toEqual(['{ clusters: clusters_v1(name: "c1") { name  } }']);
   });
 
+  it('stubExternalLookups describes external look-ups instead of calling helpers (early-exit digest)', async () => {
+    let called = false;
+    const helpers: TemplateHelpers = {
+      vault: async () => {
+        called = true;
+        return {};
+      },
+    };
+    const out = await render(
+      "{{ vault('p/{{ x }}', 'k') }}|{{ github('o/r', 'f', 'main') }}|{{ s3('a', 'b', 'k', region='r') }}|{{ s3_ls('a', 'b', 'p') }}|{{ url('https://x') }}",
+      { helpers, stubExternalLookups: true },
+    );
+    expect(out).toBe(
+      "vault('p/{{ x }}', 'k')|github('o/r', 'f', 'main')|s3('a', 'b', 'k', region='r')|s3_ls('a', 'b', 'p')|False",
+    );
+    expect(called).toBe(false);
+  });
+
   it('a helper the caller did not provide fails clearly', async () => {
     expect((await failure("{{ vault('p', 'k') }}")).message).toMatch(
       /the 'vault' helper is not available/,

@@ -52,6 +52,12 @@ export interface RenderOptions {
    * openshift-resources renders. Nested renders (helper arguments) use the defaults.
    */
   whitespace?: Partial<WhitespaceOptions>;
+  /**
+   * For the early-exit digest (`enable_query_support`): `vault`, `github`,
+   * `s3`, `s3_ls` return a description of the call and `url` is false; no
+   * helper is called. `_template_mocks` still apply on top.
+   */
+  stubExternalLookups?: boolean;
 }
 
 /** The original's environment: Jinja2's filters plus its own, and Jinja2's tests. */
@@ -110,6 +116,7 @@ function contextFrame(run: RenderRun): Frame {
       vaultCache: run.vaultCache,
       redactor: run.redactor,
       now: run.options.now ?? (() => new Date()),
+      stubExternalLookups: run.options.stubExternalLookups === true,
     }),
   );
   if (isDict(vars)) {
