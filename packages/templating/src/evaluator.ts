@@ -113,6 +113,15 @@ class LoopContext extends AttributeHolder {
   }
 }
 
+/** Whether a syntax tree reads the variable `name` anywhere. */
+function referencesName(node: unknown, name: string): boolean {
+  if (Array.isArray(node)) return node.some((n) => referencesName(n, name));
+  if (node === null || typeof node !== 'object') return false;
+  const n = node as { kind?: string; name?: string };
+  if (n.kind === 'name' && n.name === name) return true;
+  return Object.values(node).some((v) => referencesName(v, name));
+}
+
 /** A `{% macro %}` (or the body of a `{% call %}` block, as `caller`). */
 class Macro extends TemplateCallable {
   readonly name: string;
@@ -120,6 +129,9 @@ class Macro extends TemplateCallable {
   readonly #body: Stmt[];
   readonly #closure: Frame;
   readonly #evaluator: Evaluator;
+  /** Jinja2 accepts extra arguments only when the body uses `varargs` / `kwargs`. */
+  readonly #catchVarargs: boolean;
+  readonly #catchKwargs: boolean;
 
   constructor(
     name: string,
@@ -134,12 +146,19 @@ class Macro extends TemplateCallable {
     this.#body = body;
     this.#closure = closure;
     this.#evaluator = evaluator;
+    this.#catchVarargs = referencesName(body, 'varargs');
+    this.#catchKwargs = referencesName(body, 'kwargs');
   }
 
   call(args: unknown[], kwargs: Record<string, unknown>, caller?: Macro): Promise<unknown> {
     const ev = this.#evaluator;
     return ev.budget.nested(async () => {
       const frame = new Frame(this.#closure);
+      if (args.length > this.#params.length && !this.#catchVarargs) {
+        throw failure.type(
+          `macro '${this.name}' takes not more than ${this.#params.length} argument(s)`,
+        );
+      }
       const extraKwargs = newDict();
       const given = new Set<string>();
       this.#params.forEach((p, i) => {
@@ -154,7 +173,8 @@ class Macro extends TemplateCallable {
             throw failure.type(`macro '${this.name}' got multiple values for argument '${k}'`);
           frame.set(k, v);
           given.add(k);
-        } else dictSet(extraKwargs, k, v);
+        } else if (this.#catchKwargs) dictSet(extraKwargs, k, v);
+        else throw failure.type(`macro '${this.name}' takes no keyword argument '${k}'`);
       }
       for (const p of this.#params) {
         if (given.has(p.name)) continue;

@@ -1,9 +1,10 @@
 import { bindArgs, type Param } from './arguments.ts';
 import { checkStringSize, type FilterContext, type FilterFn } from './context.ts';
 import { failure } from './errors.ts';
-import { pySplit } from './methods.ts';
+import { pyReplace, pySplit } from './methods.ts';
 import { pyPercentFormat } from './python-format.ts';
 import { pythonJsonDump } from './python-json.ts';
+import { pyRound } from './python-round.ts';
 import { urlQuote } from './url-quote.ts';
 import {
   checkHashable,
@@ -115,27 +116,6 @@ function htmlEscape(s: string): string {
     .replaceAll('>', '&gt;')
     .replaceAll('"', '&#34;')
     .replaceAll("'", '&#39;');
-}
-
-/** Python `round()` on a float: ties go to the even neighbour, judged on the exact binary value. */
-export function pyRound(x: number, digits: number): number {
-  if (!Number.isFinite(x)) return x;
-  if (digits >= 0 && digits <= 20 && Math.abs(x) < 1e21) {
-    const exact = Math.abs(x).toFixed(100);
-    const dot = exact.indexOf('.');
-    const tail = exact.slice(dot + 1 + digits);
-    if (/^50*$/.test(tail)) {
-      const kept = exact.slice(0, dot + 1 + digits).replace(/\.$/, '');
-      const lastDigit = Number(kept.replace('.', '').slice(-1));
-      const scaled = Number(kept.replace('.', ''));
-      const rounded = lastDigit % 2 === 0 ? scaled : scaled + 1;
-      const value = rounded / 10 ** digits;
-      return x < 0 ? -value : value;
-    }
-    return Number(x.toFixed(digits));
-  }
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
 }
 
 function toInt(value: unknown, dflt: unknown, base: number): unknown {
@@ -261,23 +241,9 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     while (j > i && set.has(cs[j - 1]!)) j--;
     return cs.slice(i, j).join('');
   }),
-  filter('replace', ['old', 'new', ['count', null]], (_ctx, v, a) => {
-    const s = str(v);
-    const from = str(a.old);
-    const to = str(a.new);
-    checkStringSize(s.length + (s.split(from).length - 1) * Math.max(0, to.length - from.length));
-    if (a.count === null) return s.split(from).join(to);
-    let n = toNumber(a.count);
-    let out = '';
-    let rest = s;
-    while (n-- > 0) {
-      const i = rest.indexOf(from);
-      if (i === -1) break;
-      out += rest.slice(0, i) + to;
-      rest = rest.slice(i + from.length);
-    }
-    return out + rest;
-  }),
+  filter('replace', ['old', 'new', ['count', null]], (_ctx, v, a) =>
+    pyReplace(str(v), str(a.old), str(a.new), a.count === null ? -1 : toNumber(a.count)),
+  ),
   filter(
     'join',
     [
@@ -517,8 +483,10 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     (_ctx, v, a) => {
       const p = toNumber(a.precision);
       const x = toNumber(v);
-      if (a.method === 'common')
-        return isInt(v) || typeof v === 'boolean' ? x : pyFloat(pyRound(x, p));
+      if (a.method === 'common') {
+        if (isInt(v) || typeof v === 'boolean') return p >= 0 ? x : pyRound(x, p);
+        return pyFloat(pyRound(x, p));
+      }
       if (a.method !== 'ceil' && a.method !== 'floor') {
         throw failure.runtime('method must be common, ceil or floor');
       }

@@ -48,6 +48,26 @@ function stripChars(s: string, chars: unknown, left: boolean, right: boolean): s
   return cs.slice(start, end).join('');
 }
 
+/** Python `str.replace` (a negative count replaces all; an empty `old` inserts between characters). */
+export function pyReplace(s: string, from: string, to: string, count: number): string {
+  const limit = count < 0 ? Number.POSITIVE_INFINITY : count;
+  if (from === '') {
+    const chars = [...s];
+    const n = Math.min(limit, chars.length + 1);
+    checkStringSize(s.length + n * to.length);
+    let out = '';
+    chars.forEach((ch, i) => {
+      out += (i < n ? to : '') + ch;
+    });
+    return n === chars.length + 1 ? out + to : out;
+  }
+  const parts = s.split(from);
+  const n = Math.min(limit, parts.length - 1);
+  checkStringSize(s.length + n * Math.max(0, to.length - from.length));
+  if (n === parts.length - 1) return parts.join(to);
+  return `${parts.slice(0, n + 1).join(to)}${from}${parts.slice(n + 1).join(from)}`;
+}
+
 /** Python `str.split`: no separator splits on whitespace runs and drops empty parts. */
 export function pySplit(s: string, sep: unknown, maxsplit: unknown): string[] {
   const limit = maxsplit === null || maxsplit === undefined ? -1 : toNumber(maxsplit);
@@ -119,26 +139,13 @@ const STRING_METHODS: Record<string, MethodDef<string>> = {
   },
   replace: {
     params: ['old', 'new', ['count', -1]],
-    run: (s, a) => {
-      const from = str(a.old, 'replace() argument 1');
-      const to = str(a.new, 'replace() argument 2');
-      checkStringSize(s.length + (s.split(from).length - 1) * Math.max(0, to.length - from.length));
-      let count = toNumber(a.count);
-      if (count < 0) return s.split(from).join(to);
-      let out = '';
-      let rest = s;
-      while (count-- > 0) {
-        const i = rest.indexOf(from);
-        if (i === -1) break;
-        out += rest.slice(0, i) + to;
-        rest = rest.slice(i + from.length);
-        if (from === '') {
-          out += rest.slice(0, 1);
-          rest = rest.slice(1);
-        }
-      }
-      return out + rest;
-    },
+    run: (s, a) =>
+      pyReplace(
+        s,
+        str(a.old, 'replace() argument 1'),
+        str(a.new, 'replace() argument 2'),
+        toNumber(a.count),
+      ),
   },
   startswith: {
     params: ['prefix'],

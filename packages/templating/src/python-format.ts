@@ -5,6 +5,7 @@
  */
 import { checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
+import { pyToFixed } from './python-round.ts';
 import {
   dictGet,
   isDict,
@@ -66,7 +67,7 @@ function general(x: number, precision: number, alternate: boolean, upper: boolea
     text = exponential(x, p - 1, upper);
     if (!alternate) text = text.replace(/\.?0+(?=[eE])/, '');
   } else {
-    text = x.toFixed(Math.max(0, p - 1 - exp));
+    text = pyToFixed(x, Math.max(0, p - 1 - exp));
     if (!alternate && text.includes('.')) text = text.replace(/\.?0+$/, '');
   }
   return text;
@@ -119,7 +120,7 @@ function formatNumber(value: unknown, spec: Spec, percentStyle: boolean): string
     case 'f':
     case 'F':
       body = Number.isFinite(abs)
-        ? group(abs.toFixed(spec.precision ?? 6), spec.grouping)
+        ? group(pyToFixed(abs, spec.precision ?? 6), spec.grouping)
         : abs === Infinity
           ? 'inf'
           : 'nan';
@@ -133,7 +134,7 @@ function formatNumber(value: unknown, spec: Spec, percentStyle: boolean): string
       body = general(abs, spec.precision ?? 6, spec.alternate, type === 'G');
       break;
     case '%':
-      body = `${(abs * 100).toFixed(spec.precision ?? 6)}%`;
+      body = `${pyToFixed(abs * 100, spec.precision ?? 6)}%`;
       break;
     case '':
       body =
