@@ -102,6 +102,35 @@ describe('discovery', () => {
     );
   });
 
+  it('serves aggregated discovery to clients that ask for it', async () => {
+    const accept =
+      'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+    const apis = await call(server.cluster('ocp'), 'GET', '/apis', { headers: { Accept: accept } });
+    expect(apis.headers['content-type']).toBe(
+      'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+    );
+    expect(apis.body.kind).toBe('APIGroupDiscoveryList');
+    const apps = apis.body.items.find(
+      (g: { metadata: { name?: string } }) => g.metadata.name === 'apps',
+    );
+    const deployments = apps.versions[0].resources.find(
+      (r: { resource: string }) => r.resource === 'deployments',
+    );
+    expect(apps.versions[0]).toMatchObject({ version: 'v1', freshness: 'Current' });
+    expect(deployments).toMatchObject({
+      responseKind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      scope: 'Namespaced',
+      singularResource: 'deployment',
+      shortNames: ['deploy'],
+      subresources: [{ subresource: 'status', verbs: ['get', 'patch', 'update'] }],
+    });
+    const core = await call(server.cluster('ocp'), 'GET', '/api', { headers: { Accept: accept } });
+    expect(core.body.items).toHaveLength(1);
+    expect(
+      core.body.items[0].versions[0].resources.map((r: { resource: string }) => r.resource),
+    ).toContain('namespaces');
+  });
+
   it('serves a group and its resources', async () => {
     const c = server.cluster('ocp');
     const group = (await call(c, 'GET', '/apis/apps')).body;

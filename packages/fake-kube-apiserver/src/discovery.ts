@@ -1,3 +1,8 @@
+import {
+  AGGREGATED_CONTENT_TYPE,
+  aggregatedDiscovery,
+  wantsAggregated,
+} from './aggregated-discovery.ts';
 import { RESOURCE_VERBS } from './catalogue.ts';
 import type { FakeCluster } from './cluster.ts';
 import type { HandlerContext } from './handler-context.ts';
@@ -87,6 +92,18 @@ export function handleDiscovery(ctx: HandlerContext): void {
   }
   if (route.area !== 'discovery') throw pathNotFound();
   const host = ctx.req.headers.host ?? '127.0.0.1';
+  const isRoot = pathname.replace(/\/$/, '') === '/api' || pathname.replace(/\/$/, '') === '/apis';
+  if (isRoot && wantsAggregated(ctx.req.headers.accept)) {
+    sendJson(
+      res,
+      200,
+      aggregatedDiscovery(cluster, pathname.startsWith('/api/') || pathname === '/api'),
+      {
+        'Content-Type': AGGREGATED_CONTENT_TYPE,
+      },
+    );
+    return;
+  }
   if (pathname.startsWith('/api/') || pathname === '/api') {
     if (route.version === '') {
       sendJson(
