@@ -13,16 +13,12 @@ export const AGGREGATED_CONTENT_TYPE =
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 
 export function wantsAggregated(accept: string | undefined): boolean {
-  return (
-    accept !== undefined &&
-    accept
-      .split(',')
-      .some(
-        (part) =>
-          part.includes('g=apidiscovery.k8s.io') &&
-          part.includes('v=v2;') &&
-          part.includes('as=APIGroupDiscoveryList'),
-      )
+  const parts = accept?.split(',') ?? [];
+  return parts.some(
+    (part) =>
+      part.includes('g=apidiscovery.k8s.io') &&
+      part.includes('v=v2;') &&
+      part.includes('as=APIGroupDiscoveryList'),
   );
 }
 
