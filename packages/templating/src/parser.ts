@@ -470,7 +470,8 @@ export class Parser {
     let left = this.#parseUnary();
     while (this.#isOp('**')) {
       const t = this.#next();
-      left = { kind: 'binary', line: t.line, op: '**', left, right: this.#parseUnary() };
+      const right = this.#parseUnary();
+      left = negativeLiteralPower(left, right, t.line);
     }
     return left;
   }
@@ -677,6 +678,37 @@ export class Parser {
       } else return node;
     }
   }
+}
+
+function isConstant(e: Expr): boolean {
+  if (e.kind === 'const') return true;
+  if (e.kind === 'unary') return isConstant(e.node);
+  if (e.kind === 'binary') return isConstant(e.left) && isConstant(e.right);
+  return false;
+}
+
+/**
+ * `-1 ** x` as Jinja2 computes it. Jinja2 folds `-1` into a constant and
+ * writes it unparenthesised into generated Python, so with a non-constant
+ * exponent Python evaluates `-(1 ** x)`; with a constant exponent the whole
+ * expression is folded as `(-1) ** x`. Templates rarely meet this, but the
+ * result must be the original's.
+ */
+function negativeLiteralPower(left: Expr, right: Expr, line: number): Expr {
+  if (
+    left.kind === 'unary' &&
+    left.op === '-' &&
+    left.node.kind === 'const' &&
+    !isConstant(right)
+  ) {
+    return {
+      kind: 'unary',
+      line: left.line,
+      op: '-',
+      node: { kind: 'binary', line, op: '**', left: left.node, right },
+    };
+  }
+  return { kind: 'binary', line, op: '**', left, right };
 }
 
 function parseInteger(text: string): number {
