@@ -130,6 +130,18 @@ describe('update', () => {
     });
   });
 
+  it('lets exactly one of concurrent writers with the same resourceVersion win', async () => {
+    const live = (await call(c, 'GET', '/api/v1/namespaces/crud/configmaps/two')).body;
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call(c, 'PUT', '/api/v1/namespaces/crud/configmaps/two', {
+          body: { ...live, data: { writer: String(i) } },
+        }),
+      ),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+  });
+
   it('bumps generation on spec changes only', async () => {
     const deploy = {
       apiVersion: 'apps/v1',
