@@ -1,9 +1,12 @@
 import { gqlClient } from '@qontract/app-interface';
 import { commonOptions, defineIntegration } from '@qontract/core';
-import { clusterMapForNamespaces, reconcileResources } from '@qontract/openshift';
+import {
+  clusterMapForNamespaces,
+  reconcileResources,
+  toDesiredResources,
+} from '@qontract/openshift';
 import { currentStateSpecs, desiredResourceQuotas, isManagedNamespace } from './desired.ts';
 import { OpenshiftResourcequotasNamespacesDocument } from './namespaces.generated.ts';
-import { toDesiredResources } from './resources.ts';
 
 /** The original's module constants: the `qontract.integration` annotation and its version. */
 export const QONTRACT_INTEGRATION = 'openshift-resourcequotas';

@@ -3,8 +3,8 @@ import { commonOptions, defineIntegration } from '@qontract/core';
 import {
   type CurrentStateSpec,
   clusterMapForNamespaces,
-  OpenshiftResource,
   reconcileResources,
+  toDesiredResources,
 } from '@qontract/openshift';
 import { desiredRoleBindings, isManagedNamespace } from './desired.ts';
 import { OpenshiftRolebindingsNamespacesDocument } from './namespaces.generated.ts';
@@ -50,19 +50,19 @@ export const openshiftRolebindings = defineIntegration({
       kind: MANAGED_TYPE,
       privileged: Boolean(ns.clusterAdmin),
     }));
-    const desired = desiredRoleBindings({
+    const bindings = desiredRoleBindings({
       roles: roles ?? [],
       isInShard: ctx.isInShard,
       clusters: new Set(clusters.clusters()),
       supportRoleRef: opts.supportRoleRef,
       today: new Date(),
-    }).map((b) => ({
-      cluster: b.cluster,
-      namespace: b.namespace,
-      privileged: b.privileged,
-      source: `role ${b.role}`,
-      resource: new OpenshiftResource(b.body, QONTRACT_INTEGRATION, QONTRACT_INTEGRATION_VERSION),
-    }));
+    });
+    const desired = toDesiredResources(
+      ctx,
+      bindings.map((b) => ({ ...b, source: `role ${b.role}` })),
+      QONTRACT_INTEGRATION,
+      QONTRACT_INTEGRATION_VERSION,
+    );
     await reconcileResources({
       ctx,
       integration: QONTRACT_INTEGRATION,
