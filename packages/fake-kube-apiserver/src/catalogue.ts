@@ -192,6 +192,21 @@ export const OPENSHIFT_TYPES: readonly ResourceType[] = [
   ...defs('route.openshift.io', 'v1', [
     { plural: 'routes', all: true, kind: 'Route', status: true },
   ]),
+  // OLM ships with every OpenShift 4 cluster; these are its CRDs (lists atomic, no strategic merge).
+  ...defs('operators.coreos.com', 'v1', [
+    { plural: 'operatorgroups', kind: 'OperatorGroup', short: ['og'], status: true },
+  ]).map((t) => ({ ...t, builtin: false })),
+  ...defs('operators.coreos.com', 'v1alpha1', [
+    { plural: 'subscriptions', kind: 'Subscription', short: ['sub', 'subs'], status: true },
+    { plural: 'catalogsources', kind: 'CatalogSource', short: ['catsrc'], status: true },
+    {
+      plural: 'clusterserviceversions',
+      kind: 'ClusterServiceVersion',
+      short: ['csv', 'csvs'],
+      status: true,
+    },
+    { plural: 'installplans', kind: 'InstallPlan', short: ['ip'], status: true },
+  ]).map((t) => ({ ...t, builtin: false })),
   ...defs('apps.openshift.io', 'v1', [
     {
       plural: 'deploymentconfigs',

@@ -92,6 +92,7 @@ describe('discovery', () => {
       'user.openshift.io',
       'route.openshift.io',
       'apps.openshift.io',
+      'operators.coreos.com',
     ];
     expect(await groupsOf('ocp')).toEqual(expect.arrayContaining([...common, ...openshift]));
     const plain = await groupsOf('k8s');
