@@ -2,7 +2,7 @@ export { DEFAULT_LIMITS, type RenderLimits } from './context.ts';
 export { TemplateError } from './errors.ts';
 export type { TemplateHelpers } from './helpers.ts';
 export type { WhitespaceOptions } from './lexer.ts';
-export { parseJsonValue as parseTemplateVariables } from './qontract-filters.ts';
+export { parseTemplateVariables } from './qontract-filters.ts';
 export {
   type RenderOptions,
   renderTemplate,

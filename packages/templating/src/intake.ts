@@ -1,6 +1,6 @@
 import { types } from 'node:util';
 import { checkCollectionSize } from './context.ts';
-import { dictSet, newDict, PyFloat } from './values.ts';
+import { dictSet, newDict, PyDict, PyFloat } from './values.ts';
 
 /**
  * Copies caller data into the template value model before a template sees
@@ -18,6 +18,14 @@ export function toTemplateValue(value: unknown, memo: Map<object, unknown> = new
   // Checked first: any other inspection of a proxy would run its traps.
   if (types.isProxy(value)) return Object.freeze(Object.create(null));
   if (value instanceof PyFloat) return value;
+  if (value instanceof PyDict) {
+    const hit = memo.get(value);
+    if (hit !== undefined) return hit;
+    const copy = newDict();
+    memo.set(value, copy);
+    for (const [k, v] of value.entries()) copy.set(k, toTemplateValue(v, memo));
+    return copy;
+  }
   const hit = memo.get(value);
   if (hit !== undefined) return hit;
   if (Array.isArray(value)) {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseTemplateVariables, renderTemplate, TemplateError } from './index.ts';
+import type { PyDict } from './values.ts';
 
 interface CompatCase {
   name: string;
@@ -14,10 +15,14 @@ interface CompatCase {
 
 // Each case's expectation was produced by real Jinja2 3.1 (SandboxedEnvironment,
 // StrictUndefined); `tools/jinja2-oracle.py` re-checks the table against it.
-// Parsed like template variables so that `1.0` stays a float, as in Python.
-const cases = parseTemplateVariables(
-  readFileSync(new URL('./fixtures/jinja2-cases.json', import.meta.url), 'utf8'),
-) as CompatCase[];
+// Variables are read like template variables, so that `1.0` stays a float and
+// keys keep their order, as in Python.
+const table = readFileSync(new URL('./fixtures/jinja2-cases.json', import.meta.url), 'utf8');
+const parsed = parseTemplateVariables(`{"cases": ${table}}`).cases as PyDict[];
+const cases = (JSON.parse(table) as CompatCase[]).map((c, i) => ({
+  ...c,
+  variables: Object.fromEntries((parsed[i]!.get('variables') as PyDict).entries()),
+}));
 
 const render = (c: CompatCase) =>
   renderTemplate(c.template, {

@@ -4,6 +4,8 @@ import { failure } from './errors.ts';
 import { pyFormatMethod } from './python-format.ts';
 import {
   BuiltinFunction,
+  type Dict,
+  dictDelete,
   dictEntries,
   dictGet,
   dictKeys,
@@ -247,8 +249,6 @@ const SEQUENCE_METHODS: Record<string, MethodDef<unknown[]>> = {
   count: { params: ['value'], run: (l, a) => l.filter((x) => pyEquals(x, a.value)).length },
 };
 
-type Dict = Record<string, unknown>;
-
 const DICT_METHODS: Record<string, MethodDef<Dict>> = {
   items: { params: [], run: (d) => dictEntries(d).map(([k, v]) => tuple([k, v])) },
   keys: { params: [], run: (d) => dictKeys(d) },
@@ -288,7 +288,7 @@ const DICT_METHODS: Record<string, MethodDef<Dict>> = {
       const key = pyStr(a.key);
       const hit = dictGet(d, key);
       if (hit.found) {
-        delete d[key];
+        dictDelete(d, key);
         return hit.value;
       }
       if (a.default === undefined) throw failure.runtime(`KeyError: ${pyStr(a.key)}`);

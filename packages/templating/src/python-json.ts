@@ -2,6 +2,7 @@ import { pythonString } from '@qontract/core';
 import { failure } from './errors.ts';
 import {
   compareCodePoints,
+  type Dict,
   dictEntries,
   isDict,
   isNumber,
@@ -59,7 +60,7 @@ function dump(
         ? '[]'
         : `[${nl}${v.map((x) => dump(x, o, level + 1, seen)).join(sep + nl)}${end}]`;
   } else {
-    const entries = dictEntries(v as Record<string, unknown>);
+    const entries = dictEntries(v as Dict);
     if (o.sortKeys) entries.sort(([a], [b]) => compareCodePoints(a, b));
     out =
       entries.length === 0

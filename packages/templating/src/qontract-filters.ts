@@ -2,27 +2,52 @@ import { parseDocument, visit } from 'yaml';
 import { bindArgs, type Param } from './arguments.ts';
 import type { FilterContext, FilterFn } from './context.ts';
 import { failure } from './errors.ts';
+import { parseJson } from './json-parse.ts';
 import { extractJsonpath, jsonPointers, matchesJsonpath } from './jsonpath.ts';
 import { pyPercentFormat } from './python-format.ts';
 import { urlQuote, urlUnquote } from './url-quote.ts';
-import { PyFloat, pyFloat, pyStr, Undefined } from './values.ts';
+import { PyDict, PyFloat, plainObject, pyStr, Undefined } from './values.ts';
 
 function text(v: unknown): string {
   if (v instanceof Undefined) v.fail();
   return pyStr(v);
 }
 
-/** JSON as Python's `json.loads` reads it: `1.0` stays a float. */
+/** JSON as Python's `json.loads` reads it (key order kept, `1.0` a float). */
 export function parseJsonValue(source: string): unknown {
-  try {
-    return JSON.parse(source, (_key, value: unknown, context?: { source?: string }) =>
-      typeof value === 'number' && Number.isInteger(value) && /[.eE]/.test(context?.source ?? '')
-        ? pyFloat(value)
-        : value,
-    );
-  } catch (e) {
-    throw failure.value(`invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  return parseJson(source);
+}
+
+/**
+ * A resource's `variables` JSON as top-level template variables: a plain
+ * object (spread it next to `resource`) whose values keep Python's reading
+ * (nested objects in document order, `1.0` a float).
+ */
+export function parseTemplateVariables(source: string): Record<string, unknown> {
+  const value = parseJson(source);
+  if (!(value instanceof PyDict)) throw failure.type('template variables must be a JSON object');
+  return plainObject(value.entries());
+}
+
+/** YAML's Maps into `PyDict`s (keys as Python would print them), sharing what aliases share. */
+function fromYaml(v: unknown, memo: Map<object, unknown>): unknown {
+  if (v === null || typeof v !== 'object' || v instanceof PyFloat) return v;
+  const hit = memo.get(v);
+  if (hit !== undefined) return hit;
+  if (v instanceof Map) {
+    const out = new PyDict();
+    memo.set(v, out);
+    for (const [k, x] of v) out.set(typeof k === 'string' ? k : pyStr(k), fromYaml(x, memo));
+    return out;
   }
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    memo.set(v, out);
+    for (const x of v) out.push(fromYaml(x, memo));
+    return out;
+  }
+  if (v instanceof Set) return fromYaml([...v], memo);
+  return v;
 }
 
 /**
@@ -46,7 +71,7 @@ export function parseYamlValue(source: string): unknown {
       }
     },
   });
-  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  return fromYaml(doc.toJS({ maxAliasCount: 100, mapAsMap: true }) as unknown, new Map());
 }
 
 function filter(

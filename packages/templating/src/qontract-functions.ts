@@ -9,11 +9,13 @@ import { urlQuote, urlUnquote } from './url-quote.ts';
 import {
   BuiltinFunction,
   compareCodePoints,
+  type Dict,
   dictEntries,
   dictSet,
   isDict,
   isInt,
   newDict,
+  type PyDict,
   pyIterate,
   pyRepr,
   pyStr,
@@ -77,15 +79,15 @@ export function hashList(input: unknown): string {
 }
 
 /** `flatten_dict(d)`: nested keys joined with dots, values as `str()`, `None` values dropped. */
-export function flattenDict(input: unknown): Record<string, unknown> {
+export function flattenDict(input: unknown): PyDict {
   if (!isDict(input)) throw failure.type(`flatten_dict() expects a dict, not ${typeName(input)}`);
   const out = newDict();
-  const walk = (d: Record<string, unknown>, prefix: string): void => {
+  const walk = (d: Dict, prefix: string): void => {
     for (const [k, v] of dictEntries(d)) {
       const key = prefix ? `${prefix}.${k}` : k;
       if (isDict(v)) walk(v, key);
       else if (v !== null && v !== undefined) {
-        checkCollectionSize(Object.keys(out).length + 1);
+        checkCollectionSize(out.size + 1);
         dictSet(out, key, pyStr(v));
       }
     }

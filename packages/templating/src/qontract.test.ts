@@ -110,6 +110,17 @@ describe('variables', () => {
     expect(repr).toBe("{'a': 1, 'self': {...}}");
   });
 
+  it('keeps key order of JSON and YAML as Python does, integer-like keys included', async () => {
+    const variables = parseTemplateVariables(
+      '{"ports": {"443": "https", "80": "http", "name": "x"}}',
+    );
+    const out = await render(
+      '{{ ports|list }} {{ (\'{"9": 1, "10": 2, "x": 3}\'|json_to_dict)|list }} {{ (\'b: 1\n"2": 2\na: 3\'|yaml_to_dict)|list }}',
+      { variables },
+    );
+    expect(out).toBe("['443', '80', 'name'] ['9', '10', 'x'] ['b', '2', 'a']");
+  });
+
   it('keeps JSON floats as floats (parseTemplateVariables)', async () => {
     const variables = parseTemplateVariables('{"cpu": 1.0, "mem": 2, "ratio": 0.5}') as Record<
       string,

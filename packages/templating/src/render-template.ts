@@ -23,7 +23,7 @@ import {
 } from './lexer.ts';
 import { QONTRACT_FILTERS } from './qontract-filters.ts';
 import { helperFunctions, mockFunctions } from './qontract-functions.ts';
-import { dictGet, dictKeys, isDict } from './values.ts';
+import { type Dict, dictGet, dictKeys, isDict, newDict } from './values.ts';
 
 export type TemplateType = 'jinja2' | 'extracurlyjinja2';
 
@@ -94,7 +94,7 @@ interface RenderRun {
   readonly budget: Budget;
   readonly options: RenderOptions;
   /** `options.variables` copied into the template value model once per render. */
-  readonly variables: Record<string, unknown>;
+  readonly variables: Dict;
   readonly vaultCache: Map<string, Promise<Record<string, string> | null>>;
   readonly redactor: SecretRedactor;
 }
@@ -189,14 +189,14 @@ export async function renderTemplate(body: string, options: RenderOptions): Prom
   const run: RenderRun = {
     budget,
     options,
-    variables: {},
+    variables: newDict(),
     vaultCache: options.vaultCache ?? new Map(),
     redactor: options.redactor ?? new SecretRedactor(),
   };
   try {
     return await withBudget(budget, async () => {
       const variables = toTemplateValue(options.variables);
-      const ready: RenderRun = { ...run, variables: isDict(variables) ? variables : {} };
+      const ready: RenderRun = { ...run, variables: isDict(variables) ? variables : newDict() };
       const whitespace = { ...DEFAULT_WHITESPACE, ...options.whitespace };
       return await renderTree(
         ready,

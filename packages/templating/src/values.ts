@@ -105,22 +105,56 @@ export class Namespace {
   readonly attrs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
 }
 
-export type Dict = Record<string, unknown>;
+/**
+ * A Python dict made by the engine (literals, `dict()`, parsed JSON/YAML,
+ * copied caller data): a Map, so keys keep insertion order even when they
+ * look like integers (a JavaScript object would list `"80"` before `"b"`).
+ */
+export class PyDict {
+  readonly #map = new Map<string, unknown>();
 
-/** A plain data object: no class, no proxy. Only these are read as Python dicts. */
+  get size(): number {
+    return this.#map.size;
+  }
+  has(key: string): boolean {
+    return this.#map.has(key);
+  }
+  get(key: string): unknown {
+    return this.#map.get(key);
+  }
+  set(key: string, value: unknown): void {
+    this.#map.set(key, value);
+  }
+  delete(key: string): void {
+    this.#map.delete(key);
+  }
+  keys(): string[] {
+    return [...this.#map.keys()];
+  }
+  entries(): [string, unknown][] {
+    return [...this.#map.entries()];
+  }
+}
+
+/** A template dict: an engine-made `PyDict` or a plain data object from a library. */
+export type Dict = PyDict | Record<string, unknown>;
+
+/** A `PyDict`, or a plain data object (no class, no proxy). Only these are read as Python dicts. */
 export function isDict(v: unknown): v is Dict {
+  if (v instanceof PyDict) return true;
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  if (types.isProxy(v)) return false;
   const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== Object.prototype && proto !== null) return false;
-  return !types.isProxy(v);
+  return proto === Object.prototype || proto === null;
 }
 
 export function isList(v: unknown): v is unknown[] {
-  return Array.isArray(v) && Object.getPrototypeOf(v) === Array.prototype && !types.isProxy(v);
+  return Array.isArray(v) && !types.isProxy(v) && Object.getPrototypeOf(v) === Array.prototype;
 }
 
-/** Own, enumerable data properties only: getters and inherited members are invisible. */
+/** Keys in order; of plain objects only own, enumerable data properties (no getters, nothing inherited). */
 export function dictKeys(d: Dict): string[] {
+  if (d instanceof PyDict) return d.keys();
   const keys: string[] = [];
   for (const key of Object.keys(d)) {
     const desc = Object.getOwnPropertyDescriptor(d, key);
@@ -130,6 +164,8 @@ export function dictKeys(d: Dict): string[] {
 }
 
 export function dictGet(d: Dict, key: string): { found: boolean; value: unknown } {
+  if (d instanceof PyDict)
+    return d.has(key) ? { found: true, value: d.get(key) } : { found: false, value: undefined };
   if (!Object.hasOwn(d, key)) return { found: false, value: undefined };
   const desc = Object.getOwnPropertyDescriptor(d, key);
   if (!desc || !('value' in desc) || !desc.enumerable) return { found: false, value: undefined };
@@ -138,15 +174,41 @@ export function dictGet(d: Dict, key: string): { found: boolean; value: unknown 
 
 /** Sets a key without ever invoking a setter or touching a prototype (`__proto__` included). */
 export function dictSet(d: Dict, key: string, value: unknown): void {
-  Object.defineProperty(d, key, { value, writable: true, enumerable: true, configurable: true });
+  if (d instanceof PyDict) d.set(key, value);
+  else
+    Object.defineProperty(d, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-export function newDict(): Dict {
-  return Object.create(null) as Dict;
+export function dictDelete(d: Dict, key: string): void {
+  if (d instanceof PyDict) d.delete(key);
+  else if (Object.hasOwn(d, key)) Reflect.deleteProperty(d, key);
+}
+
+export function dictSize(d: Dict): number {
+  return d instanceof PyDict ? d.size : dictKeys(d).length;
+}
+
+export function newDict(): PyDict {
+  return new PyDict();
 }
 
 export function dictEntries(d: Dict): [string, unknown][] {
+  if (d instanceof PyDict) return d.entries();
   return dictKeys(d).map((k) => [k, dictGet(d, k).value]);
+}
+
+/** A null-prototype plain object, for libraries that want JSON-shaped input. */
+export function plainObject(entries: [string, unknown][]): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const [k, v] of entries) {
+    Object.defineProperty(out, k, {
+      value: v,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /** Python's `type(x).__name__`, for error messages that never show values. */
@@ -176,7 +238,7 @@ export function truthy(v: unknown): boolean {
   if (typeof v === 'string') return v.length > 0;
   if (isNumber(v)) return toNumber(v) !== 0;
   if (Array.isArray(v)) return v.length > 0;
-  if (isDict(v)) return dictKeys(v).length > 0;
+  if (isDict(v)) return dictSize(v) > 0;
   return true;
 }
 
@@ -395,9 +457,7 @@ export function toPlain(v: unknown, memo: Map<object, unknown> = new Map()): unk
     checkCollectionSize(v.length);
     out = v.map((x) => toPlain(x, memo));
   } else {
-    const d: Dict = newDict();
-    for (const [k, x] of dictEntries(v)) dictSet(d, k, toPlain(x, memo));
-    out = d;
+    out = plainObject(dictEntries(v).map(([k, x]) => [k, toPlain(x, memo)]));
   }
   memo.set(v, out);
   return out;

@@ -2,6 +2,7 @@
 // package differs from Jinja2. Usage: node tools/jinja2-fuzz-compare.ts OUT.json
 import { readFileSync } from 'node:fs';
 import { parseTemplateVariables, renderTemplate } from '../src/index.ts';
+import type { PyDict } from '../src/values.ts';
 
 interface FuzzCase {
   template: string;
@@ -10,11 +11,10 @@ interface FuzzCase {
 }
 
 const file = process.argv[2] ?? 'jinja2-fuzz-cases.json';
-const { variables, cases, whitespace } = parseTemplateVariables(readFileSync(file, 'utf8')) as {
-  variables: Record<string, unknown>;
-  cases: FuzzCase[];
-  whitespace?: string[];
-};
+const text = readFileSync(file, 'utf8');
+const { cases, whitespace } = JSON.parse(text) as { cases: FuzzCase[]; whitespace?: string[] };
+// The variables are read as template variables (floats stay floats, key order is kept).
+const variables = Object.fromEntries((parseTemplateVariables(text).variables as PyDict).entries());
 const enabled = new Set(whitespace ?? []);
 const options = {
   trimBlocks: enabled.has('trim_blocks'),
