@@ -13,6 +13,7 @@ import {
   parse,
   printSchema,
   validate,
+  visit,
 } from 'graphql';
 import { operationResultShape } from './result-shape-builder.ts';
 
@@ -33,6 +34,52 @@ export interface GenerateInput {
   readonly source: string;
   /** Where the generated file imports TypedDocumentNode from. */
   readonly typedDocumentNodeImport: string;
+  /** Fragments of the `*.fragments.graphql` files, usable by every document. */
+  readonly sharedFragments?: ReadonlyMap<string, FragmentDefinitionNode>;
+}
+
+/** The fragments of a fragments file (`*.fragments.graphql`): fragment definitions only. */
+export function parseFragmentsFile(displayPath: string, source: string): FragmentDefinitionNode[] {
+  const document = parseDocument({ displayPath, source });
+  const problems: string[] = [];
+  const fragments: FragmentDefinitionNode[] = [];
+  for (const d of document.definitions) {
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.push(d);
+    else problems.push('a .fragments.graphql file holds fragment definitions only');
+  }
+  if (problems.length) throw new DocumentError(displayPath, problems);
+  return fragments;
+}
+
+/** Appends the shared fragments the document spreads but does not define (transitively). */
+function withSharedFragments(
+  document: DocumentNode,
+  shared: ReadonlyMap<string, FragmentDefinitionNode> | undefined,
+): DocumentNode {
+  if (!shared?.size) return document;
+  const defined = new Set(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((f) => f.name.value),
+  );
+  const added: FragmentDefinitionNode[] = [];
+  const pending = [...document.definitions];
+  while (pending.length) {
+    const node = pending.pop()!;
+    visit(node, {
+      FragmentSpread(spread) {
+        const name = spread.name.value;
+        const fragment = shared.get(name);
+        if (defined.has(name) || !fragment) return;
+        defined.add(name);
+        added.push(fragment);
+        pending.push(fragment);
+      },
+    });
+  }
+  return added.length
+    ? { ...document, definitions: [...document.definitions, ...added] }
+    : document;
 }
 
 /**
@@ -42,7 +89,7 @@ export interface GenerateInput {
  * against.
  */
 export async function generateTypedDocuments(input: GenerateInput): Promise<string> {
-  const document = parseDocument(input);
+  const document = withSharedFragments(parseDocument(input), input.sharedFragments);
   const problems = validate(input.schema, document).map((e) => located(e));
   const operations = document.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
@@ -93,7 +140,7 @@ export async function generateTypedDocuments(input: GenerateInput): Promise<stri
   ].join('\n');
 }
 
-function parseDocument(input: GenerateInput): DocumentNode {
+function parseDocument(input: Pick<GenerateInput, 'displayPath' | 'source'>): DocumentNode {
   try {
     return parse(input.source);
   } catch (e) {

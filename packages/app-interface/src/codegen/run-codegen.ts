@@ -2,11 +2,14 @@ import { existsSync } from 'node:fs';
 import { glob, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GENERATED_MARKER, generateTypedDocuments } from './generate.ts';
+import type { FragmentDefinitionNode } from 'graphql';
+import { GENERATED_MARKER, generateTypedDocuments, parseFragmentsFile } from './generate.ts';
 import { loadCodegenSchema } from './schema-source.ts';
 
 const DOCUMENT_GLOBS = ['packages/*/src/**/*.graphql', 'integrations/*/src/**/*.graphql'];
 const APP_INTERFACE_PACKAGE = 'packages/app-interface/';
+/** Files of shared fragments (no operation, no generated file), like upstream's gql/fragments. */
+const FRAGMENTS_SUFFIX = '.fragments.graphql';
 
 export interface CodegenResult {
   readonly documents: readonly string[];
@@ -33,9 +36,23 @@ export async function runCodegen(options: {
   const { check } = options;
   const repoRoot = options.repoRoot ?? REPO_ROOT;
   const schema = await loadCodegenSchema(repoRoot);
-  const documents = (await collect(repoRoot, DOCUMENT_GLOBS)).sort();
+  const all = (await collect(repoRoot, DOCUMENT_GLOBS)).sort();
+  const documents = all.filter((d) => !d.endsWith(FRAGMENTS_SUFFIX));
   const stale: string[] = [];
   const failures: string[] = [];
+  // Shared fragments first: any document may spread them.
+  const sharedFragments = new Map<string, FragmentDefinitionNode>();
+  for (const file of all.filter((d) => d.endsWith(FRAGMENTS_SUFFIX))) {
+    try {
+      for (const f of parseFragmentsFile(file, await readFile(join(repoRoot, file), 'utf8'))) {
+        if (sharedFragments.has(f.name.value))
+          failures.push(`${file}: fragment ${f.name.value} is defined twice`);
+        sharedFragments.set(f.name.value, f);
+      }
+    } catch (e) {
+      failures.push(e instanceof Error ? e.message : String(e));
+    }
+  }
   const expectedOutputs = new Set<string>();
   for (const doc of documents) {
     const output = doc.replace(/\.graphql$/, '.generated.ts');
@@ -46,6 +63,7 @@ export async function runCodegen(options: {
         schema,
         displayPath: doc,
         source: await readFile(join(repoRoot, doc), 'utf8'),
+        sharedFragments,
         // Packages import it through @qontract/app-interface; app-interface itself can't.
         typedDocumentNodeImport: doc.startsWith(APP_INTERFACE_PACKAGE)
           ? '@graphql-typed-document-node/core'
