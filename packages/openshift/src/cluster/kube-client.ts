@@ -108,6 +108,8 @@ interface RequestOptions {
   readonly attempts?: number;
   /** Return undefined on 404 instead of throwing. */
   readonly allowNotFound?: boolean;
+  /** The Accept header (default `application/json`). */
+  readonly accept?: string;
 }
 
 /**
@@ -173,15 +175,27 @@ export class KubeClient {
     >;
   }
 
-  /** The cluster's API resources, from legacy discovery (`/api/v1`, `/apis`, `/apis/<g>/<v>`). */
+  /**
+   * The cluster's API resources. Aggregated discovery (Kubernetes 1.30+:
+   * `/api` and `/apis` as APIGroupDiscoveryList, two requests) when the server
+   * offers it, else legacy discovery (`/api/v1`, `/apis`, one request per group).
+   */
   async discover(): Promise<ApiResourceCatalog> {
     const [core, groups] = await Promise.all([
-      this.request('GET', '/api/v1', 'discovery') as Promise<DiscoveryResourceList>,
-      this.request('GET', '/apis', 'discovery') as Promise<{ groups?: DiscoveryGroup[] }>,
+      this.request('GET', '/api', 'discovery', { accept: AGGREGATED_DISCOVERY }),
+      this.request('GET', '/apis', 'discovery', { accept: AGGREGATED_DISCOVERY }),
     ]);
+    if (isAggregated(core) && isAggregated(groups)) {
+      return new ApiResourceCatalog([...fromAggregated(core), ...fromAggregated(groups)]);
+    }
+    return this.#legacyDiscovery(groups as { groups?: DiscoveryGroup[] });
+  }
+
+  async #legacyDiscovery(apis: { groups?: DiscoveryGroup[] }): Promise<ApiResourceCatalog> {
+    const core = (await this.request('GET', '/api/v1', 'discovery')) as DiscoveryResourceList;
     const resources: ApiResource[] = fromResourceList('', 'v1', core);
     const lists = await Promise.all(
-      (groups.groups ?? []).map(async (g) => {
+      (apis.groups ?? []).map(async (g) => {
         const version = g.preferredVersion?.version ?? g.versions?.[0]?.version;
         if (!version) return [];
         const list = (await this.request('GET', `/apis/${g.name}/${version}`, 'discovery', {
@@ -349,7 +363,7 @@ export class KubeClient {
     const { kc, lib, http } = await this.#transport;
     const ctx = new lib.RequestContext(url.toString(), method as HttpMethod);
     await kc.applySecurityAuthentication(ctx);
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', options.accept ?? 'application/json');
     ctx.setHeaderParam('User-Agent', 'qontract-reconcile-ts');
     if (options.body !== undefined) {
       ctx.setHeaderParam('Content-Type', options.contentType ?? 'application/json');
@@ -435,4 +449,54 @@ function fromResourceList(
       namespaced: r.namespaced,
       verbs: r.verbs ?? [],
     }));
+}
+
+/** Aggregated discovery first (v2, then v2beta1), plain JSON (legacy documents) otherwise. */
+const AGGREGATED_DISCOVERY = [
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+  'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList',
+  'application/json',
+].join(',');
+
+interface AggregatedDiscovery {
+  kind: 'APIGroupDiscoveryList';
+  items?: Array<{
+    metadata?: { name?: string };
+    versions?: Array<{
+      version: string;
+      resources?: Array<{
+        resource: string;
+        responseKind?: { group?: string; version?: string; kind?: string };
+        scope?: string;
+        verbs?: string[];
+      }>;
+    }>;
+  }>;
+}
+
+function isAggregated(v: unknown): v is AggregatedDiscovery {
+  return (v as { kind?: string } | undefined)?.kind === 'APIGroupDiscoveryList';
+}
+
+/** Every group's versions in preference order (the first version listed is preferred). */
+function fromAggregated(list: AggregatedDiscovery): ApiResource[] {
+  const out: ApiResource[] = [];
+  for (const group of list.items ?? []) {
+    const groupName = group.metadata?.name ?? '';
+    for (const v of group.versions ?? []) {
+      for (const r of v.resources ?? []) {
+        const kind = r.responseKind?.kind;
+        if (!kind) continue;
+        out.push({
+          kind,
+          group: groupName,
+          version: v.version,
+          name: r.resource,
+          namespaced: r.scope === 'Namespaced',
+          verbs: r.verbs ?? [],
+        });
+      }
+    }
+  }
+  return out;
 }
