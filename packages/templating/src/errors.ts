@@ -1,9 +1,12 @@
+import { QontractError } from '@qontract/core';
+
 /**
  * A template could not be compiled or rendered. The message names the resource
  * path and, when known, the template line, so a tenant can find the mistake in
- * their merge request.
+ * their merge request. A `QontractError` (exit code 1): the runner shows the
+ * message without a stack trace.
  */
-export class TemplateError extends Error {
+export class TemplateError extends QontractError {
   readonly path: string;
   readonly line: number | undefined;
   /** The engine's own description of the problem, without path and line. */
@@ -12,7 +15,6 @@ export class TemplateError extends Error {
   constructor(path: string, reason: string, line?: number) {
     const where = line === undefined ? path : `${path}, line ${line}`;
     super(`error processing jinja2 template (${where}): ${reason}`);
-    this.name = 'TemplateError';
     this.path = path;
     this.line = line;
     this.reason = reason;

@@ -1,4 +1,4 @@
-import { SecretNotFoundError, SecretRedactor } from '@qontract/core';
+import { QontractError, SecretNotFoundError, SecretRedactor } from '@qontract/core';
 import { describe, expect, it } from 'vitest';
 import {
   parseTemplateVariables,
@@ -422,6 +422,16 @@ describe('errors name the resource path and line', () => {
     expect(e.line).toBe(line);
     expect(e.message).toMatch(message);
     expect(e.message).toContain(`/resources/app/template.yml, line ${line}`);
+  });
+});
+
+describe('TemplateError', () => {
+  it('is an expected failure for the runner (QontractError, exit code 1)', async () => {
+    const e = await failure('{{ missing }}');
+    expect(e).toBeInstanceOf(QontractError);
+    expect(e.exitCode).toBe(1);
+    expect(e.name).toBe('TemplateError');
+    expect(e.reason).toBe("UndefinedError: 'missing' is undefined");
   });
 });
 
