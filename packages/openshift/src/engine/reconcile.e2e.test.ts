@@ -297,6 +297,128 @@ describe('reconcileResources against the fake API server', () => {
     }
   });
 
+  it('restarts the workloads that mount a qontract.recycle Secret when it changes', async () => {
+    server.seed('c1', [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'app' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'c', image: 'i' }] },
+          },
+        },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: {
+          name: 'web-1',
+          namespace: 'app',
+          ownerReferences: [
+            { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'u1', controller: true },
+          ],
+        },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'c', image: 'i' }] },
+          },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'web-1-a',
+          namespace: 'app',
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'ReplicaSet',
+              name: 'web-1',
+              uid: 'u2',
+              controller: true,
+            },
+          ],
+        },
+        spec: {
+          containers: [{ name: 'c', image: 'i' }],
+          volumes: [{ name: 'v', secret: { secretName: 'creds' } }],
+        },
+      },
+    ]);
+    const secret = (value: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name: 'creds', annotations: { 'qontract.recycle': 'true' } },
+      data: { k: Buffer.from(value).toString('base64') },
+    });
+    const first = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: secret('one') }],
+      namespaces: [['c1', 'app']],
+      kinds: ['Secret'],
+    });
+    expect(first.code).toBe(0);
+    expect(first.messages).toContain("['recycle_deployment', 'c1', 'app', 'web']");
+    const restarted = (
+      get('c1', 'web', 'app', 'Deployment', 'apps/v1')?.spec as {
+        template: { metadata: { annotations?: Record<string, string> } };
+      }
+    ).template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'];
+    expect(restarted).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Unchanged secret: nothing is applied, nothing restarts.
+    const again = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: secret('one') }],
+      namespaces: [['c1', 'app']],
+      kinds: ['Secret'],
+    });
+    expect(again.messages.some((m) => m.startsWith("['recycle_"))).toBe(false);
+  });
+
+  it('re-creates a Deployment whose selector changed (Recreate strategy)', async () => {
+    const deployment = (label: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'moved' },
+      spec: {
+        replicas: 1,
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: { app: label } },
+        template: {
+          metadata: { labels: { app: label } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        },
+      },
+    });
+    const kinds = ['Deployment'];
+    expect(
+      (
+        await run({
+          desired: [{ cluster: 'c2', namespace: 'app', body: deployment('old') }],
+          namespaces: [['c2', 'app']],
+          kinds,
+        })
+      ).code,
+    ).toBe(0);
+    const r = await run({
+      desired: [{ cluster: 'c2', namespace: 'app', body: deployment('new') }],
+      namespaces: [['c2', 'app']],
+      kinds,
+    });
+    expect(r.code).toBe(0);
+    expect(r.messages).toContain("['replace', 'c2', 'app', 'Deployment', 'moved']");
+    const spec = get('c2', 'moved', 'app', 'Deployment', 'apps/v1')?.spec as {
+      selector: { matchLabels: Record<string, string> };
+    };
+    expect(spec.selector.matchLabels).toEqual({ app: 'new' });
+  });
+
   it('reports a duplicate desired object with both sources and an unknown kind, exit 1', async () => {
     const r = await run({
       desired: [
