@@ -213,10 +213,12 @@ export async function renderTemplate(body: string, options: RenderOptions): Prom
     const failure =
       e instanceof RenderFailure
         ? e
-        : new RenderFailure(
-            e instanceof Error ? e.name : 'Error',
-            e instanceof Error ? e.message : String(e),
-          );
+        : e instanceof RangeError && /call stack/i.test(e.message)
+          ? new RenderFailure('LimitExceeded', 'template nesting too deep')
+          : new RenderFailure(
+              e instanceof Error ? e.name : 'Error',
+              e instanceof Error ? e.message : String(e),
+            );
     throw new TemplateError(options.path, run.redactor.redact(failure.describe()), failure.line);
   }
 }

@@ -347,6 +347,9 @@ describe('sandbox: resource limits', () => {
     ['format width', "{{ '%999999999s' % 'x' }}", /string longer/],
     ['center width', "{{ 'x'|center(999999999) }}", /string longer/],
     ['deep nesting', `{{ ${'('.repeat(500)}1${')'.repeat(500)} }}`, /nesting deeper than/],
+    ['long operator chain', `{{ ${'1 + '.repeat(100000)}1 }}`, /nesting too deep/],
+    ['long attribute chain', `{{ x${'.a'.repeat(100000)} }}`, /nesting too deep/],
+    ['deeply nested blocks', '{% if true %}'.repeat(5000), /nesting deeper than/],
   ])('%s hits a limit', async (_name, template, message) => {
     const result = await attempt(template, { limits: small });
     expect(result).toBeInstanceOf(TemplateError);
