@@ -10,6 +10,7 @@ import {
   namedField,
   pyRepr,
   pyStr,
+  TemplateCallable,
   toNumber,
   tuple,
   typeName,
@@ -17,7 +18,7 @@ import {
 } from './values.ts';
 
 /** Template objects with a fixed attribute set (the `loop` variable). */
-export abstract class AttributeHolder {
+export abstract class AttributeHolder extends TemplateCallable {
   abstract attribute(name: string): { found: boolean; value: unknown };
 }
 

@@ -49,6 +49,7 @@ export type Stmt =
       target: Target;
       iter: Expr;
       filter?: Expr;
+      recursive: boolean;
       body: Stmt[];
       otherwise: Stmt[];
     }

@@ -69,13 +69,28 @@ class Output {
 
 /** The `loop` variable of a `for` block. */
 class LoopContext extends AttributeHolder {
+  readonly name = 'loop';
   readonly #items: unknown[];
+  readonly #depth0: number;
+  /** Renders the loop again over other items (`loop(children)` in a `recursive` loop). */
+  readonly #recurse: ((items: unknown) => Promise<string>) | undefined;
   index0 = 0;
   #lastChanged: unknown[] | undefined;
 
-  constructor(items: unknown[]) {
+  constructor(items: unknown[], depth0: number, recurse?: (items: unknown) => Promise<string>) {
     super();
     this.#items = items;
+    this.#depth0 = depth0;
+    this.#recurse = recurse;
+  }
+
+  call(args: unknown[]): Promise<string> {
+    if (!this.#recurse) {
+      throw failure.type("The loop must have the 'recursive' marker to be called recursively.");
+    }
+    if (args.length !== 1)
+      throw failure.type(`loop() takes exactly one argument (${args.length} given)`);
+    return this.#recurse(args[0]);
   }
 
   attribute(name: string): { found: boolean; value: unknown } {
@@ -89,8 +104,8 @@ class LoopContext extends AttributeHolder {
       first: () => i === 0,
       last: () => i === length - 1,
       length: () => length,
-      depth: () => 1,
-      depth0: () => 0,
+      depth: () => this.#depth0 + 1,
+      depth0: () => this.#depth0,
       previtem: () =>
         i > 0 ? this.#items[i - 1] : new Undefined('there is no previous item', true),
       nextitem: () =>
@@ -336,7 +351,17 @@ export class Evaluator implements FilterContext {
   }
 
   async #execFor(stmt: Extract<Stmt, { kind: 'for' }>, frame: Frame, out: Output): Promise<void> {
-    let items = [...pyIterate(await this.evalExpr(stmt.iter, frame))];
+    await this.#runLoop(stmt, frame, await this.evalExpr(stmt.iter, frame), 0, out);
+  }
+
+  async #runLoop(
+    stmt: Extract<Stmt, { kind: 'for' }>,
+    frame: Frame,
+    iterable: unknown,
+    depth0: number,
+    out: Output,
+  ): Promise<void> {
+    let items = [...pyIterate(iterable)];
     if (stmt.filter) {
       const kept: unknown[] = [];
       for (const item of items) {
@@ -351,7 +376,15 @@ export class Evaluator implements FilterContext {
       await this.execBody(stmt.otherwise, frame, out);
       return;
     }
-    const loop = new LoopContext(items);
+    const recurse = stmt.recursive
+      ? (children: unknown) =>
+          this.budget.nested(async () => {
+            const inner = new Output(this.budget);
+            await this.#runLoop(stmt, frame, children, depth0 + 1, inner);
+            return inner.toString();
+          })
+      : undefined;
+    const loop = new LoopContext(items, depth0, recurse);
     for (let i = 0; i < items.length; i++) {
       this.budget.chargeIteration();
       loop.index0 = i;

@@ -210,7 +210,7 @@ export class Parser {
     const iter = this.#parseTuple({ withCondexpr: false, extraEnd: ['recursive'] });
     let filter: Expr | undefined;
     if (this.#skipName('if')) filter = this.#parseExpression();
-    if (this.#isName('recursive')) throw failure.syntax('recursive loops are not supported', line);
+    const recursive = this.#skipName('recursive');
     this.#expect('block_end');
     const { body, endTag } = this.#subparse(['endfor', 'else']);
     let otherwise: Stmt[] = [];
@@ -219,7 +219,16 @@ export class Parser {
       otherwise = this.#subparse(['endfor']).body;
     }
     this.#endTag();
-    return { kind: 'for', line, target, iter, ...(filter ? { filter } : {}), body, otherwise };
+    return {
+      kind: 'for',
+      line,
+      target,
+      iter,
+      ...(filter ? { filter } : {}),
+      recursive,
+      body,
+      otherwise,
+    };
   }
 
   #parseSet(line: number): Stmt {
