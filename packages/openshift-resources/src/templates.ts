@@ -3,6 +3,7 @@ import type { RunContext } from '@qontract/core';
 import { renderTemplate, type TemplateHelpers } from '@qontract/templating';
 import { parse } from 'graphql';
 import { Agent, fetch } from 'undici';
+import { githubFileReader } from './github.ts';
 import type { TemplateRenderer } from './providers.ts';
 
 /** `url()` ignores TLS verification, as upstream's helper does. */
@@ -12,8 +13,9 @@ const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
  * The sandboxed template renderer of a run, with the helpers wired to the
  * run's clients: `vault` → the secret reader (cached per run), `query` → the
  * app-interface client (schema allow-list applies), `url` → an HTTP GET.
- * `github`, `s3` and `s3_ls` are not configured here: a template using them
- * fails with an error naming the helper (use `_template_mocks` in tests).
+ * `github` → the default GitHub organisation's token. `s3` and `s3_ls` are
+ * not configured: a template using them fails with an error naming the helper
+ * (use `_template_mocks` in tests).
  */
 export function templateRendererFor(ctx: RunContext): TemplateRenderer {
   const vaultCache = new Map<string, Promise<Record<string, string> | null>>();
@@ -27,6 +29,7 @@ export function templateRendererFor(ctx: RunContext): TemplateRenderer {
         unknown
       >;
     },
+    github: githubFileReader(ctx),
     url: async (url) => {
       try {
         const response = await fetch(url, {

@@ -1,3 +1,4 @@
 export * from './example-environment.ts';
+export * from './fake-github.ts';
 export * from './fake-s3.ts';
 export * from './fake-vault.ts';

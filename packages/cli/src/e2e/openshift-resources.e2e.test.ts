@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
 import { parse, stringify } from 'smol-toml';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,11 +9,14 @@ import { messages, runQontractReconcile } from './harness.ts';
 
 let env: ExampleEnvironment | undefined;
 let vault: FakeVault | undefined;
+let github: FakeGitHub | undefined;
 afterEach(async () => {
   await env?.close();
   await vault?.close();
+  await github?.close();
   env = undefined;
   vault = undefined;
+  github = undefined;
 });
 
 type Obj = {
@@ -197,5 +201,51 @@ describe('openshift-resources end to end', () => {
     expect(Buffer.from(stored, 'base64').toString()).toBe('s3cr3t-from-vault');
     expect(run.stderr).not.toContain('s3cr3t-from-vault');
     expect(run.stderr).not.toContain(Buffer.from('s3cr3t-from-vault').toString('base64'));
+  });
+
+  it('reads files from GitHub with the default organisation token (github() helper)', async () => {
+    env = await startExampleEnvironment();
+    // The token of the default org comes from config.toml ([github.app-sre-example] token).
+    github = await startFakeGitHub({ token: 'ghp_example_token_not_real' });
+    const big = 'x'.repeat(1024 * 1024 + 10);
+    github.addFile({
+      repo: 'app-sre-example/configs',
+      ref: 'main',
+      path: 'banner.txt',
+      content: 'from GitHub',
+    });
+    github.addFile({ repo: 'app-sre-example/configs', ref: 'main', path: 'big.txt', content: big });
+    const { configPath, appInterfaceDir } = env;
+    await writeFile(
+      join(appInterfaceDir, 'resources/example-app/from-github.yml.j2'),
+      [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata:',
+        '  name: from-github',
+        'data:',
+        "  banner: \"{{ github('app-sre-example/configs', 'banner.txt', 'main') }}\"",
+        "  size: \"{{ github('app-sre-example/configs', 'big.txt', 'main') | length }}\"",
+        '',
+      ].join('\n'),
+    );
+    await editFile(join(appInterfaceDir, STAGE), (t) =>
+      t.replace(
+        'openshiftResources:\n',
+        'openshiftResources:\n  - provider: resource-template\n    path: /example-app/from-github.yml.j2\n',
+      ),
+    );
+    await prepare(env);
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-resources'], {
+      GITHUB_API: github.url,
+    });
+    expect(run.code).toBe(0);
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'from-github')?.data).toEqual({
+      banner: 'from GitHub',
+      size: String(big.length),
+    });
+    // The large file came through the blob API.
+    expect(github.requestLog.some((r) => r.path.includes('/git/blobs/'))).toBe(true);
+    expect(run.stderr).not.toContain('ghp_example_token_not_real');
   });
 });
