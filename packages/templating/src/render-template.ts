@@ -81,9 +81,7 @@ export function templateCacheSize(): number {
 }
 
 function delimitersOf(type: TemplateType): Delimiters {
-  if (type === 'jinja2') return JINJA2_DELIMITERS;
-  if (type === 'extracurlyjinja2') return EXTRA_CURLY_DELIMITERS;
-  throw new TemplateError('', `unknown template type: ${String(type)}`);
+  return type === 'extracurlyjinja2' ? EXTRA_CURLY_DELIMITERS : JINJA2_DELIMITERS;
 }
 
 function setAll(frame: Frame, values: Record<string, unknown>): void {
@@ -177,14 +175,9 @@ function renderTree(
  * Every failure is a `TemplateError` naming `options.path` and the line.
  */
 export async function renderTemplate(body: string, options: RenderOptions): Promise<string> {
-  const delimiters = (() => {
-    try {
-      return delimitersOf(options.type);
-    } catch {
-      throw new TemplateError(options.path, `unknown template type: ${String(options.type)}`);
-    }
-  })();
-  void delimiters;
+  if (options.type !== 'jinja2' && options.type !== 'extracurlyjinja2') {
+    throw new TemplateError(options.path, `unknown template type: ${String(options.type)}`);
+  }
   const budget = new Budget({ ...DEFAULT_LIMITS, ...options.limits });
   const run: RenderRun = {
     budget,

@@ -11,6 +11,8 @@ trimming unless the case lists `whitespace` options) and compares with the recor
 """
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,6 +54,10 @@ def main():
             print(f"{case['name']}: jinja2 fails ({result}), table expects output")
     if write:
         TABLE.write_text(json.dumps(cases, indent=2, ensure_ascii=False) + "\n")
+        # Keep the repository's formatter happy (it spells numbers and arrays its own way).
+        biome = shutil.which("biome") or str(TABLE.parents[4] / "node_modules" / ".bin" / "biome")
+        if Path(biome).exists():
+            subprocess.run([biome, "format", "--write", str(TABLE)], check=False, capture_output=True)
         print(f"recorded {len(cases)} cases")
     sys.exit(1 if differences else 0)
 
