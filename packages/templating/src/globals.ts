@@ -1,5 +1,8 @@
 import type { Budget } from './context.ts';
-import { failure } from './errors.ts';
+import { failure, RenderFailure } from './errors.ts';
+
+const MAX_RANGE = 100_000;
+
 import {
   BuiltinFunction,
   dictEntries,
@@ -25,7 +28,13 @@ export function globalFunctions(budget: Budget): Record<string, BuiltinFunction>
     const [start, stop, step] = n.length === 1 ? [0, n[0]!, 1] : [n[0]!, n[1]!, n[2] ?? 1];
     if (step === 0) throw failure.value('range() arg 3 must not be zero');
     const length = Math.max(0, Math.ceil((stop - start) / step));
-    // Jinja2's sandbox refuses ranges above MAX_RANGE; ours follows the iteration limit.
+    // Jinja2's sandbox refuses ranges longer than its MAX_RANGE, so templates never relied on more.
+    if (length > MAX_RANGE) {
+      throw new RenderFailure(
+        'OverflowError',
+        `Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`,
+      );
+    }
     budget.checkLength(length, 'range');
     return Array.from({ length }, (_, i) => start + i * step);
   });

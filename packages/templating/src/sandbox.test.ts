@@ -325,7 +325,12 @@ describe('sandbox: resource limits', () => {
       '{% for a in range(100) %}{% for b in range(100) %}.{% endfor %}{% endfor %}',
       /loop iterations/,
     ],
-    ['huge range', '{{ range(10 ** 9)|length }}', /range longer than the limit/],
+    ['huge range', '{{ range(10 ** 9)|length }}', /Range too big/],
+    [
+      'range over the iteration limit',
+      '{{ range(5000)|length }}',
+      /range longer than the limit of 1000/,
+    ],
     ['string repetition', "{{ 'x' * 10 ** 9 }}", /string longer than the limit/],
     ['list repetition', '{{ [1] * 10 ** 9 }}', /list longer than the limit/],
     [
