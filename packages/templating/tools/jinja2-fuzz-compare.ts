@@ -12,7 +12,11 @@ interface FuzzCase {
 
 const file = process.argv[2] ?? 'jinja2-fuzz-cases.json';
 const text = readFileSync(file, 'utf8');
-const { cases, whitespace } = JSON.parse(text) as { cases: FuzzCase[]; whitespace?: string[] };
+const { cases, whitespace, extracurly } = JSON.parse(text) as {
+  cases: FuzzCase[];
+  whitespace?: string[];
+  extracurly?: boolean;
+};
 // The variables are read as template variables (floats stay floats, key order is kept).
 const variables = Object.fromEntries((parseTemplateVariables(text).variables as PyDict).entries());
 const enabled = new Set(whitespace ?? []);
@@ -27,7 +31,7 @@ for (const c of cases) {
   let failed = false;
   try {
     got = await renderTemplate(c.template, {
-      type: 'jinja2',
+      type: extracurly ? 'extracurlyjinja2' : 'jinja2',
       path: 'fuzz',
       variables,
       helpers: {},

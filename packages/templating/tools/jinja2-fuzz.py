@@ -4,7 +4,7 @@ Writes random templates and what Jinja2 3.1 (sandboxed, StrictUndefined)
 renders for them; tools/jinja2-fuzz-compare.ts renders the same with this
 package and lists every difference.
 
-    python3 tools/jinja2-fuzz.py SEED COUNT OUT.json [trim_blocks,lstrip_blocks,keep_trailing_newline]
+    python3 tools/jinja2-fuzz.py SEED COUNT OUT.json [trim_blocks,lstrip_blocks,keep_trailing_newline,extracurly]
     node tools/jinja2-fuzz-compare.ts OUT.json
 """
 
@@ -96,14 +96,36 @@ def template():
     if r < 0.92: return "{% set v = " + expr() + " %}{{ v }}|{{ v|string|length }}"
     return "{{ '%s|%r|%d|%5.2f' % (" + ", ".join([paren(0), paren(0), random.choice(['i','3','j']), random.choice(['f','1.2345','i'])]) + ") }}"
 
-WS = [w for w in (sys.argv[4].split(",") if len(sys.argv) > 4 else []) if w]
-env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, **{w: True for w in WS})
+OPTIONS = [w for w in (sys.argv[4].split(",") if len(sys.argv) > 4 else []) if w]
+WS = [w for w in OPTIONS if w != "extracurly"]
+EXTRA_CURLY = "extracurly" in OPTIONS
+DELIMITERS = {
+    "block_start_string": "{{%", "block_end_string": "%}}",
+    "variable_start_string": "{{{", "variable_end_string": "}}}",
+    "comment_start_string": "{{#", "comment_end_string": "#}}",
+} if EXTRA_CURLY else {}
+env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, **{w: True for w in WS}, **DELIMITERS)
+
+def curly(t):
+    if not EXTRA_CURLY:
+        return t
+    out, i = [], 0
+    pairs = {"{%": "{{%", "%}": "%}}", "{{": "{{{", "}}": "}}}", "{#": "{{#", "#}": "#}}"}
+    while i < len(t):
+        two = t[i:i + 2]
+        if two in pairs:
+            out.append(pairs[two])
+            i += 2
+        else:
+            out.append(t[i])
+            i += 1
+    return "".join(out)
 out = []
 for _ in range(N):
-    t = template()
+    t = curly(template())
     try:
         out.append({"template": t, "expected": env.from_string(t).render(copy.deepcopy(VARS))})
     except Exception as ex:
         out.append({"template": t, "error": f"{type(ex).__name__}: {ex}"})
-json.dump({"variables": VARS, "whitespace": WS, "cases": out}, open(OUT, "w"))
+json.dump({"variables": VARS, "whitespace": WS, "extracurly": EXTRA_CURLY, "cases": out}, open(OUT, "w"))
 print(sum(1 for c in out if "error" in c), "errors of", len(out))
