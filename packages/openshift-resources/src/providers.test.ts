@@ -236,3 +236,26 @@ describe('validate_alertmanager_config', () => {
     await expect(buildDesired(sel, amSecret(config), pc)).rejects.toThrow(message);
   });
 });
+
+describe('template variables', () => {
+  it('are read as Python json.loads reads them: 1.0 stays a float', async () => {
+    renders.length = 0;
+    const r = res({
+      provider: 'resource-template',
+      variables: '{"ratio": 1.0, "name": "x"}',
+      path: {
+        path: '/v.j2',
+        content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ name }}\n',
+      },
+    });
+    await buildDesired(sel, r, pc);
+    const { renderTemplate } = await import('@qontract/templating');
+    const out = await renderTemplate('{{ ratio }}', {
+      type: 'jinja2',
+      path: '/v.j2',
+      variables: renders[0]!.variables,
+      helpers: {},
+    });
+    expect(out).toBe('1.0');
+  });
+});

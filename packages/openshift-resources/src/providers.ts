@@ -12,6 +12,7 @@ import {
   type PyValue,
   parseResource,
 } from '@qontract/openshift';
+import { parseTemplateVariables } from '@qontract/templating';
 import { parse as parseYaml } from 'yaml';
 import {
   describeResource,
@@ -112,7 +113,8 @@ export function templateVariables(
   let variables: Record<string, unknown> = {};
   if (f.variables) {
     try {
-      const parsed: unknown = JSON.parse(f.variables);
+      // Python's json.loads: floats stay floats (1.0 prints as 1.0), dict order is kept.
+      const parsed: unknown = parseTemplateVariables(f.variables);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
         variables = parsed as Record<string, unknown>;
     } catch (e) {
