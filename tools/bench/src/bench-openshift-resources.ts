@@ -86,9 +86,6 @@ export const benchOpenshiftResources = defineIntegration({
     const selected = (namespaces ?? []).filter(
       (ns) => !ns.delete && (ns.managedResourceTypes?.length ?? 0) > 0,
     );
-    const clusters = await clusterMapForNamespaces(ctx, selected, {
-      concurrency: opts.threadPoolSize,
-    });
     const specs: CurrentStateSpec[] = [];
     const desired: DesiredResource[] = [];
     for (const ns of selected) {
@@ -111,6 +108,10 @@ export const benchOpenshiftResources = defineIntegration({
         });
       }
     }
+    // Desired first: parsing is CPU-bound and would otherwise sit between discovery and the lists.
+    const clusters = await clusterMapForNamespaces(ctx, selected, {
+      concurrency: opts.threadPoolSize,
+    });
     await reconcileResources({
       ctx,
       integration: RESOURCES_INTEGRATION,

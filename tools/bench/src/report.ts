@@ -43,12 +43,14 @@ export type ScenarioResult = Common &
         };
         /**
          * Where the wall time went: GraphQL requests (summed), start until the
-         * first API request, first API request until the last response.
+         * first API request, first API request until the last response, and
+         * the rest (planning after the last list in a dry run).
          */
         readonly phases: {
           readonly graphqlMs: number;
           readonly beforeApiMs: number;
           readonly apiPhaseMs: number;
+          readonly afterApiMs: number;
         };
         /** TCP connections the run opened (API servers and GraphQL). */
         readonly connections: number;
@@ -59,7 +61,13 @@ export type ScenarioResult = Common &
         /** Measured wall time ÷ lower bound. */
         readonly ratio: number | null;
       }
-    | { readonly kind: 'compute'; readonly objectsPerSecond: number }
+    | {
+        readonly kind: 'compute';
+        /** Canonicalise + sha256 + three-way compare, per CPU second. */
+        readonly objectsPerSecond: number;
+        /** Parsing the same objects' block-YAML resource files (parseResource), per CPU second. */
+        readonly yamlObjectsPerSecond: number;
+      }
     | {
         readonly kind: 'connections';
         readonly requests: number;
@@ -112,8 +120,8 @@ export function markdownReport(report: SuiteReport): string {
     `Suite \`${report.suite}\`, run ${m.date.slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} CPUs ` +
       `(${m.cpuModel}), ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node}, ${m.platform}.`,
     '',
-    '| scenario | scale | wall s | CPU s | peak RSS MiB | requests (list/get/write/other) | writes (expected) | lower bound s | ratio |',
-    '| --- | --- | --: | --: | --: | --- | --: | --: | --: |',
+    '| scenario | scale | wall s | before API / API / after s | CPU s | peak RSS MiB | requests (list/get/write/other) | connections | writes (expected) | lower bound s | ratio |',
+    '| --- | --- | --: | --- | --: | --: | --- | --: | --: | --: | --: |',
   ];
   for (const r of report.scenarios) {
     if (r.kind !== 'integration') continue;
@@ -122,8 +130,9 @@ export function markdownReport(report: SuiteReport): string {
     const w = writesVerbs.reduce((n, k) => n + (v[k] ?? 0), 0);
     const other = r.requests.total - (v.list ?? 0) - (v.get ?? 0) - w;
     lines.push(
-      `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${scaleLabel(r.scale)} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
-        `${r.requests.total} (${v.list ?? 0}/${v.get ?? 0}/${w}/${other}) | ${r.writes} (${r.expectedWrites}) | ` +
+      `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${scaleLabel(r.scale)} | ${seconds(r.wallMs)} | ` +
+        `${seconds(r.phases.beforeApiMs)} / ${seconds(r.phases.apiPhaseMs)} / ${seconds(r.phases.afterApiMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
+        `${r.requests.total} (${v.list ?? 0}/${v.get ?? 0}/${w}/${other}) | ${r.connections} | ${r.writes} (${r.expectedWrites}) | ` +
         `${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} |`,
     );
   }

@@ -71,7 +71,12 @@ async function runScenario(
   switch (s.kind) {
     case 'compute': {
       const m = await measureInChild({ kind: 'compute', objects: s.objects }, profile);
-      return { kind: s.kind, ...base(m), objectsPerSecond: Number(m.details.objectsPerSecond) };
+      return {
+        kind: s.kind,
+        ...base(m),
+        objectsPerSecond: Number(m.details.objectsPerSecond),
+        yamlObjectsPerSecond: Number(m.details.yamlObjectsPerSecond),
+      };
     }
     case 'embedded-load': {
       const env = await environmentFor(s.scale);
@@ -192,6 +197,7 @@ async function runIntegrationScenario(
         graphqlMs: Number(m.details.graphqlMs ?? 0),
         beforeApiMs: Number(m.details.beforeApiMs ?? 0),
         apiPhaseMs: Number(m.details.apiPhaseMs ?? 0),
+        afterApiMs: Number(m.details.afterApiMs ?? 0),
       },
       writes,
       expectedWrites,
