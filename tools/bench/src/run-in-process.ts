@@ -13,12 +13,12 @@ import {
   SINGLE_SHARD,
 } from '@qontract/core';
 import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
+import { openshiftResources } from '@qontract/integration-openshift-resources';
 import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
-import { benchOpenshiftResources } from './bench-openshift-resources.ts';
 
 /** The integrations the scenarios run, by CLI name. */
 const REGISTRY: ReadonlyMap<string, AnyIntegration> = new Map(
-  [openshiftNamespaces, openshiftRolebindings, benchOpenshiftResources].map((d) => [d.name, d]),
+  [openshiftNamespaces, openshiftRolebindings, openshiftResources].map((d) => [d.name, d]),
 );
 
 export interface InProcessRun {

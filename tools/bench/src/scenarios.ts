@@ -54,13 +54,9 @@ export type Scenario =
   | EmbeddedLoadScenario
   | RemoteQueryScenario;
 
-/**
- * The integration each workload runs. `openshift-resources` runs the
- * benchmark's stand-in until the real integration is registered in the CLI;
- * then this line becomes `'openshift-resources'` (and the stand-in can go).
- */
+/** The integration (CLI name) each workload runs; each must be in run-in-process.ts's registry. */
 export const INTEGRATION_OF: Record<Workload, string> = {
-  [Workload.resources]: 'bench-openshift-resources',
+  [Workload.resources]: 'openshift-resources',
   [Workload.namespaces]: 'openshift-namespaces',
   [Workload.rolebindings]: 'openshift-rolebindings',
 };
