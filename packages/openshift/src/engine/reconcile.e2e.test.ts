@@ -367,7 +367,7 @@ describe('reconcileResources against the fake API server', () => {
     expect(first.code).toBe(0);
     expect(first.messages).toContain("['recycle_deployment', 'c1', 'app', 'web']");
     const restarted = (
-      get('c1', 'web', 'app', 'Deployment', 'apps/v1')?.spec as {
+      get('c1', 'web', 'app', 'Deployment', 'apps/v1')!.spec as {
         template: { metadata: { annotations?: Record<string, string> } };
       }
     ).template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'];
