@@ -21,7 +21,8 @@ export async function runQontractReconcile(
   let stdout = '';
   let stderr = '';
   const code = await runCli(['--log-format', 'json', ...argv], {
-    env,
+    // A loaded test machine must not make a simulated cluster look unreachable.
+    env: { CLUSTER_REACHABILITY_TIMEOUT_SECS: '30', ...env },
     io: {
       stdout: { write: (s: string) => (stdout += s) },
       stderr: { write: (s: string) => (stderr += s) },

@@ -13,7 +13,7 @@ export interface RunClusterOptions {
  * cluster's error: the run goes on for the other clusters and exits 1.
  */
 export async function clusterMapForNamespaces(
-  ctx: Pick<RunContext, 'integration' | 'secrets' | 'errors'>,
+  ctx: Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'>,
   namespaces: readonly NamespaceClusterInfo[],
   options: RunClusterOptions = {},
 ): Promise<ClusterMap> {
@@ -24,7 +24,7 @@ export async function clusterMapForNamespaces(
 
 /** The cluster clients of a run for `clusters` (cluster-scoped integrations). */
 export async function clusterMapForClusters(
-  ctx: Pick<RunContext, 'integration' | 'secrets' | 'errors'>,
+  ctx: Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'>,
   clusters: readonly ClusterInfo[],
   options: RunClusterOptions = {},
 ): Promise<ClusterMap> {
@@ -33,10 +33,17 @@ export async function clusterMapForClusters(
   return map;
 }
 
-function settingsFor(ctx: Pick<RunContext, 'integration' | 'secrets'>, options: RunClusterOptions) {
+function settingsFor(
+  ctx: Pick<RunContext, 'integration' | 'secrets' | 'env'>,
+  options: RunClusterOptions,
+) {
+  // The reachability check waits 5 s, like upstream's `oc version --request-timeout=5`;
+  // CLUSTER_REACHABILITY_TIMEOUT_SECS lengthens it for slow links (or loaded test machines).
+  const timeout = Number(ctx.env.vars.CLUSTER_REACHABILITY_TIMEOUT_SECS);
   return {
     integration: ctx.integration,
     secrets: ctx.secrets,
+    ...(timeout > 0 ? { reachabilityTimeoutMs: timeout * 1000 } : {}),
     internal: options.internal,
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,
