@@ -19,10 +19,11 @@ import {
   RESOURCES_INTEGRATION_VERSION,
 } from './model.ts';
 import { type InProcessRun, runInProcess } from './run-in-process.ts';
+import { applyWhatIfPatches } from './what-if.ts';
 
 /** What one measured child process does. */
 export type ChildTask =
-  | ({ readonly kind: 'integration' } & InProcessRun)
+  | ({ readonly kind: 'integration'; readonly whatIf?: boolean } & InProcessRun)
   | ({ readonly kind: 'connections' } & ConnectionRun)
   | { readonly kind: 'compute'; readonly objects: number }
   | { readonly kind: 'embedded-load'; readonly dir: string }
@@ -49,6 +50,7 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
   let details: Record<string, number | string> = {};
   switch (task.kind) {
     case 'integration': {
+      if (task.whatIf) await applyWhatIfPatches();
       const run = await runInProcess(task);
       exitCode = run.exitCode;
       details = { logLines: run.logLines, errorLines: run.errorLines };

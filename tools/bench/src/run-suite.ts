@@ -160,6 +160,7 @@ async function runIntegrationScenario(
         configPath: env.configPath,
         dryRun: s.dryRun,
         threadPoolSize: s.concurrency,
+        ...(s.whatIf ? { whatIf: true } : {}),
       },
       { cpuProfileDir: options.cpuProfileDir },
     );
@@ -188,6 +189,7 @@ async function runIntegrationScenario(
       driftedObjects: state.expectedWrites,
       objects,
       dryRun: s.dryRun,
+      whatIf: s.whatIf ?? false,
       latencyMs: s.latencyMs,
       concurrency: s.concurrency,
       ...base(m),

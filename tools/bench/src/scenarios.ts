@@ -19,6 +19,8 @@ export interface IntegrationScenario {
   readonly latencyMs: number;
   /** `--thread-pool-size`. */
   readonly concurrency: number;
+  /** Run with the fixes proposed for other packages patched in (what-if.ts). */
+  readonly whatIf?: boolean;
 }
 
 /** Canonicalise + sha256 + three-way compare, objects per CPU second. */
@@ -65,7 +67,7 @@ export function scenarioName(s: Scenario): string {
   switch (s.kind) {
     case 'integration': {
       const state = s.drift === 0 ? 'steady' : `drift ${Math.round(s.drift * 1000) / 10}%`;
-      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms`;
+      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms${s.whatIf ? ' what-if' : ''}`;
     }
     case 'compute':
       return `hash + compare (${s.objects} objects)`;
@@ -127,6 +129,16 @@ function suite(
       run(workload, 0.01, false);
       run(workload, 0.1, false);
     }
+  }
+  // The same openshift-resources runs with the proposed fixes patched in, at the highest latency.
+  const latencyMs = Math.max(...latencies);
+  for (const [drift, dryRun] of [
+    [0, true],
+    [0.01, false],
+    [0.1, false],
+  ] as const) {
+    const base = { kind: 'integration', workload: Workload.resources, scale } as const;
+    out.push({ ...base, drift, dryRun, latencyMs, concurrency, whatIf: true });
   }
   return out;
 }

@@ -1,0 +1,79 @@
+/**
+ * "What if" patches: the fixes this benchmark proposes for other packages,
+ * applied at run time inside a measured child only, so that their effect on
+ * a whole run is measured before anybody changes the code. Nothing here is
+ * product code; each patch names the change it stands for.
+ */
+import { pathToFileURL } from 'node:url';
+import { REPO_ROOT } from './tree.ts';
+
+export async function applyWhatIfPatches(): Promise<void> {
+  await reuseKubeConnections();
+  await cheaperYamlScanner();
+}
+
+/**
+ * Stands for: KubeClient (packages/openshift/src/cluster/kube-client.ts)
+ * keeping one undici dispatcher per client. @kubernetes/client-node 2.0.1's
+ * `KubeConfig.createDispatcher` builds a new Agent on every
+ * `applySecurityAuthentication`, so every request opens a TCP connection and
+ * a TLS session and the agents are never closed. Here: one dispatcher per
+ * KubeConfig and options.
+ */
+async function reuseKubeConnections(): Promise<void> {
+  const lib = await import('@kubernetes/client-node');
+  type Proto = { createDispatcher(cluster: unknown, options: unknown): unknown };
+  const proto = lib.KubeConfig.prototype as unknown as Proto;
+  const original = proto.createDispatcher;
+  const cache = new WeakMap<object, Map<string, unknown>>();
+  proto.createDispatcher = function (this: object, cluster, options) {
+    const key = JSON.stringify([cluster, options]);
+    let byKey = cache.get(this);
+    if (!byKey) cache.set(this, (byKey = new Map()));
+    if (!byKey.has(key)) byKey.set(key, original.call(this, cluster, options));
+    return byKey.get(key);
+  };
+}
+
+/**
+ * Stands for two changes in packages/openshift/src/resource/yaml/scanner.ts:
+ * `stalePossibleSimpleKeys` iterates the Map instead of copying it into an
+ * array on every token (and returns at once when it is empty), and
+ * `prefix` builds its string without `slice().join()`.
+ */
+async function cheaperYamlScanner(): Promise<void> {
+  const url = pathToFileURL(`${REPO_ROOT}/packages/openshift/src/resource/yaml/scanner.ts`);
+  const { Scanner } = (await import(url.href)) as { Scanner: { prototype: object } };
+  interface SimpleKey {
+    line: number;
+    index: number;
+    required: boolean;
+  }
+  interface ScannerInternals {
+    chars: string[];
+    pointer: number;
+    line: number;
+    possibleSimpleKeys: Map<number, SimpleKey>;
+    error(context: string, problem: string): Error;
+    stalePossibleSimpleKeys(): void;
+    prefix(length?: number): string;
+  }
+  const proto = Scanner.prototype as ScannerInternals;
+  proto.stalePossibleSimpleKeys = function (this: ScannerInternals) {
+    if (this.possibleSimpleKeys.size === 0) return;
+    for (const [level, key] of this.possibleSimpleKeys) {
+      if (key.line !== this.line || this.pointer - key.index > 1024) {
+        if (key.required)
+          throw this.error('while scanning a simple key', "could not find expected ':'");
+        this.possibleSimpleKeys.delete(level);
+      }
+    }
+  };
+  proto.prefix = function (this: ScannerInternals, length = 1) {
+    if (length === 1) return this.chars[this.pointer] ?? '';
+    let out = '';
+    const end = Math.min(this.chars.length, this.pointer + length);
+    for (let i = this.pointer; i < end; i++) out += this.chars[i];
+    return out;
+  };
+}
