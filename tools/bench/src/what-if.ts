@@ -28,8 +28,8 @@ async function reuseKubeConnections(): Promise<void> {
   const cache = new WeakMap<object, Map<string, unknown>>();
   proto.createDispatcher = function (this: object, cluster, options) {
     const key = JSON.stringify([cluster, options]);
-    let byKey = cache.get(this);
-    if (!byKey) cache.set(this, (byKey = new Map()));
+    const byKey = cache.get(this) ?? new Map<string, unknown>();
+    cache.set(this, byKey);
     if (!byKey.has(key)) byKey.set(key, original.call(this, cluster, options));
     return byKey.get(key);
   };
