@@ -5,7 +5,7 @@ import { chooseDrift, NO_DRIFT } from './drift.ts';
 import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
 import { lowerBound } from './lower-bound.ts';
 import { measureInChild } from './measure.ts';
-import { type Scale, scaleLabel, totalResources } from './model.ts';
+import { namespaceName, type Scale, scaleLabel, totalResources } from './model.ts';
 import { machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
 import {
   INTEGRATION_OF,
@@ -145,12 +145,29 @@ async function runIntegrationScenario(
     // Seeded as if our last run had written them.
     const manager = fieldManagerFor(integration);
     for (const [cluster, list] of state.objects) fake.seed(cluster, list, { manager });
-    // What the lists really return (the seeded objects plus the server's own, e.g. namespaces).
+    // What the lists really return (the seeded objects plus the server's own, e.g. namespaces),
+    // cluster-wide as we list, and per namespace as the original lists.
     const listed = new Map<string, Map<string, number>>();
+    const listedPerNamespace = new Map<string, Map<string, number>>();
     for (const [cluster, kinds] of state.listed) {
       const counts = new Map<string, number>();
-      for (const kind of kinds.keys()) counts.set(kind, fake.list(cluster, ...apiOf(kind)).length);
+      const perNamespace = new Map<string, number>();
+      for (const kind of kinds.keys()) {
+        const items = fake.list(cluster, ...apiOf(kind));
+        counts.set(kind, items.length);
+        if (kind === 'Namespace') {
+          perNamespace.set(kind, items.length);
+          continue;
+        }
+        for (let n = 0; n < s.scale.namespaces; n++)
+          perNamespace.set(`${kind}/${namespaceName(n)}`, 0);
+        for (const item of items) {
+          const key = `${kind}/${(item.metadata as { namespace?: string }).namespace}`;
+          if (perNamespace.has(key)) perNamespace.set(key, perNamespace.get(key)! + 1);
+        }
+      }
       listed.set(cluster, counts);
+      listedPerNamespace.set(cluster, perNamespace);
     }
     fake.resetLog();
     const m = await measureInChild(
@@ -174,12 +191,15 @@ async function runIntegrationScenario(
     }
     const writes = fake.mutatingRequests().length;
     const expectedWrites = s.dryRun ? 0 : state.expectedWrites;
-    const bound = lowerBound({
-      listed,
-      writes: expectedWrites,
-      latencyMs: s.latencyMs,
-      concurrency: s.concurrency,
-    });
+    const boundOf = (l: typeof listed) =>
+      lowerBound({
+        listed: l,
+        writes: expectedWrites,
+        latencyMs: s.latencyMs,
+        concurrency: s.concurrency,
+      });
+    const bound = boundOf(listed);
+    const perNamespaceBound = boundOf(listedPerNamespace);
     return {
       kind: s.kind,
       workload: s.workload,
@@ -204,6 +224,7 @@ async function runIntegrationScenario(
       writes,
       expectedWrites,
       lowerBound: bound,
+      perNamespaceLowerBound: perNamespaceBound,
       ratio: bound.ms > 0 ? m.wallMs / bound.ms : null,
     };
   } finally {
