@@ -50,10 +50,10 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
   let details: Record<string, number | string> = {};
   switch (task.kind) {
     case 'integration': {
-      if (task.whatIf) await applyWhatIfPatches();
+      const patched = task.whatIf ? await applyWhatIfPatches() : [];
       const run = await runInProcess(task);
       exitCode = run.exitCode;
-      details = { logLines: run.logLines, errorLines: run.errorLines };
+      details = { logLines: run.logLines, errorLines: run.errorLines, whatIf: patched.join(',') };
       break;
     }
     case 'connections': {

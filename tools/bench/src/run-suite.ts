@@ -209,7 +209,7 @@ async function runIntegrationScenario(
       driftedObjects: state.expectedWrites,
       objects,
       dryRun: s.dryRun,
-      whatIf: s.whatIf ?? false,
+      whatIf: s.whatIf ? String(m.details.whatIf) : false,
       latencyMs: s.latencyMs,
       concurrency: s.concurrency,
       ...base(m),

@@ -7,9 +7,12 @@
 import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from './tree.ts';
 
-export async function applyWhatIfPatches(): Promise<void> {
-  await reuseKubeConnections();
-  await cheaperYamlScanner();
+export async function applyWhatIfPatches(): Promise<string[]> {
+  const applied: string[] = [];
+  // Patches reach into other packages' internals: when those moved on, the patch is skipped, not fatal.
+  if (await reuseKubeConnections()) applied.push('kube-connections');
+  if (await cheaperYamlScanner()) applied.push('yaml-scanner');
+  return applied;
 }
 
 /**
@@ -20,11 +23,12 @@ export async function applyWhatIfPatches(): Promise<void> {
  * a TLS session and the agents are never closed. Here: one dispatcher per
  * KubeConfig and options.
  */
-async function reuseKubeConnections(): Promise<void> {
+async function reuseKubeConnections(): Promise<boolean> {
   const lib = await import('@kubernetes/client-node');
   type Proto = { createDispatcher(cluster: unknown, options: unknown): unknown };
   const proto = lib.KubeConfig.prototype as unknown as Proto;
   const original = proto.createDispatcher;
+  if (typeof original !== 'function') return false;
   const cache = new WeakMap<object, Map<string, unknown>>();
   proto.createDispatcher = function (this: object, cluster, options) {
     const key = JSON.stringify([cluster, options]);
@@ -33,6 +37,7 @@ async function reuseKubeConnections(): Promise<void> {
     if (!byKey.has(key)) byKey.set(key, original.call(this, cluster, options));
     return byKey.get(key);
   };
+  return true;
 }
 
 /**
@@ -41,9 +46,15 @@ async function reuseKubeConnections(): Promise<void> {
  * array on every token (and returns at once when it is empty), and
  * `prefix` builds its string without `slice().join()`.
  */
-async function cheaperYamlScanner(): Promise<void> {
+async function cheaperYamlScanner(): Promise<boolean> {
   const url = pathToFileURL(`${REPO_ROOT}/packages/openshift/src/resource/yaml/scanner.ts`);
-  const { Scanner } = (await import(url.href)) as { Scanner: { prototype: object } };
+  let Scanner: { prototype: object } | undefined;
+  try {
+    ({ Scanner } = (await import(url.href)) as { Scanner?: { prototype: object } });
+  } catch {
+    return false;
+  }
+  if (!Scanner) return false;
   interface SimpleKey {
     line: number;
     index: number;
@@ -59,6 +70,8 @@ async function cheaperYamlScanner(): Promise<void> {
     prefix(length?: number): string;
   }
   const proto = Scanner.prototype as ScannerInternals;
+  if (typeof proto.stalePossibleSimpleKeys !== 'function' || typeof proto.prefix !== 'function')
+    return false;
   proto.stalePossibleSimpleKeys = function (this: ScannerInternals) {
     if (this.possibleSimpleKeys.size === 0) return;
     for (const [level, key] of this.possibleSimpleKeys) {
@@ -76,4 +89,5 @@ async function cheaperYamlScanner(): Promise<void> {
     for (let i = this.pointer; i < end; i++) out += this.chars[i];
     return out;
   };
+  return true;
 }
