@@ -21,6 +21,8 @@ interface Common {
   readonly peakRssBytes: number;
   readonly exitCode: number;
   readonly errorLogLines?: number;
+  /** The machine's 1-minute load average when the run started. */
+  readonly loadAverage: number;
 }
 
 export type ScenarioResult = Common &
@@ -124,8 +126,8 @@ export function markdownReport(report: SuiteReport): string {
     `Suite \`${report.suite}\`, run ${m.date.slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} CPUs ` +
       `(${m.cpuModel}), ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node}, ${m.platform}.`,
     '',
-    '| scenario | scale | wall s | before API / API / after s | CPU s | peak RSS MiB | requests (list/get/write/other) | connections | writes (expected) | lower bound s | ratio | per-namespace bound s |',
-    '| --- | --- | --: | --- | --: | --: | --- | --: | --: | --: | --: | --: |',
+    '| scenario | scale | wall s | before API / API / after s | CPU s | peak RSS MiB | requests (list/get/write/other) | connections | writes (expected) | lower bound s | ratio | per-namespace bound s | load |',
+    '| --- | --- | --: | --- | --: | --: | --- | --: | --: | --: | --: | --: | --: |',
   ];
   for (const r of report.scenarios) {
     if (r.kind !== 'integration') continue;
@@ -137,13 +139,13 @@ export function markdownReport(report: SuiteReport): string {
       `| ${r.name}${r.whatIf ? ` (${r.whatIf || 'nothing patched'})` : ''}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${scaleLabel(r.scale)} | ${seconds(r.wallMs)} | ` +
         `${seconds(r.phases.beforeApiMs)} / ${seconds(r.phases.apiPhaseMs)} / ${seconds(r.phases.afterApiMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
         `${r.requests.total} (${v.list ?? 0}/${v.get ?? 0}/${w}/${other}) | ${r.connections} | ${r.writes} (${r.expectedWrites}) | ` +
-        `${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${seconds(r.perNamespaceLowerBound.ms)} |`,
+        `${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${seconds(r.perNamespaceLowerBound.ms)} | ${r.loadAverage.toFixed(1)} |`,
     );
   }
   lines.push(
     '',
-    '| measurement | result | wall s | CPU s | peak RSS MiB |',
-    '| --- | --- | --: | --: | --: |',
+    '| measurement | result | wall s | CPU s | peak RSS MiB | load |',
+    '| --- | --- | --: | --: | --: | --: |',
   );
   for (const r of report.scenarios) {
     let result: string;

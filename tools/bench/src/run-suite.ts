@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { fieldManagerFor } from '@qontract/openshift';
 import { clusterState } from './cluster-state.ts';
@@ -45,8 +46,10 @@ export async function runSuite(
   try {
     for (const scenario of scenarios) {
       const name = scenarioName(scenario);
+      // Other work on the machine inflates wall times; the load beside each run says how much to trust it.
+      const loadAverage = loadavg()[0] ?? 0;
       const result = await runScenario(scenario, environmentFor, options);
-      results.push({ name, ...result } as ScenarioResult);
+      results.push({ ...result, name, loadAverage } as ScenarioResult);
       options.progress?.(`${name}: ${summaryLine(results.at(-1)!)}`);
     }
   } finally {
@@ -58,7 +61,7 @@ export async function runSuite(
 /** A result before it is named (Omit distributed over the union). */
 type Measured = ScenarioResult extends infer R
   ? R extends unknown
-    ? Omit<R, 'name'>
+    ? Omit<R, 'name' | 'loadAverage'>
     : never
   : never;
 
