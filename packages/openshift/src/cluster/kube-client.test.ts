@@ -206,3 +206,31 @@ describe('legacy discovery (servers without aggregated discovery)', () => {
     }
   });
 });
+
+describe('connections', () => {
+  it('reuses keep-alive connections instead of one connection per request', async () => {
+    const { createServer } = await import('node:http');
+    let connections = 0;
+    const stub = createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"major":"1","minor":"31"}');
+    });
+    stub.on('connection', () => connections++);
+    await new Promise<void>((r) => stub.listen(0, '127.0.0.1', () => r()));
+    try {
+      const { port } = stub.address() as { port: number };
+      const c = new KubeClient({
+        name: 'keepalive',
+        server: `http://127.0.0.1:${port}`,
+        token: 't',
+        insecureSkipTLSVerify: true,
+      });
+      for (let i = 0; i < 20; i++) await c.version();
+      // undici may hand back-to-back requests to a second pooled socket; without
+      // reuse (client-node builds an Agent per request) this would be 20.
+      expect(connections).toBeLessThanOrEqual(2);
+    } finally {
+      stub.closeAllConnections();
+      stub.close();
+    }
+  });
+});

@@ -129,6 +129,12 @@ export class KubeClient {
   }>;
   readonly #base: string;
   readonly #timeoutMs: number;
+  #auth:
+    | Promise<{
+        headers: Record<string, string>;
+        dispatcher: ReturnType<InstanceType<ClientNode['RequestContext']>['getDispatcher']>;
+      }>
+    | undefined;
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #pageSize: number;
@@ -350,6 +356,24 @@ export class KubeClient {
     }
   }
 
+  /**
+   * client-node's `applySecurityAuthentication` builds a new undici Agent on
+   * every call (2.0.1), which would open a new TCP connection and TLS session
+   * per request. The first call's dispatcher and headers are kept and reused,
+   * so requests share keep-alive connections.
+   */
+  async #authenticate(ctx: InstanceType<ClientNode['RequestContext']>): Promise<void> {
+    this.#auth ??= (async () => {
+      const { kc, lib } = await this.#transport;
+      const probe = new lib.RequestContext(this.#base, 'GET' as HttpMethod);
+      await kc.applySecurityAuthentication(probe);
+      return { headers: { ...probe.getHeaders() }, dispatcher: probe.getDispatcher() };
+    })();
+    const { headers, dispatcher } = await this.#auth;
+    for (const [k, v] of Object.entries(headers)) ctx.setHeaderParam(k, v);
+    if (dispatcher) ctx.setDispatcher(dispatcher);
+  }
+
   async #once(
     method: string,
     path: string,
@@ -360,9 +384,9 @@ export class KubeClient {
     for (const [k, v] of Object.entries(options.query ?? {})) {
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     }
-    const { kc, lib, http } = await this.#transport;
+    const { lib, http } = await this.#transport;
     const ctx = new lib.RequestContext(url.toString(), method as HttpMethod);
-    await kc.applySecurityAuthentication(ctx);
+    await this.#authenticate(ctx);
     ctx.setHeaderParam('Accept', options.accept ?? 'application/json');
     ctx.setHeaderParam('User-Agent', 'qontract-reconcile-ts');
     if (options.body !== undefined) {
