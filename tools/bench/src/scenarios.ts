@@ -90,7 +90,7 @@ export function largeSuite(options: SuiteOptions = {}): Scenario[] {
   return suite(
     LARGE_SCALE,
     ENGINE_LARGE_SCALE,
-    200_000,
+    100_000,
     2_000,
     options.latencies ?? [5, 50],
     options,
