@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { OpenshiftResource } from './openshift-resource.ts';
+import { compatVectors } from './test-fixtures/compat.ts';
 import { resourcesEqual } from './three-way-diff.ts';
 
 interface DiffVector {
@@ -14,9 +15,7 @@ interface DiffVector {
   desired_sha256?: string;
 }
 
-const vectorsPath = fileURLToPath(
-  new URL('../../../../../shared/compat/diff-vectors-sample.json', import.meta.url),
-);
+const vectorsPath = fileURLToPath(compatVectors('diff-vectors-sample.json'));
 const { cases } = JSON.parse(readFileSync(vectorsPath, 'utf8')) as { cases: DiffVector[] };
 
 function decide(v: DiffVector): { equal: boolean; desired: OpenshiftResource } {

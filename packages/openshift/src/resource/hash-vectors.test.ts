@@ -6,6 +6,7 @@ import { OpenshiftResource } from './openshift-resource.ts';
 import { parseResource } from './parse-resource.ts';
 import { pyJsonDumps } from './py-json.ts';
 import { bodiesWithSharedNodes, pyDeepCopy } from './py-values.ts';
+import { compatVectors } from './test-fixtures/compat.ts';
 
 interface HashVector {
   id: string;
@@ -17,9 +18,7 @@ interface HashVector {
   error_stage?: string;
 }
 
-const vectorsPath = fileURLToPath(
-  new URL('../../../../../shared/compat/hash-vectors-sample.json', import.meta.url),
-);
+const vectorsPath = fileURLToPath(compatVectors('hash-vectors-sample.json'));
 const vectors = JSON.parse(readFileSync(vectorsPath, 'utf8')) as HashVector[];
 
 function hashOf(v: HashVector): { canonical: string; sha256: string } {
