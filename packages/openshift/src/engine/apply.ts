@@ -128,13 +128,32 @@ async function applyObject(
   const payload = a.payload!;
   const client = h.client;
   const kind = parseKind(a.kind).kind;
-  const apply = async () => {
-    const current = await client.get(r, ns, a.name);
+  // The plan knows from the list whether client-side apply still owns fields:
+  // only then are they moved to our manager first (guarded by the listed
+  // resourceVersion). After a conflict the object is read again.
+  const apply = async (current: KubeObject | undefined) => {
     if (current) await takeOverClientSideApplyFields(client, r, current, s.fieldManager);
     return client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
   };
+  const listed: KubeObject | undefined = a.clientSideApplied
+    ? ({
+        apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+        metadata: {
+          name: a.name,
+          ...(ns ? { namespace: ns } : {}),
+          resourceVersion: a.clientSideApplied.resourceVersion,
+          managedFields: a.clientSideApplied.managedFields,
+        },
+      } as KubeObject)
+    : undefined;
   try {
-    await apply();
+    try {
+      await apply(listed);
+    } catch (e) {
+      // The listed resourceVersion is stale (the migration's JSON-patch test failed): read again.
+      if (!(listed && e instanceof KubeApiError && (e.status === 409 || e.status === 422))) throw e;
+      await apply(await client.get(r, ns, a.name));
+    }
     return 'applied';
   } catch (e) {
     if (!(e instanceof KubeApiError)) throw e;
@@ -144,8 +163,8 @@ async function applyObject(
     }
     const message = e.message;
     if (e.status === 409) {
-      // Somebody wrote in between (managedFields migration raced); read again and retry once.
-      await apply();
+      // Somebody wrote in between; read again and retry once.
+      await apply(await client.get(r, ns, a.name));
       return 'applied';
     }
     if (message.includes('field is immutable') && kind === 'Deployment') {

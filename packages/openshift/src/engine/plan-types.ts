@@ -26,6 +26,15 @@ export interface PlannedAction {
   readonly payload?: string;
   /** A `qontract.recycle: "true"` Secret/ConfigMap: restart the workloads using it after applying. */
   readonly recycle?: boolean;
+  /**
+   * The object as the list returned it, kept only when client-side apply
+   * still owns fields of it: the apply moves those fields to our manager
+   * first, without reading the object again.
+   */
+  readonly clientSideApplied?: {
+    readonly resourceVersion: string;
+    readonly managedFields: readonly unknown[];
+  };
 }
 
 export interface Plan {
@@ -37,7 +46,9 @@ export interface Plan {
 /** The serialisable form written by `--plan-out` (bodies left out: they may hold secrets). */
 export function planToJson(plan: Plan): unknown {
   return {
-    actions: plan.actions.map(({ payload: _payload, recycle: _recycle, ...rest }) => rest),
+    actions: plan.actions.map(
+      ({ payload: _payload, recycle: _recycle, clientSideApplied: _csa, ...rest }) => rest,
+    ),
     deletionsSuppressed: plan.deletionsSuppressed,
   };
 }

@@ -8,6 +8,7 @@ import {
   patchDesiredResourceForRecycleAnnotations,
   resourcesEqual,
 } from '../resource/three-way-diff.ts';
+import { CLIENT_SIDE_APPLY_MANAGERS } from './managed-fields.ts';
 import type { ActionReason, PlannedAction } from './plan-types.ts';
 
 /** One (cluster, namespace, kind) of the inventory, with both sides by name. */
@@ -81,6 +82,7 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
       ...(current ? { diff: changedPaths(current, desired) } : {}),
       payload: annotated.toJson(),
       recycle: wantsRecycle(desired),
+      ...(current ? clientSideAppliedState(current) : {}),
     });
   };
   const conflict = (name: string, current: OpenshiftResource) =>
@@ -161,4 +163,30 @@ function changedPaths(current: OpenshiftResource, desired: OpenshiftResource): s
 export function writtenBy(resource: OpenshiftResource, integration: string): boolean {
   const ann = resource.annotations;
   return isDict(ann) && dictGet(ann, QONTRACT_ANNOTATION_INTEGRATION) === integration;
+}
+
+/** What the apply needs to migrate client-side-apply fields, when it has to (see PlannedAction). */
+function clientSideAppliedState(
+  current: OpenshiftResource,
+): Pick<PlannedAction, 'clientSideApplied'> {
+  const body = current.body as {
+    metadata?: { resourceVersion?: string; managedFields?: unknown[] };
+  };
+  const managedFields = body.metadata?.managedFields ?? [];
+  const csa = managedFields.some((e) => {
+    const entry = e as { manager?: string; operation?: string; subresource?: string };
+    return (
+      !entry.subresource &&
+      entry.operation === 'Update' &&
+      CLIENT_SIDE_APPLY_MANAGERS.has(entry.manager ?? '')
+    );
+  });
+  return csa
+    ? {
+        clientSideApplied: {
+          resourceVersion: String(body.metadata?.resourceVersion ?? ''),
+          managedFields,
+        },
+      }
+    : {};
 }

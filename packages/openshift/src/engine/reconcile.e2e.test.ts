@@ -183,6 +183,8 @@ describe('reconcileResources against the fake API server', () => {
     });
     expect(get('c1', 'b')?.data).toEqual({ k: 'v1' });
     expect(server.mutatingRequests().map((r) => r.name)).toEqual(['b']);
+    // The list told the plan everything: no extra read of the object before its apply.
+    expect(server.requests({ verb: 'get', name: 'b' })).toEqual([]);
 
     // b leaves the desired state: it is deleted; the unannotated object stays.
     const removed = await run({
