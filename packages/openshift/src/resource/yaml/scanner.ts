@@ -145,7 +145,11 @@ export class Scanner {
   }
 
   private prefix(length = 1): string {
-    return this.chars.slice(this.pointer, this.pointer + length).join('');
+    // Hot path (every token): concatenate instead of slice().join().
+    let out = '';
+    const end = Math.min(this.pointer + length, this.chars.length);
+    for (let i = this.pointer; i < end; i++) out += this.chars[i];
+    return out;
   }
 
   private forward(length = 1): void {
@@ -310,7 +314,9 @@ export class Scanner {
   }
 
   private stalePossibleSimpleKeys(): void {
-    for (const [level, key] of [...this.possibleSimpleKeys]) {
+    // Called for every token: no copy of the map (deleting while iterating a Map is safe).
+    if (this.possibleSimpleKeys.size === 0) return;
+    for (const [level, key] of this.possibleSimpleKeys) {
       if (key.line !== this.line || this.pointer - key.index > 1024) {
         if (key.required)
           throw this.error('while scanning a simple key', "could not find expected ':'");
