@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { fileURLToPath } from 'node:url';
-import { launch } from './launch.js';
+import { launch } from '@qontract/core/launch';
 
 await launch(
   fileURLToPath(new URL('../src/bin-qontract-reconcile.ts', import.meta.url)),

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 import { fileURLToPath } from 'node:url';
-import { launch } from './launch.js';
+import { launch } from '@qontract/core/launch';
 
-await launch(fileURLToPath(new URL('../src/bin-run-integration.ts', import.meta.url)), 'default');
+await launch(
+  fileURLToPath(new URL('../src/bin-run-integration.ts', import.meta.url)),
+  'default',
+  'run-integration',
+);

@@ -11,7 +11,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const [major, minor] = process.versions.node.split('.').map(Number);
 const modern = major > 22 || (major === 22 && minor >= 12);
 
-export async function launch(entry, exportName) {
+/**
+ * Runs `exportName` of the TypeScript module `entry` (a path). `program` names the command in
+ * the error printed when no suitable Node exists.
+ */
+export async function launch(entry, exportName, program = 'qontract-reconcile') {
   if (!modern) {
     let dir = dirname(fileURLToPath(import.meta.url));
     for (;;) {
@@ -27,7 +31,7 @@ export async function launch(entry, exportName) {
       dir = parent;
     }
     console.error(
-      `qontract-reconcile needs Node >= 22.12 (found ${process.versions.node}); run 'npm install' in the repository first.`,
+      `${program} needs Node >= 22.12 (found ${process.versions.node}); run 'npm install' in the repository first.`,
     );
     process.exit(1);
   }
