@@ -1,4 +1,4 @@
-import type { CurrentStateSpec } from '@qontract/openshift';
+import { type CurrentStateSpec, specsForKind } from '@qontract/openshift';
 import type { OpenshiftLimitrangesNamespacesQuery } from './namespaces.generated.ts';
 
 type Namespace = NonNullable<OpenshiftLimitrangesNamespacesQuery['namespaces']>[number];
@@ -71,16 +71,7 @@ export function limitRangeBody(limitRange: Pick<LimitRange, 'name' | 'limits'>):
  * entries for other kinds are ignored, as the original does with an override list).
  */
 export function currentStateSpecs(namespaces: readonly Namespace[]): CurrentStateSpec[] {
-  return namespaces.filter(isManagedNamespace).map((ns) => {
-    const names = (ns.managedResourceNames ?? []).filter((m) => m.resource === MANAGED_TYPE).at(-1);
-    return {
-      cluster: ns.cluster.name,
-      namespace: ns.name,
-      kind: MANAGED_TYPE,
-      privileged: Boolean(ns.clusterAdmin),
-      ...(names ? { resourceNames: names.resourceNames } : {}),
-    };
-  });
+  return specsForKind(namespaces.filter(isManagedNamespace), MANAGED_TYPE);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CurrentStateSpec } from '@qontract/openshift';
+import { type CurrentStateSpec, specsForKind } from '@qontract/openshift';
 import type { OpenshiftNetworkPoliciesNamespacesQuery } from './namespaces.generated.ts';
 
 type Namespace = NonNullable<OpenshiftNetworkPoliciesNamespacesQuery['namespaces']>[number];
@@ -69,12 +69,7 @@ export function networkPolicyBody(source: string): NetworkPolicyBody {
 
 /** What to read: the NetworkPolicies of each managed namespace (cluster-admin token when `clusterAdmin`). */
 export function currentStateSpecs(namespaces: readonly Namespace[]): CurrentStateSpec[] {
-  return namespaces.map((ns) => ({
-    cluster: ns.cluster.name,
-    namespace: ns.name,
-    kind: MANAGED_TYPE,
-    privileged: Boolean(ns.clusterAdmin),
-  }));
+  return specsForKind(namespaces, MANAGED_TYPE);
 }
 
 /**

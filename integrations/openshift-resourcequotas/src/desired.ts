@@ -1,4 +1,4 @@
-import type { CurrentStateSpec } from '@qontract/openshift';
+import { type CurrentStateSpec, specsForKind } from '@qontract/openshift';
 import type { OpenshiftResourcequotasNamespacesQuery } from './namespaces.generated.ts';
 
 type Namespace = NonNullable<OpenshiftResourcequotasNamespacesQuery['namespaces']>[number];
@@ -69,16 +69,7 @@ export function resourceQuotaBody(quota: QuotaItem): ResourceQuotaBody {
  * override list).
  */
 export function currentStateSpecs(namespaces: readonly Namespace[]): CurrentStateSpec[] {
-  return namespaces.filter(isManagedNamespace).map((ns) => {
-    const names = (ns.managedResourceNames ?? []).filter((m) => m.resource === MANAGED_TYPE).at(-1);
-    return {
-      cluster: ns.cluster.name,
-      namespace: ns.name,
-      kind: MANAGED_TYPE,
-      privileged: Boolean(ns.clusterAdmin),
-      ...(names ? { resourceNames: names.resourceNames } : {}),
-    };
-  });
+  return specsForKind(namespaces.filter(isManagedNamespace), MANAGED_TYPE);
 }
 
 /**

@@ -1,9 +1,9 @@
 import { gqlClient } from '@qontract/app-interface';
 import { commonOptions, defineIntegration } from '@qontract/core';
 import {
-  type CurrentStateSpec,
   clusterMapForNamespaces,
   reconcileResources,
+  specsForKind,
   toDesiredResources,
 } from '@qontract/openshift';
 import { desiredRoleBindings, isManagedNamespace } from './desired.ts';
@@ -44,12 +44,7 @@ export const openshiftRolebindings = defineIntegration({
       internal: opts.internal,
       concurrency: opts.threadPoolSize,
     });
-    const specs: CurrentStateSpec[] = managed.map((ns) => ({
-      cluster: ns.cluster.name,
-      namespace: ns.name,
-      kind: MANAGED_TYPE,
-      privileged: Boolean(ns.clusterAdmin),
-    }));
+    const specs = specsForKind(managed, MANAGED_TYPE);
     const bindings = desiredRoleBindings({
       roles: roles ?? [],
       isInShard: ctx.isInShard,

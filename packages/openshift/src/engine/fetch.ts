@@ -166,3 +166,37 @@ export async function fetchCurrentState(
   );
   return results;
 }
+
+/** A namespace as far as reading one fixed kind in it cares. */
+export interface NamespaceForSpecs {
+  readonly name: string;
+  readonly clusterAdmin?: boolean | null;
+  readonly cluster: { readonly name: string };
+  readonly managedResourceNames?: ReadonlyArray<{
+    readonly resource: string;
+    readonly resourceNames: readonly string[];
+  }> | null;
+}
+
+/**
+ * One spec per namespace for an integration that manages one fixed kind (the
+ * original's `override_managed_types`): read with the cluster-admin token when
+ * the namespace says `clusterAdmin`, restricted to the names listed for that
+ * kind in `managedResourceNames` (the last entry wins; other kinds' entries are
+ * ignored, as upstream does with an override list).
+ */
+export function specsForKind(
+  namespaces: readonly NamespaceForSpecs[],
+  kind: string,
+): CurrentStateSpec[] {
+  return namespaces.map((ns) => {
+    const names = (ns.managedResourceNames ?? []).filter((m) => m.resource === kind).at(-1);
+    return {
+      cluster: ns.cluster.name,
+      namespace: ns.name,
+      kind,
+      privileged: Boolean(ns.clusterAdmin),
+      ...(names ? { resourceNames: names.resourceNames } : {}),
+    };
+  });
+}
