@@ -106,7 +106,6 @@ async function runScenario(
         const m = await measureInChild(
           {
             kind: 'connections',
-            mode: s.mode,
             url: cluster.url,
             token: cluster.token,
             requests: s.requests,

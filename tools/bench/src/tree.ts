@@ -1,6 +1,7 @@
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
+import { stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
 import {
   clusterName,
@@ -143,11 +144,12 @@ export async function writeAppInterfaceTree(
 }
 
 /** The config.toml of a run: the GraphQL server and the cluster tokens (config-file secrets). */
-export function benchConfigToml(graphqlServer: string, endpoints: readonly ClusterEndpoint[]) {
-  const lines = ['[graphql]', `server = ${JSON.stringify(graphqlServer)}`, ''];
-  for (const e of endpoints) {
-    lines.push(`[clusters.${e.name}]`, `server = ${JSON.stringify(e.url)}`);
-    lines.push(`token = ${JSON.stringify(e.token)}`, '');
-  }
-  return lines.join('\n');
+export function benchConfigToml(
+  graphqlServer: string,
+  endpoints: readonly ClusterEndpoint[],
+): string {
+  return stringifyToml({
+    graphql: { server: graphqlServer },
+    clusters: Object.fromEntries(endpoints.map((e) => [e.name, { server: e.url, token: e.token }])),
+  });
 }

@@ -10,34 +10,8 @@ import { REPO_ROOT } from './tree.ts';
 export async function applyWhatIfPatches(): Promise<string[]> {
   const applied: string[] = [];
   // Patches reach into other packages' internals: when those moved on, the patch is skipped, not fatal.
-  if (await reuseKubeConnections()) applied.push('kube-connections');
   if (await cheaperYamlScanner()) applied.push('yaml-scanner');
   return applied;
-}
-
-/**
- * Stands for: KubeClient (packages/openshift/src/cluster/kube-client.ts)
- * keeping one undici dispatcher per client. @kubernetes/client-node 2.0.1's
- * `KubeConfig.createDispatcher` builds a new Agent on every
- * `applySecurityAuthentication`, so every request opens a TCP connection and
- * a TLS session and the agents are never closed. Here: one dispatcher per
- * KubeConfig and options.
- */
-async function reuseKubeConnections(): Promise<boolean> {
-  const lib = await import('@kubernetes/client-node');
-  type Proto = { createDispatcher(cluster: unknown, options: unknown): unknown };
-  const proto = lib.KubeConfig.prototype as unknown as Proto;
-  const original = proto.createDispatcher;
-  if (typeof original !== 'function') return false;
-  const cache = new WeakMap<object, Map<string, unknown>>();
-  proto.createDispatcher = function (this: object, cluster, options) {
-    const key = JSON.stringify([cluster, options]);
-    const byKey = cache.get(this) ?? new Map<string, unknown>();
-    cache.set(this, byKey);
-    if (!byKey.has(key)) byKey.set(key, original.call(this, cluster, options));
-    return byKey.get(key);
-  };
-  return true;
 }
 
 /**
