@@ -19,11 +19,10 @@ import {
   RESOURCES_INTEGRATION_VERSION,
 } from './model.ts';
 import { type InProcessRun, runInProcess } from './run-in-process.ts';
-import { applyWhatIfPatches } from './what-if.ts';
 
 /** What one measured child process does. */
 export type ChildTask =
-  | ({ readonly kind: 'integration'; readonly whatIf?: boolean } & InProcessRun)
+  | ({ readonly kind: 'integration' } & InProcessRun)
   | ({ readonly kind: 'connections' } & ConnectionRun)
   | { readonly kind: 'compute'; readonly objects: number }
   | { readonly kind: 'embedded-load'; readonly dir: string }
@@ -50,10 +49,9 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
   let details: Record<string, number | string> = {};
   switch (task.kind) {
     case 'integration': {
-      const patched = task.whatIf ? await applyWhatIfPatches() : [];
       const run = await runInProcess(task);
       exitCode = run.exitCode;
-      details = { logLines: run.logLines, errorLines: run.errorLines, whatIf: patched.join(',') };
+      details = { logLines: run.logLines, errorLines: run.errorLines };
       break;
     }
     case 'connections': {

@@ -43,10 +43,8 @@ describe('lower bound', () => {
 
 describe('the small suite (harness only; timings are not asserted)', () => {
   it('reports every scenario, with no writes in steady state and one per drifted object', async () => {
-    // What-if runs patch other packages' internals; they are not the harness's contract.
     const wanted = (s: Scenario) => {
       if (s.kind !== 'integration') return true;
-      if (s.whatIf) return false;
       const steadyDryRun = s.workload === Workload.resources && s.drift === 0 && s.dryRun;
       return steadyDryRun || (s.drift === 0.1 && !s.dryRun);
     };

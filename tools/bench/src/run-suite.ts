@@ -179,7 +179,6 @@ async function runIntegrationScenario(
         configPath: env.configPath,
         dryRun: s.dryRun,
         threadPoolSize: s.concurrency,
-        ...(s.whatIf ? { whatIf: true } : {}),
       },
       { cpuProfileDir: options.cpuProfileDir },
     );
@@ -211,7 +210,6 @@ async function runIntegrationScenario(
       driftedObjects: state.expectedWrites,
       objects,
       dryRun: s.dryRun,
-      whatIf: s.whatIf ? String(m.details.whatIf) : false,
       latencyMs: s.latencyMs,
       concurrency: s.concurrency,
       ...base(m),

@@ -18,8 +18,6 @@ export interface IntegrationScenario {
   readonly latencyMs: number;
   /** `--thread-pool-size`. */
   readonly concurrency: number;
-  /** Run with the fixes proposed for other packages patched in (what-if.ts). */
-  readonly whatIf?: boolean;
 }
 
 /** Canonicalise + sha256 + three-way compare, objects per CPU second. */
@@ -65,7 +63,7 @@ export function scenarioName(s: Scenario): string {
   switch (s.kind) {
     case 'integration': {
       const state = s.drift === 0 ? 'steady' : `drift ${Math.round(s.drift * 1000) / 10}%`;
-      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms${s.whatIf ? ' what-if' : ''}`;
+      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms`;
     }
     case 'compute':
       return `hash + compare (${s.objects} objects)`;
@@ -126,16 +124,5 @@ function suite(
       run(workload, 0.1, false);
     }
   }
-  // The steady state again with the proposed YAML scanner fix patched in (what-if.ts).
-  out.push({
-    kind: 'integration',
-    workload: Workload.resources,
-    scale,
-    drift: 0,
-    dryRun: true,
-    latencyMs: Math.max(...latencies),
-    concurrency,
-    whatIf: true,
-  });
   return out;
 }
