@@ -14,10 +14,10 @@ import { rolebindingUsers } from './tree.ts';
 
 /** What a scenario's clusters hold before the run, and what the run must do about it. */
 export interface ClusterState {
-  /** Objects to seed, per cluster name. */
+  /** Objects to seed, per cluster name (each namespace before its objects). */
   readonly objects: ReadonlyMap<string, BenchObject[]>;
-  /** Objects of each listed kind per cluster after seeding (pages of the lower bound). */
-  readonly listed: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** The kinds the integration lists on every cluster (the lists of the lower bound). */
+  readonly listedKinds: readonly string[];
   /** Writes a correct wet run makes: one per drifted object. */
   readonly expectedWrites: number;
 }
@@ -34,32 +34,29 @@ export type Workload = (typeof Workload)[keyof typeof Workload];
 const ROLEBINDINGS_INTEGRATION = 'openshift-rolebindings';
 const ROLEBINDINGS_INTEGRATION_VERSION = '0.3.0';
 
+/** How many managed objects a namespace holds for `workload` (a namespace itself, for openshift-namespaces). */
+export function objectsPerNamespace(workload: Workload, scale: Scale): number {
+  if (workload === Workload.resources) return scale.resources;
+  if (workload === Workload.rolebindings) return 2 * rolebindingUsers(scale);
+  return 1;
+}
+
 /**
  * The clusters of a scenario: every desired object as our engine would have
  * applied it, except the drifted ones, which are edited in place (changed)
  * or left out (missing). Objects are numbered cluster by cluster, namespace
- * by namespace, so a drift choice is reproducible.
+ * by namespace, so a drift choice is reproducible. For openshift-namespaces
+ * both kinds of drift leave the namespace out (a namespace has nothing to edit).
  */
 export function clusterState(workload: Workload, scale: Scale, drift: DriftChoice): ClusterState {
   const objects = new Map<string, BenchObject[]>();
-  const listed = new Map<string, Map<string, number>>();
+  const perNamespace = objectsPerNamespace(workload, scale);
   let expectedWrites = 0;
   let index = 0;
-  const perNamespace =
-    workload === Workload.resources
-      ? scale.resources
-      : workload === Workload.rolebindings
-        ? 2 * rolebindingUsers(scale)
-        : 1;
   for (let c = 0; c < scale.clusters; c++) {
     const cluster = clusterName(c);
     const list: BenchObject[] = [];
-    const counts = new Map<string, number>();
-    const count = (kind: string) => counts.set(kind, (counts.get(kind) ?? 0) + 1);
     objects.set(cluster, list);
-    listed.set(cluster, counts);
-    if (workload === Workload.resources) for (const k of MANAGED_KINDS) counts.set(k, 0);
-    else counts.set(workload === Workload.namespaces ? 'Namespace' : 'RoleBinding', 0);
     for (let n = 0; n < scale.namespaces; n++) {
       const namespace = namespaceName(n);
       const namespaceObject: BenchObject = {
@@ -67,19 +64,18 @@ export function clusterState(workload: Workload, scale: Scale, drift: DriftChoic
         kind: 'Namespace',
         metadata: { name: namespace },
       };
+      if (workload === Workload.namespaces) {
+        const drifted = drift.missing.has(index) || drift.changed.has(index);
+        index++;
+        if (drifted) expectedWrites++;
+        else list.push(namespaceObject);
+        continue;
+      }
+      list.push(namespaceObject);
       for (let i = 0; i < perNamespace; i++, index++) {
         const missing = drift.missing.has(index);
         const changed = drift.changed.has(index);
         if (missing || changed) expectedWrites++;
-        if (workload === Workload.namespaces) {
-          // A namespace cannot be "changed" for openshift-namespaces: both kinds of drift delete it.
-          if (!missing && !changed) {
-            list.push(namespaceObject);
-            count('Namespace');
-          }
-          continue;
-        }
-        list.push(namespaceObject); // seeding needs the namespace; duplicates are harmless updates
         if (missing) continue;
         const applied =
           workload === Workload.resources
@@ -87,22 +83,14 @@ export function clusterState(workload: Workload, scale: Scale, drift: DriftChoic
             : appliedRoleBinding(scale, i, namespace);
         if (changed) changeOnCluster(applied);
         list.push(applied);
-        count(applied.kind);
       }
     }
-    // Namespaces first, once each: the fake creates missing namespaces on seed anyway.
-    const seen = new Set<string>();
-    objects.set(
-      cluster,
-      list.filter((o) => {
-        if (o.kind !== 'Namespace') return true;
-        if (seen.has(o.metadata.name)) return false;
-        seen.add(o.metadata.name);
-        return true;
-      }),
-    );
   }
-  return { objects, listed, expectedWrites };
+  const listedKinds =
+    workload === Workload.resources
+      ? [...MANAGED_KINDS]
+      : [workload === Workload.namespaces ? 'Namespace' : 'RoleBinding'];
+  return { objects, listedKinds, expectedWrites };
 }
 
 /** RoleBinding `index` of a namespace: users × {view, edit}, as openshift-rolebindings names them. */

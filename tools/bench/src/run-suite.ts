@@ -1,12 +1,12 @@
 import { loadavg } from 'node:os';
 import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { fieldManagerFor } from '@qontract/openshift';
-import { clusterState } from './cluster-state.ts';
+import { clusterState, objectsPerNamespace } from './cluster-state.ts';
 import { chooseDrift, NO_DRIFT } from './drift.ts';
 import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
 import { lowerBound } from './lower-bound.ts';
 import { measureInChild } from './measure.ts';
-import { namespaceName, type Scale, scaleLabel, totalResources } from './model.ts';
+import { namespaceName, type Scale, scaleLabel } from './model.ts';
 import { machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
 import {
   INTEGRATION_OF,
@@ -133,12 +133,7 @@ async function runIntegrationScenario(
   env: ScaleEnvironment,
   options: RunSuiteOptions,
 ): Promise<Measured> {
-  const perNamespace = s.workload === 'openshift-resources' ? s.scale.resources : undefined;
-  const objects = perNamespace
-    ? totalResources(s.scale)
-    : s.workload === 'openshift-namespaces'
-      ? s.scale.clusters * s.scale.namespaces
-      : s.scale.clusters * s.scale.namespaces * 2 * Math.max(1, Math.floor(s.scale.resources / 2));
+  const objects = s.scale.clusters * s.scale.namespaces * objectsPerNamespace(s.workload, s.scale);
   const drift = s.drift > 0 ? chooseDrift(objects, s.drift, DRIFT_SEED) : NO_DRIFT;
   const state = clusterState(s.workload, s.scale, drift);
   const fake = await env.startClusters(s.latencyMs);
@@ -151,10 +146,10 @@ async function runIntegrationScenario(
     // cluster-wide as we list, and per namespace as the original lists.
     const listed = new Map<string, Map<string, number>>();
     const listedPerNamespace = new Map<string, Map<string, number>>();
-    for (const [cluster, kinds] of state.listed) {
+    for (const cluster of state.objects.keys()) {
       const counts = new Map<string, number>();
       const perNamespace = new Map<string, number>();
-      for (const kind of kinds.keys()) {
+      for (const kind of state.listedKinds) {
         const items = fake.list(cluster, ...apiOf(kind));
         counts.set(kind, items.length);
         if (kind === 'Namespace') {
