@@ -105,7 +105,8 @@ export async function runOpenshiftResourcesPipeline(
   } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
   for (const e of errors) ctx.errors.register(e.scope, e.message);
 
-  const desired = await desiredResources(
+  // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
+  const desired = desiredResources(
     ctx,
     kept,
     config,

@@ -36,7 +36,12 @@ export interface ReconcileSettings {
   readonly clusters: ClusterMap;
   /** The managed kinds per namespace: what is read from the clusters and may be deleted. */
   readonly specs: readonly CurrentStateSpec[];
-  readonly desired: readonly DesiredResource[];
+  /**
+   * The desired objects, or their promise: the current state is read while
+   * they are being built (CPU-bound rendering and parsing overlaps the round
+   * trips of the lists).
+   */
+  readonly desired: readonly DesiredResource[] | Promise<readonly DesiredResource[]>;
   readonly takeOver?: boolean;
   readonly caller?: string | undefined;
   readonly allCallers?: readonly string[] | undefined;
@@ -68,13 +73,15 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
   }
 
-  const fetched = await fetchCurrentState(s.specs, {
+  const fetching = fetchCurrentState(s.specs, {
     clusters: s.clusters,
     errors: ctx.errors,
     log: ctx.log,
     concurrency: s.concurrency,
     ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
   });
+  // Both are awaited before anything is planned, so every error counts for deletions.
+  const [fetched, desired] = await Promise.all([fetching, s.desired]);
   for (const { spec, items } of fetched) {
     for (const item of items) {
       const current = new OpenshiftResource(item, s.integration, s.integrationVersion, {
@@ -91,7 +98,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     }
   }
 
-  for (const d of s.desired) addDesired(inventory, d, ctx);
+  for (const d of desired) addDesired(inventory, d, ctx);
   publishInventoryMetrics(inventory, ctx.metrics.registry, s.integration);
   if (s.warnUnusedTypes) {
     for (const item of inventory.items()) {
