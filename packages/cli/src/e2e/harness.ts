@@ -1,3 +1,4 @@
+import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { vi } from 'vitest';
 import { runCli } from '../main.ts';
 
@@ -38,4 +39,35 @@ export async function runQontractReconcile(
 /** The messages of log records at or above `level` (30 info, 40 warning, 50 error). */
 export function messages(run: CliRun, level = 30): string[] {
   return run.logs.filter((l) => l.level >= level).map((l) => l.msg);
+}
+
+/**
+ * The example environment with its namespaces already created by
+ * `openshift-namespaces`, the way production does it: what every integration
+ * that fills namespaces starts from.
+ */
+export async function startWithNamespaces(
+  options: Parameters<typeof startExampleEnvironment>[0] = {},
+): Promise<ExampleEnvironment> {
+  const env = await startExampleEnvironment(options);
+  const run = await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces']);
+  if (run.code !== 0) {
+    await env.close();
+    throw new Error(`openshift-namespaces failed (exit ${run.code}):\n${run.stderr}`);
+  }
+  return env;
+}
+
+/** Sorted names of the objects of a kind in a namespace of a simulated cluster. */
+export function objectNames(
+  env: ExampleEnvironment,
+  cluster: string,
+  apiVersion: string,
+  kind: string,
+  namespace: string,
+): string[] {
+  return env.server
+    .list(cluster, apiVersion, kind, namespace)
+    .map((o) => (o as { metadata: { name: string } }).metadata.name)
+    .sort();
 }

@@ -1,24 +1,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import type { ExampleEnvironment } from '@qontract/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
 
 let env: ExampleEnvironment;
 beforeAll(async () => {
-  env = await startExampleEnvironment();
-  // ResourceQuotas live in namespaces: create them the way production does.
-  expect(
-    (await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces'])).code,
-  ).toBe(0);
-}, 30_000);
+  // Resources live in namespaces: create them first, as production does.
+  env = await startWithNamespaces();
+});
 afterAll(async () => env.close());
 
 const quotas = (cluster: string, namespace: string) =>
-  env.server
-    .list(cluster, 'v1', 'ResourceQuota', namespace)
-    .map((o) => (o as { metadata: { name: string } }).metadata.name)
-    .sort();
+  objectNames(env, cluster, 'v1', 'ResourceQuota', namespace);
 
 const line = (action: string, cluster: string, namespace: string, name: string) =>
   `['${action}', 'privileged=False', '${cluster}', '${namespace}', 'ResourceQuota', '${name}']`;

@@ -1,13 +1,11 @@
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import type { ExampleEnvironment } from '@qontract/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import { messages, runQontractReconcile, startWithNamespaces } from './harness.ts';
 
 let env: ExampleEnvironment;
 beforeAll(async () => {
-  env = await startExampleEnvironment();
-  expect(
-    (await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces'])).code,
-  ).toBe(0);
+  // Resources live in namespaces: create them first, as production does.
+  env = await startWithNamespaces();
 });
 afterAll(async () => env.close());
 

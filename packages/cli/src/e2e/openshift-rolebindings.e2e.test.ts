@@ -1,22 +1,16 @@
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import type { ExampleEnvironment } from '@qontract/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
 
 let env: ExampleEnvironment;
 beforeAll(async () => {
-  env = await startExampleEnvironment();
-  // RoleBindings live in namespaces: create them the way production does.
-  expect(
-    (await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces'])).code,
-  ).toBe(0);
+  // Resources live in namespaces: create them first, as production does.
+  env = await startWithNamespaces();
 });
 afterAll(async () => env.close());
 
 const bindings = (cluster: string, namespace: string) =>
-  env.server
-    .list(cluster, 'rbac.authorization.k8s.io/v1', 'RoleBinding', namespace)
-    .map((o) => (o as { metadata: { name: string } }).metadata.name)
-    .sort();
+  objectNames(env, cluster, 'rbac.authorization.k8s.io/v1', 'RoleBinding', namespace);
 
 describe('openshift-rolebindings end to end', () => {
   it('plans without writing, converges, then has nothing to do; expired roles grant nothing', async () => {
