@@ -16,10 +16,20 @@ try {
   console.error(`error: ${(e as Error).message}`);
   process.exit(1);
 }
-// Link the new workspace package and regenerate the README's integration list.
+// Link the new workspace package, regenerate the README's integration list, format.
 const steps: string[][] = [
   ['npm', 'install', '--no-audit', '--no-fund'],
   ['npm', 'run', 'readme'],
+  // Formatted as the project's linter wants, so the new package passes `npm test` at once.
+  [
+    'npx',
+    'biome',
+    'check',
+    '--write',
+    `integrations/${name}`,
+    'packages/cli/src/registry.ts',
+    'README.md',
+  ],
 ];
 for (const cmd of steps) {
   const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd: root, stdio: 'inherit' });
