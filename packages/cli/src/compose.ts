@@ -22,6 +22,7 @@ import {
   type ShardConfig,
   type StateStore,
   stateStoreForRun,
+  unleashToggles,
 } from '@qontract/core';
 
 /**
@@ -88,6 +89,8 @@ export function executeIntegration(s: ExecuteSettings): Promise<RunResult> {
     secrets: s.services.secrets,
     ...(s.services.state ? { state: s.services.state } : {}),
     earlyExit: s.services.earlyExit ?? earlyExitFor(s.definition, s.options),
+    // The original's kill switch: an Unleash toggle named after the integration.
+    toggleEnabled: () => unleashToggles(s.env.vars).isEnabled(s.definition.name),
     ...(s.services.finally ? { finally: s.services.finally } : {}),
     ...(s.services.clients ? { clients: s.services.clients } : {}),
   });

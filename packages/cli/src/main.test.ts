@@ -226,6 +226,33 @@ describe('qontract-reconcile CLI', () => {
     expect(r.stderr).not.toContain('very-secret-token');
   });
 
+  it('skips the integration (exit 0) when its Unleash toggle is disabled', async () => {
+    const { createServer } = await import('node:http');
+    const unleash = createServer((_req, res) => {
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(
+          JSON.stringify({
+            features: [{ name: 'probe-integration', enabled: false, strategies: [] }],
+          }),
+        );
+    });
+    await new Promise<void>((r) => unleash.listen(0, '127.0.0.1', () => r()));
+    try {
+      seen.length = 0;
+      const port = (unleash.address() as { port: number }).port;
+      const r = await cli(['--config', configPath, 'probe-integration'], {
+        UNLEASH_API_URL: `http://127.0.0.1:${port}/api`,
+        UNLEASH_CLIENT_ACCESS_TOKEN: 't',
+      });
+      expect(r.code).toBe(0);
+      expect(seen).toEqual([]);
+      expect(r.stderr).toContain('Integration toggle is disabled, skipping integration.');
+    } finally {
+      unleash.close();
+    }
+  });
+
   it('applies SHARDS/SHARD_ID to the run context', async () => {
     seen.length = 0;
     await cli(['--config', configPath, 'probe-integration'], { SHARDS: '3', SHARD_ID: '1' });

@@ -1,6 +1,7 @@
 export * from './config.ts';
 export * from './early-exit.ts';
 export * from './errors.ts';
+export * from './feature-toggles.ts';
 export * from './globals.ts';
 export * from './integration.ts';
 export * from './logging.ts';

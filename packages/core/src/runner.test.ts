@@ -140,6 +140,18 @@ describe('runIntegration', () => {
     expect(after).toHaveBeenCalledTimes(1);
   });
 
+  it('exits 0 without running when the integration toggle is disabled', async () => {
+    const run = vi.fn(async () => {});
+    const { settings, logs } = testRunSettings(integration(run), {
+      toggleEnabled: async () => false,
+    });
+    expect((await runIntegration(settings)).exitCode).toBe(0);
+    expect(run).not.toHaveBeenCalled();
+    expect(
+      logs.some((l) => l.msg === 'Integration toggle is disabled, skipping integration.'),
+    ).toBe(true);
+  });
+
   describe('early exit (dry-run only)', () => {
     it('exits 0 without running when the desired state did not change', async () => {
       const run = vi.fn(async () => {});

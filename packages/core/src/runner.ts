@@ -40,6 +40,8 @@ export interface RunSettings {
   readonly clients?: ReadonlyMap<string, unknown>;
   /** The `--early-exit-compare-sha` step; only consulted in dry-run. */
   readonly earlyExit?: (ctx: RunContext) => Promise<EarlyExitDecision>;
+  /** The integration's kill switch (Unleash toggle named after it); enabled when absent. */
+  readonly toggleEnabled?: () => Promise<boolean>;
   /** Runs after the integration, even when it failed (e.g. `--dump-schemas`). */
   readonly finally?: (ctx: RunContext) => Promise<void>;
 }
@@ -111,6 +113,10 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
 
 async function execute(settings: RunSettings, ctx: InternalContext): Promise<number> {
   const def = settings.definition;
+  if (settings.toggleEnabled && !(await settings.toggleEnabled())) {
+    ctx.log.info('Integration toggle is disabled, skipping integration.');
+    return ExitCode.SUCCESS;
+  }
   if (settings.globals.dryRun && settings.earlyExit) {
     const decision = await settings.earlyExit(ctx);
     if (decision.kind === 'exit') {
