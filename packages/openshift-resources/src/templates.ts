@@ -5,6 +5,7 @@ import { parse } from 'graphql';
 import { Agent, fetch } from 'undici';
 import { githubFileReader } from './github.ts';
 import type { TemplateRenderer } from './providers.ts';
+import { s3Helpers } from './s3.ts';
 
 /** `url()` ignores TLS verification, as upstream's helper does. */
 const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
@@ -13,11 +14,11 @@ const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
  * The sandboxed template renderer of a run, with the helpers wired to the
  * run's clients: `vault` → the secret reader (cached per run), `query` → the
  * app-interface client (schema allow-list applies), `url` → an HTTP GET.
- * `github` → the default GitHub organisation's token. `s3` and `s3_ls` are
- * not configured: a template using them fails with an error naming the helper
- * (use `_template_mocks` in tests).
+ * `github` → the default GitHub organisation's token; `s3` / `s3_ls` → the
+ * named app-interface AWS account's automation credentials.
  */
 export function templateRendererFor(ctx: RunContext): TemplateRenderer {
+  const s3 = s3Helpers(ctx);
   const vaultCache = new Map<string, Promise<Record<string, string> | null>>();
   const helpers: TemplateHelpers = {
     vault: (path, version) => ctx.secrets.readAll({ path, version }),
@@ -30,6 +31,8 @@ export function templateRendererFor(ctx: RunContext): TemplateRenderer {
       >;
     },
     github: githubFileReader(ctx),
+    s3: s3.s3,
+    s3Ls: s3.s3Ls,
     url: async (url) => {
       try {
         const response = await fetch(url, {

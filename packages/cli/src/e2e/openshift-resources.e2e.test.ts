@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
+import { type FakeS3, startFakeS3 } from '@qontract/testing/fake-s3';
 import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
 import { parse, stringify } from 'smol-toml';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,10 @@ import { messages, runQontractReconcile } from './harness.ts';
 let env: ExampleEnvironment | undefined;
 let vault: FakeVault | undefined;
 let github: FakeGitHub | undefined;
+let s3: FakeS3 | undefined;
 afterEach(async () => {
+  await s3?.close();
+  s3 = undefined;
   await env?.close();
   await vault?.close();
   await github?.close();
@@ -247,5 +251,81 @@ describe('openshift-resources end to end', () => {
     // The large file came through the blob API.
     expect(github.requestLog.some((r) => r.path.includes('/git/blobs/'))).toBe(true);
     expect(run.stderr).not.toContain('ghp_example_token_not_real');
+  });
+
+  it('reads objects and lists keys from S3 with an AWS account of app-interface (s3(), s3_ls())', async () => {
+    env = await startExampleEnvironment();
+    s3 = await startFakeS3({ buckets: ['example-configs'] });
+    const { S3Client, PutObjectCommand } = await import('@aws-sdk/client-s3');
+    const client = new S3Client({
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: s3.credentials,
+    });
+    await client.send(
+      new PutObjectCommand({
+        Bucket: 'example-configs',
+        Key: 'stage/motd.txt',
+        Body: 'hello from S3',
+      }),
+    );
+    await client.send(
+      new PutObjectCommand({ Bucket: 'example-configs', Key: 'stage/other.txt', Body: 'x' }),
+    );
+    client.destroy();
+    const { configPath, appInterfaceDir } = env;
+    await mkdir(join(appInterfaceDir, 'data/aws'), { recursive: true });
+    await writeFile(
+      join(appInterfaceDir, 'data/aws/example-account.yml'),
+      [
+        '---',
+        '$schema: /aws/account-1.yml',
+        'name: example-account',
+        'uid: "123456789012"',
+        'resourcesDefaultRegion: us-east-1',
+        'automationToken:',
+        '  path: aws/example-account',
+        '  field: all',
+        '',
+      ].join('\n'),
+    );
+    const config = parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
+    config.aws = {
+      'example-account': {
+        aws_access_key_id: s3.credentials.accessKeyId,
+        aws_secret_access_key: s3.credentials.secretAccessKey,
+      },
+    };
+    await writeFile(configPath, stringify(config));
+    await writeFile(
+      join(appInterfaceDir, 'resources/example-app/from-s3.yml.j2'),
+      [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata:',
+        '  name: from-s3',
+        'data:',
+        "  motd: \"{{ s3('example-account', 'example-configs', 'stage/motd.txt') }}\"",
+        "  keys: \"{{ s3_ls('example-account', 'example-configs', 'stage/') | join(',') }}\"",
+        '',
+      ].join('\n'),
+    );
+    await editFile(join(appInterfaceDir, STAGE), (t) =>
+      t.replace(
+        'openshiftResources:\n',
+        'openshiftResources:\n  - provider: resource-template\n    path: /example-app/from-s3.yml.j2\n',
+      ),
+    );
+    await prepare(env);
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-resources'], {
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+    });
+    if (run.code !== 0) console.log(run.stderr.slice(0, 3000));
+    expect(run.code).toBe(0);
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'from-s3')?.data).toEqual({
+      motd: 'hello from S3',
+      keys: 'stage/motd.txt,stage/other.txt',
+    });
   });
 });
