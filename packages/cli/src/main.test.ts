@@ -229,13 +229,11 @@ describe('qontract-reconcile CLI', () => {
   it('skips the integration (exit 0) when its Unleash toggle is disabled', async () => {
     const { createServer } = await import('node:http');
     const unleash = createServer((_req, res) => {
-      res
-        .writeHead(200, { 'Content-Type': 'application/json' })
-        .end(
-          JSON.stringify({
-            features: [{ name: 'probe-integration', enabled: false, strategies: [] }],
-          }),
-        );
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify({
+          features: [{ name: 'probe-integration', enabled: false, strategies: [] }],
+        }),
+      );
     });
     await new Promise<void>((r) => unleash.listen(0, '127.0.0.1', () => r()));
     try {
