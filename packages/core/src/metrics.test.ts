@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { createMetrics, serveMetrics } from './metrics.ts';
+
+describe('metrics', () => {
+  it('serves the original metric names and labels over HTTP on /metrics', async () => {
+    const metrics = createMetrics();
+    const labels = { integration: 'openshift-groups', shards: '2', shard_id: '1' };
+    metrics.executionCounter.inc(labels);
+    metrics.lastRunStatus.set(labels, 0);
+    metrics.lastRunSeconds.set(labels, 12.5);
+    const server = await serveMetrics(metrics.registry, 0, '127.0.0.1');
+    try {
+      const { port } = server.address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/plain');
+      const text = await response.text();
+      expect(text).toContain(
+        'qontract_reconcile_execution_counter_total{integration="openshift-groups",shards="2",shard_id="1"} 1',
+      );
+      expect(text).toContain(
+        'qontract_reconcile_last_run_status{integration="openshift-groups",shards="2",shard_id="1"} 0',
+      );
+      expect(text).toContain(
+        'qontract_reconcile_last_run_seconds{integration="openshift-groups",shards="2",shard_id="1"} 12.5',
+      );
+      expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
