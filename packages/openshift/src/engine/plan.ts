@@ -1,8 +1,7 @@
 import { errorMessage } from '@qontract/core';
-import { QONTRACT_ANNOTATION_INTEGRATION } from '../resource/canonicalize.ts';
 import { jsonPatchFromDiff } from '../resource/json-patch-diff.ts';
 import type { OpenshiftResource } from '../resource/openshift-resource.ts';
-import { dictGet, isDict } from '../resource/py-values.ts';
+import { dictGet } from '../resource/py-values.ts';
 import {
   normalizeObject,
   patchDesiredResourceForRecycleAnnotations,
@@ -157,12 +156,6 @@ function changedPaths(current: OpenshiftResource, desired: OpenshiftResource): s
   } catch (e) {
     return [`(diff unavailable: ${errorMessage(e)})`];
   }
-}
-
-/** Whether a current object was written by this integration (for take-over decisions in callers). */
-export function writtenBy(resource: OpenshiftResource, integration: string): boolean {
-  const ann = resource.annotations;
-  return isDict(ann) && dictGet(ann, QONTRACT_ANNOTATION_INTEGRATION) === integration;
 }
 
 /** What the apply needs to migrate client-side-apply fields, when it has to (see PlannedAction). */
