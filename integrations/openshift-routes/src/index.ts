@@ -1,34 +1,16 @@
-import { defineIntegration } from '@qontract/core';
-import {
-  earlyExitDesiredState,
-  type PipelineConfig,
-  pipelineShardedDryRun,
-  runOpenshiftResourcesPipeline,
-  siblingPipelineOptions,
-  templateRendererFor,
-} from '@qontract/openshift-resources';
+import { definePipelineIntegration } from '@qontract/openshift-resources';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
 export const QONTRACT_INTEGRATION = 'openshift-routes';
 export const QONTRACT_INTEGRATION_VERSION = '1.9.3';
 
-const pipeline: PipelineConfig = {
+export const openshiftRoutes = definePipelineIntegration({
+  name: 'openshift-routes',
+  description: 'Manages OpenShift Routes.',
   identity: QONTRACT_INTEGRATION,
   version: QONTRACT_INTEGRATION_VERSION,
   providers: ['route'],
   overrideManagedTypes: ['Route'],
-  render: templateRendererFor,
-};
-
-export const openshiftRoutes = defineIntegration({
-  name: 'openshift-routes',
-  version: QONTRACT_INTEGRATION_VERSION,
-  description: 'Manages OpenShift Routes.',
-  options: siblingPipelineOptions,
-  run: (ctx, opts) => runOpenshiftResourcesPipeline(ctx, { excludeCluster: [], ...opts }, pipeline),
-  desiredStateForEarlyExit: (ctx, opts) =>
-    earlyExitDesiredState(ctx, { excludeCluster: [], ...opts }, pipeline),
-  shardedDryRun: pipelineShardedDryRun,
 });
 
 export default openshiftRoutes;

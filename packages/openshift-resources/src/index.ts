@@ -1,3 +1,4 @@
+export * from './define.ts';
 export * from './model.ts';
 export * from './namespaces.generated.ts';
 export * from './providers.ts';
