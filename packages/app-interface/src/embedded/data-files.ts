@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { compareCodePoints } from './code-point-order.ts';
 import { type BundleProblem, ProblemKind } from './problems.ts';
 import type { JsonObject, JsonValue } from './types.ts';
+import { decodeUtf8 } from './utf8.ts';
 import { parseJsonData, parseYaml11 } from './yaml11.ts';
 
 /** One data file to read: its path on disk and its bundle key. */
@@ -56,17 +57,50 @@ export function parseDataFile(
   return sortObjectKeys({ ...doc, $file_sha256sum: sha256Hex(raw) });
 }
 
+/** What a file is, for the problem a bad encoding gets. */
+const FILE_NOUN: Record<ProblemKind, string> = {
+  PARSE: 'data file',
+  SCHEMA: 'JSON schema',
+  GRAPHQL: 'GraphQL schema',
+  FILE: 'file',
+  REF: 'file',
+  UNIQUE: 'file',
+};
+
 export function parseStructured(
   key: string,
   raw: Buffer,
   problems: BundleProblem[],
   kind: ProblemKind,
 ): JsonValue | undefined {
+  const text = decodeFile(key, raw, FILE_NOUN[kind], problems);
+  if (text === undefined) return undefined;
   try {
-    const text = raw.toString('utf8');
     return key.endsWith('.json') ? parseJsonData(text) : parseYaml11(text);
   } catch (e) {
     problems.push({ file: key, reason: (e as Error).message, kind });
+    return undefined;
+  }
+}
+
+/**
+ * The text of a file of the checkout, or a problem naming it and the first
+ * byte that is not UTF-8: the bundler fails on such a file, whatever it is.
+ */
+export function decodeFile(
+  key: string,
+  raw: Uint8Array,
+  noun: string,
+  problems: BundleProblem[],
+): string | undefined {
+  try {
+    return decodeUtf8(raw);
+  } catch (e) {
+    problems.push({
+      file: key,
+      reason: `${noun} is not UTF-8 text: ${(e as Error).message}`,
+      kind: ProblemKind.FILE,
+    });
     return undefined;
   }
 }

@@ -132,13 +132,41 @@ describe('buildBundleFromDirectory', () => {
     const problems = (error as BundleLoadError).problems.map((p) => `${p.file}: ${p.reason}`);
     expect(problems).toEqual([
       expect.stringMatching(/^\/bad-yaml\.yml: invalid YAML at line \d+, column \d+: /),
-      expect.stringMatching(/^\/blob\.bin: resource is not UTF-8 text$/),
+      '/blob.bin: resource is not UTF-8 text: invalid byte 0xff at byte offset 0 (line 1, column 1)',
       expect.stringMatching(/^\/date\.yml: when: unquoted date\/time '2024-01-01'/),
       '/empty.yml: the file holds no YAML document',
       '/list.yml: a data file must be a mapping',
       '/no-schema.yml: the data file has no $schema',
     ]);
     expect((error as Error).message).toContain('6 problems');
+  });
+
+  it('fails on bytes that are not UTF-8 in any file the bundler reads, naming file, offset and line', async () => {
+    // The bundler decodes every data, schema and resource file as strict UTF-8
+    // (a UnicodeDecodeError fails the bundle); one rule for all of them.
+    const latin1 = (before: string, after: string) =>
+      Buffer.concat([Buffer.from(before), Buffer.from([0xe9]), Buffer.from(after)]);
+    const root = await writeTree({
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+      'data/ok.yml': '$schema: /thing-1.yml\nname: ok\n',
+      'data/latin1.yml': latin1('$schema: /thing-1.yml\nname: caf', '\n'),
+      'data/latin1.json': latin1('{"$schema": "/thing-1.yml", "name": "caf', '"}'),
+      'schemas/thing-1.yml': latin1('$schema: /metaschema-1.json\ndescription: caf', '\n'),
+      'resources/latin1.yml': latin1('kind: ConfigMap\ndata:\n  name: "caf', '"\n'),
+      'resources/ok.yml': 'caf\u00e9: \ufffd\n',
+    });
+    roots.push(root);
+    const { bundle, problems } = await collectBundleFromDirectory(root, { git: false });
+    expect(problems.map((p) => `${p.file}: ${p.reason}`)).toEqual([
+      '/latin1.json: data file is not UTF-8 text: invalid byte 0xe9 at byte offset 40 (line 1, column 41)',
+      '/latin1.yml: data file is not UTF-8 text: invalid byte 0xe9 at byte offset 31 (line 2, column 10)',
+      '/latin1.yml: resource is not UTF-8 text: invalid byte 0xe9 at byte offset 34 (line 3, column 13)',
+      '/thing-1.yml: JSON schema is not UTF-8 text: invalid byte 0xe9 at byte offset 44 (line 2, column 17)',
+    ]);
+    expect(Object.keys(bundle.data)).toEqual(['/ok.yml']);
+    // valid multi-byte text (and a real U+FFFD) is read as is
+    expect(bundle.resources['/ok.yml']!.content).toBe('caf\u00e9: \ufffd\n');
+    expect(problems.map((p) => p.kind)).toEqual(['FILE', 'FILE', 'FILE', 'FILE']);
   });
 
   it('reports a missing graphql schema file and data dir', async () => {

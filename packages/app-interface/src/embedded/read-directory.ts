@@ -4,6 +4,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { compareCodePoints } from './code-point-order.ts';
 import {
+  decodeFile,
   isObject,
   parseStructured,
   readDataFiles,
@@ -44,7 +45,6 @@ const DATA_EXTENSIONS = /\.(?:ya?ml|json)$/;
 const YAML_EXTENSION = /\.ya?ml$/;
 // The bundler looks for a `$schema:` line without parsing, because many resources are templates.
 const RESOURCE_SCHEMA_LINE = /^\$schema: (.+\.(?:yml|yaml))$/m;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Reads an app-interface tree into the bundle qontract-bundler would produce
@@ -110,13 +110,8 @@ export async function collectBundleFromDirectory(
   for (const file of resourceFiles) {
     const key = bundleKey(layout.resourcesDir, file);
     const raw = readFileSync(file);
-    let content: string;
-    try {
-      content = utf8.decode(raw);
-    } catch {
-      problems.push({ file: key, reason: 'resource is not UTF-8 text', kind: 'FILE' });
-      continue;
-    }
+    const content = decodeFile(key, raw, 'resource', problems);
+    if (content === undefined) continue;
     resources[key] = {
       path: key,
       content,
