@@ -49,6 +49,14 @@ function transport(overrides: Partial<RemoteTransportOptions> = {}) {
   });
 }
 
+function posts(): number {
+  return stub.requests.filter((r) => r.method === 'POST').length;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 async function failure(promise: Promise<unknown>): Promise<Error> {
   try {
     await promise;
@@ -118,14 +126,14 @@ describe('remote transport', () => {
     const e = await failure(t.execute(QUERY, undefined, 'NamespacesMinimal'));
     expect(e).toBeInstanceOf(GqlQueryError);
     expect(e.message).toBe(
-      `GraphQL query NamespacesMinimal failed: HTTP 503 from ${stub.origin}/graphqlsha/${SHA}`,
+      `GraphQL query NamespacesMinimal failed: HTTP 503 (text/plain) from ${stub.origin}/graphqlsha/${SHA}: "***" (gave up after 5 attempts)`,
     );
     expect(e.message).not.toContain(TOKEN);
     expect(stub.requests.length - before).toBe(5);
     expect(waits).toEqual([1000, 2000, 3000, 4000]);
   });
 
-  it('retries a response with errors, as the original, and reports the first error', async () => {
+  it('does not retry a response with errors (it will not change) and reports the first error', async () => {
     const t = await transport();
     stub.handler = (req, res) =>
       req.method === 'POST'
@@ -143,10 +151,113 @@ describe('remote transport', () => {
         : happy(req, res);
     const e = await failure(t.execute(QUERY, undefined, 'Clusters'));
     expect(e.message).toBe(
-      'GraphQL query Clusters failed: `errors` returned with the response: Cannot return null for ' +
-        'non-nullable field Cluster_v1.name. (at clusters.0.name) and 1 more error(s)',
+      `GraphQL query Clusters failed: \`errors\` returned with the response from ${stub.origin}/graphqlsha/${SHA}: ` +
+        'Cannot return null for non-nullable field Cluster_v1.name. (at clusters.0.name) and 1 more error(s)',
     );
-    expect(waits).toHaveLength(4);
+    expect(posts()).toBe(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('reports an HTML page answered with 200 as such, once, not as a connection problem', async () => {
+    const t = await transport();
+    stub.handler = (req, res) => {
+      if (req.method !== 'POST') return happy(req, res);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        `<!DOCTYPE html>\n<html><head><title>Log in</title></head>\n<body><p>Please   log in to continue.</p>` +
+          `<script>var t = "${req.authorization}";</script>${'<p>filler</p>'.repeat(100)}</body></html>`,
+      );
+    };
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e).toBeInstanceOf(GqlQueryError);
+    expect(e.message).not.toContain('could not connect');
+    expect(e.message).toMatch(
+      new RegExp(
+        `^GraphQL query Settings failed: ${escapeRegExp(`${stub.origin}/graphqlsha/${SHA}`)} answered HTTP 200 ` +
+          `\\(text/html; charset=utf-8\\), not a GraphQL response: "Log in Please log in to continue\\. `,
+      ),
+    );
+    expect(e.message).not.toContain(TOKEN);
+    expect(e.message).not.toContain(TOKEN.slice('Basic '.length));
+    expect(e.message.length).toBeLessThan(400);
+    expect(posts()).toBe(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('reports a truncated JSON body, once', async () => {
+    const t = await transport();
+    stub.handler = (req, res) => {
+      if (req.method !== 'POST') return happy(req, res);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data": {"settings": [{"vault": fa');
+    };
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e.message).toBe(
+      `GraphQL query Settings failed: ${stub.origin}/graphqlsha/${SHA} answered HTTP 200 (application/json) ` +
+        'with invalid JSON (Unexpected end of JSON input): "{"data": {"settings": [{"vault": fa"',
+    );
+    expect(posts()).toBe(1);
+  });
+
+  it('reports a JSON answer that is not a GraphQL response, once', async () => {
+    const t = await transport();
+    stub.handler = (req, res) =>
+      req.method === 'POST' ? sendJson(res, 200, { status: 'ok' }) : happy(req, res);
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e.message).toBe(
+      `GraphQL query Settings failed: ${stub.origin}/graphqlsha/${SHA} answered HTTP 200 (application/json) ` +
+        'without `data` or `errors`: "{"status":"ok"}"',
+    );
+    expect(posts()).toBe(1);
+  });
+
+  it('retries an answer whose connection is cut mid-body (it may come whole next time)', async () => {
+    const t = await transport({ retry: { attempts: 3, delayMs: 1 } });
+    stub.handler = (req, res) => {
+      if (req.method !== 'POST') return happy(req, res);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"data": {"sett');
+      setTimeout(() => res.socket?.destroy(), 10);
+      return 'hang';
+    };
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e.message).toMatch(
+      new RegExp(
+        `^GraphQL query Settings failed: the answer from ${escapeRegExp(`${stub.origin}/graphqlsha/${SHA}`)} ` +
+          '\\(HTTP 200\\) was cut off: .+ \\(gave up after 3 attempts\\)$',
+      ),
+    );
+    expect(posts()).toBe(3);
+  });
+
+  it('does not retry a 401 from a proxy, says what came back and never shows the token', async () => {
+    const t = await transport();
+    stub.handler = (req, res) =>
+      req.method === 'POST'
+        ? sendText(res, 401, `invalid credentials: ${req.authorization}`)
+        : happy(req, res);
+    const e = await failure(t.execute(QUERY, undefined, 'Settings'));
+    expect(e.message).toBe(
+      `GraphQL query Settings failed: HTTP 401 (text/plain) from ${stub.origin}/graphqlsha/${SHA}: ` +
+        '"invalid credentials: ***"',
+    );
+    expect(posts()).toBe(1);
+  });
+
+  it('retries a 429 after the time its Retry-After asks for', async () => {
+    const t = await transport();
+    let throttled = 1;
+    stub.handler = (req, res) => {
+      if (req.method === 'POST' && throttled-- > 0) {
+        res.writeHead(429, { 'retry-after': '7', 'content-type': 'text/plain' });
+        return res.end('slow down');
+      }
+      return happy(req, res);
+    };
+    const response = await t.execute(QUERY, undefined, 'Settings');
+    expect(response.data).toEqual({ settings: [{ vault: false }] });
+    expect(posts()).toBe(2);
+    expect(waits).toEqual([7000]);
   });
 
   it('does not retry a 400 (a query the server cannot parse or validate)', async () => {
@@ -169,7 +280,7 @@ describe('remote transport', () => {
     stub.handler = (req, res) => (req.method === 'POST' ? 'hang' : happy(req, res));
     const e = await failure(t.execute(QUERY, undefined, 'Settings'));
     expect(e.message).toBe(
-      `GraphQL query Settings failed: no response from ${stub.origin}/graphqlsha/${SHA} within 0.05s`,
+      `GraphQL query Settings failed: no response from ${stub.origin}/graphqlsha/${SHA} within 0.05s (gave up after 2 attempts)`,
     );
     expect(waits).toEqual([1]);
   });
@@ -182,19 +293,33 @@ describe('remote transport', () => {
     );
     expect(e).toBeInstanceOf(GqlBackendError);
     expect(e.message).toBe(
-      `cannot read the current bundle sha from ${closed.origin}/graphql: could not connect to GraphQL server at ${closed.origin}/sha256 (ECONNREFUSED)`,
+      `cannot read the current bundle sha from ${closed.origin}/graphql: could not connect to GraphQL server at ${closed.origin}/sha256 (ECONNREFUSED) (gave up after 2 attempts)`,
     );
   });
 
-  it('fails clearly when /sha256 does not answer a sha', async () => {
+  it('says what /sha256 answered when it is not a sha, and does not retry it', async () => {
     stub.handler = (req, res) =>
       req.url === '/sha256' ? sendText(res, 200, '<html>') : happy(req, res);
     await expect(transport()).rejects.toThrow(
-      `${stub.origin}/graphql/sha256 did not return a bundle sha`,
+      `cannot read the current bundle sha from ${stub.origin}/graphql: ${stub.origin}/sha256 answered ` +
+        'HTTP 200 (text/plain), not a bundle sha: "<html>"',
     );
+    expect(stub.requests).toHaveLength(1);
     stub.handler = (req, res) =>
       req.url === '/sha256' ? sendText(res, 401, 'no') : happy(req, res);
-    await expect(transport()).rejects.toThrow(/HTTP 401$/);
+    await expect(transport()).rejects.toThrow(
+      `cannot read the current bundle sha from ${stub.origin}/graphql: HTTP 401 (text/plain) from ${stub.origin}/sha256: "no"`,
+    );
+    expect(stub.requests).toHaveLength(2);
+  });
+
+  it('retries /sha256 5xx answers and reports the last one', async () => {
+    stub.handler = (req, res) =>
+      req.url === '/sha256' ? sendText(res, 502, 'upstream down') : happy(req, res);
+    await expect(transport({ retry: { attempts: 3, delayMs: 1 } })).rejects.toThrow(
+      `cannot read the current bundle sha from ${stub.origin}/graphql: HTTP 502 (text/plain) from ${stub.origin}/sha256: "upstream down" (gave up after 3 attempts)`,
+    );
+    expect(stub.requests).toHaveLength(3);
   });
 
   it('keeps credentials in the server URL out of endpoints and messages', async () => {

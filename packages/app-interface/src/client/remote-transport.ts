@@ -1,6 +1,14 @@
-import type { Logger } from '@qontract/core';
+import type { Logger, SecretRedactor } from '@qontract/core';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { GqlBackendError, GqlQueryError } from './errors.ts';
+import {
+  credentialsRedactor,
+  describeMalformed,
+  describeStatus,
+  type HttpAnswer,
+  isRetryableStatus,
+  retryAfterMs,
+} from './http-answer.ts';
 import { DEFAULT_RETRY_POLICY, RetryableError, type RetryPolicy, withRetries } from './retry.ts';
 import type { GitCommitInfo, GqlTransport, GraphqlResponse } from './types.ts';
 
@@ -36,27 +44,23 @@ export async function createRemoteTransport(
   const retry = options.retry ?? DEFAULT_RETRY_POLICY;
   const baseFetch = options.fetch ?? globalThis.fetch;
   const headers: Record<string, string> = options.token ? { Authorization: options.token } : {};
+  const redactor = credentialsRedactor(options.token, serverUrl);
   const log = options.log;
+  const metadataTimeoutMs = options.metadataTimeoutMs ?? 60_000;
 
-  const getText = (path: string, what: string): Promise<{ status: number; body: string }> =>
+  /** One GET, retried while the answer may change; any other answer is returned. */
+  const get = (path: string, what: string): Promise<HttpAnswer> =>
     withRetries(
       retry,
       async () => {
         const url = new URL(path, serverUrl.origin);
-        let response: Response;
-        try {
-          response = await baseFetch(url, {
-            headers,
-            signal: AbortSignal.timeout(options.metadataTimeoutMs ?? 60_000),
+        const answer = await fetchAnswer(baseFetch, url, { headers }, metadataTimeoutMs);
+        if (isRetryableStatus(answer.status)) {
+          throw new RetryableError(describeStatus(answer, redactor), {
+            retryAfterMs: retryAfterMs(answer),
           });
-        } catch (e) {
-          throw new RetryableError(connectionProblem(e, withoutCredentials(url)), { cause: e });
         }
-        const body = await response.text();
-        if (response.status >= 500) {
-          throw new RetryableError(`HTTP ${response.status} from ${withoutCredentials(url)}`);
-        }
-        return { status: response.status, body };
+        return answer;
       },
       (e, n, waitMs) =>
         log.warn(
@@ -67,21 +71,18 @@ export async function createRemoteTransport(
 
   let sha = options.sha;
   if (sha === undefined && options.pinToCurrentBundle) {
-    const { status, body } = await getText('/sha256', 'reading the bundle sha').catch(
-      (e: unknown) => {
-        throw new GqlBackendError(
-          `cannot read the current bundle sha from ${display}: ${messageOf(e)}`,
-        );
-      },
-    );
-    if (status !== 200) {
-      throw new GqlBackendError(
-        `cannot read the current bundle sha from ${display}: HTTP ${status}`,
-      );
+    const cannot = `cannot read the current bundle sha from ${display}`;
+    const answer = await get('/sha256', 'reading the bundle sha').catch((e: unknown) => {
+      throw new GqlBackendError(`${cannot}: ${messageOf(e)}`);
+    });
+    if (answer.status !== 200) {
+      throw new GqlBackendError(`${cannot}: ${describeStatus(answer, redactor)}`);
     }
-    sha = body.trim();
+    sha = answer.body.trim();
     if (!/^[0-9a-f]{64}$/i.test(sha)) {
-      throw new GqlBackendError(`${display}/sha256 did not return a bundle sha`);
+      throw new GqlBackendError(
+        `${cannot}: ${describeMalformed(answer, ', not a bundle sha', redactor)}`,
+      );
     }
   }
 
@@ -95,13 +96,15 @@ export async function createRemoteTransport(
   }
 
   async function readGitCommitInfo(bundleSha: string): Promise<GitCommitInfo | null> {
-    const { status, body } = await getText(
-      `/git-commit-info/${bundleSha}`,
-      'reading git commit info',
-    );
-    if (status !== 200) throw new Error(`HTTP ${status}`);
-    const info = JSON.parse(body) as { commit?: unknown; timestamp?: unknown };
-    if (typeof info.commit !== 'string') return null;
+    const answer = await get(`/git-commit-info/${bundleSha}`, 'reading git commit info');
+    if (answer.status !== 200) throw new Error(describeStatus(answer, redactor));
+    let info: { commit?: unknown; timestamp?: unknown };
+    try {
+      info = JSON.parse(answer.body) as typeof info;
+    } catch {
+      throw new Error(describeMalformed(answer, ' with invalid JSON', redactor));
+    }
+    if (typeof info?.commit !== 'string') return null;
     return { commit: info.commit, timestamp: String(info.timestamp ?? '') };
   }
 
@@ -109,45 +112,58 @@ export async function createRemoteTransport(
   const queryUrl = sha === undefined ? serverUrl : new URL(`/graphqlsha/${sha}`, serverUrl.origin);
   const endpoint = withoutCredentials(queryUrl);
   const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
-  const client = new GraphQLClient(queryUrl.toString(), {
-    headers,
-    errorPolicy: 'all',
-    fetch: (input: string | URL | Request, init?: RequestInit) =>
-      baseFetch(input, {
-        ...init,
-        signal: init?.signal
-          ? AbortSignal.any([init.signal, AbortSignal.timeout(queryTimeoutMs)])
-          : AbortSignal.timeout(queryTimeoutMs),
-      }),
-  });
 
+  /**
+   * One POST. The answer is captured on its way into graphql-request, which
+   * builds the request and parses the response, so that a failure can say
+   * what came back; a fresh client per call keeps concurrent queries apart.
+   */
   async function sendOnce(
     query: string,
     variables: Record<string, unknown> | undefined,
   ): Promise<GraphqlResponse> {
+    let answer: HttpAnswer | undefined;
+    const client = new GraphQLClient(queryUrl.toString(), {
+      headers,
+      errorPolicy: 'all',
+      fetch: async (input: string | URL | Request, init?: RequestInit) => {
+        answer = await fetchAnswer(baseFetch, input, init ?? {}, queryTimeoutMs, endpoint);
+        return new Response(answer.body === '' ? null : answer.body, {
+          status: answer.status,
+          headers: answer.contentType ? { 'content-type': answer.contentType } : {},
+        });
+      },
+    });
     let response: Awaited<ReturnType<typeof client.rawRequest>>;
     try {
       response = await client.rawRequest(query, variables);
     } catch (e) {
+      if (answer === undefined) throw e; // no answer: fetchAnswer's RetryableError
       if (e instanceof ClientError) {
-        const status = e.response.status;
         const first = e.response.errors?.[0]?.message;
-        const message = `HTTP ${status} from ${endpoint}${first ? `: ${first}` : ''}`;
+        const message = first
+          ? `HTTP ${answer.status} from ${endpoint}: ${redactor.redact(first)}`
+          : describeStatus(answer, redactor);
         // A 4xx is a bad query (parse/validation) or a bad token: retrying cannot help.
-        if (status >= 500 || status === 408 || status === 429) throw new RetryableError(message);
+        if (isRetryableStatus(answer.status)) {
+          throw new RetryableError(message, { retryAfterMs: retryAfterMs(answer) });
+        }
         throw new Error(message);
       }
-      throw new RetryableError(connectionProblem(e, endpoint, queryTimeoutMs), { cause: e });
+      // A 2xx graphql-request could not parse: a login page, a proxy's page, a cut body.
+      throw new Error(notAGraphqlResponse(answer, redactor));
     }
     const result: GraphqlResponse = {
       data: response.data as Record<string, unknown> | null | undefined,
       errors: response.errors,
       extensions: response.extensions as GraphqlResponse['extensions'],
     };
-    // The original retries a response with `errors` or without `data` like a lost connection.
-    if (result.errors?.length) throw new RetryableError(describeGraphqlErrors(result.errors));
-    if (result.data === undefined || result.data === null) {
-      throw new RetryableError('`data` field missing from the response');
+    // Unlike the original, which retries these like a lost connection: the
+    // pinned bundle answers the same query the same way, so a retry only
+    // delays the error by ten seconds.
+    if (result.errors?.length) throw new Error(describeGraphqlErrors(result.errors, endpoint));
+    if ((result.data === undefined || result.data === null) && answer !== undefined) {
+      throw new Error(describeMalformed(answer, ' without `data` or `errors`', redactor));
     }
     return result;
   }
@@ -175,12 +191,71 @@ export async function createRemoteTransport(
   };
 }
 
-export function describeGraphqlErrors(errors: NonNullable<GraphqlResponse['errors']>): string {
+/**
+ * Sends one request and reads the whole answer. Failing to get one (no
+ * connection, a time-out, a connection cut while the body arrives) is a
+ * RetryableError; any answer, whatever its status, is returned.
+ */
+async function fetchAnswer(
+  baseFetch: typeof fetch,
+  input: string | URL | Request,
+  init: RequestInit,
+  timeoutMs: number,
+  shownUrl?: string,
+): Promise<HttpAnswer> {
+  const url = shownUrl ?? withoutCredentials(new URL(input instanceof Request ? input.url : input));
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+  let response: Response;
+  try {
+    response = await baseFetch(input, { ...init, signal });
+  } catch (e) {
+    throw new RetryableError(connectionProblem(e, url, timeoutMs), { cause: e });
+  }
+  let body: string;
+  try {
+    body = await response.text();
+  } catch (e) {
+    throw new RetryableError(
+      `the answer from ${url} (HTTP ${response.status}) was cut off: ${reasonOf(e, timeoutMs)}`,
+      { cause: e },
+    );
+  }
+  return {
+    url,
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    body,
+    retryAfter: response.headers.get('retry-after'),
+  };
+}
+
+/** Why a 2xx body graphql-request could not parse is not a GraphQL response. */
+function notAGraphqlResponse(answer: HttpAnswer, redactor: SecretRedactor): string {
+  if (!/json|graphql/i.test(answer.contentType ?? '')) {
+    return describeMalformed(answer, ', not a GraphQL response', redactor);
+  }
+  try {
+    JSON.parse(answer.body);
+  } catch (e) {
+    // V8 quotes the start of the body in some of these; it goes through the redactor too.
+    const reason = redactor.redact(messageOf(e)).slice(0, 120);
+    return describeMalformed(answer, ` with invalid JSON (${reason})`, redactor);
+  }
+  return describeMalformed(answer, ', not a GraphQL response', redactor);
+}
+
+/** The first of a response's `errors`; `from` names the server that answered them. */
+export function describeGraphqlErrors(
+  errors: NonNullable<GraphqlResponse['errors']>,
+  from?: string,
+): string {
+  const source = from ? ` from ${from}` : '';
   const first = errors[0];
-  if (!first) return 'the response has errors';
+  if (!first) return `the response${source} has errors`;
   const where = first.path?.length ? ` (at ${first.path.join('.')})` : '';
   const more = errors.length > 1 ? ` and ${errors.length - 1} more error(s)` : '';
-  return `\`errors\` returned with the response: ${first.message}${where}${more}`;
+  return `\`errors\` returned with the response${source}: ${first.message}${where}${more}`;
 }
 
 function parseServerUrl(server: string): URL {
@@ -200,12 +275,22 @@ export function withoutCredentials(url: URL): string {
 }
 
 function connectionProblem(error: unknown, where: string, timeoutMs?: number): string {
-  const e = error as { name?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
+  if (isTimeout(error)) {
     return `no response from ${where}${timeoutMs ? ` within ${timeoutMs / 1000}s` : ''}`;
   }
-  const reason = e?.cause?.code ?? e?.cause?.message ?? messageOf(error);
-  return `could not connect to GraphQL server at ${where} (${reason})`;
+  return `could not connect to GraphQL server at ${where} (${reasonOf(error)})`;
+}
+
+function isTimeout(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
+/** `ECONNREFUSED`, `other side closed`, ...: the system's reason, not undici's wrapper. */
+function reasonOf(error: unknown, timeoutMs?: number): string {
+  if (isTimeout(error)) return `no more data within ${(timeoutMs ?? 0) / 1000}s`;
+  const cause = (error as { cause?: { code?: string; message?: string } } | null)?.cause;
+  return cause?.code ?? cause?.message ?? messageOf(error);
 }
 
 function messageOf(error: unknown): string {

@@ -12,10 +12,30 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 5, delayMs: 1000 };
 
+/** A server's `Retry-After` is honoured up to this; a longer one would stall the whole run. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * A failure the next attempt may not see: no connection, a time-out, a 5xx,
+ * a 408 or a 429. Everything else is thrown as is and not retried.
+ */
 export class RetryableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The wait the server asked for (`Retry-After`), if any. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number | undefined }) {
     super(message, options);
     this.name = 'RetryableError';
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
+
+/** The last retryable failure, once the attempts are used up; its message says how many. */
+export class RetriesExhaustedError extends Error {
+  constructor(last: RetryableError, attempts: number) {
+    super(attempts > 1 ? `${last.message} (gave up after ${attempts} attempts)` : last.message, {
+      cause: last,
+    });
+    this.name = 'RetriesExhaustedError';
   }
 }
 
@@ -29,8 +49,12 @@ export async function withRetries<T>(
     try {
       return await attempt();
     } catch (e) {
-      if (!(e instanceof RetryableError) || n >= policy.attempts) throw e;
-      const waitMs = policy.delayMs * n;
+      if (!(e instanceof RetryableError)) throw e;
+      if (n >= policy.attempts) throw new RetriesExhaustedError(e, n);
+      const waitMs = Math.max(
+        policy.delayMs * n,
+        Math.min(e.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS),
+      );
       onRetry(e, n, waitMs);
       await sleep(waitMs);
     }
