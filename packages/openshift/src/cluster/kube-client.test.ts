@@ -126,6 +126,25 @@ describe('KubeClient against the fake API server', () => {
     );
   });
 
+  it('does not retry a refused connection: nothing listens there', async () => {
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((r) => probe.close(() => r()));
+    const closed = new KubeClient(
+      {
+        name: 'gone',
+        server: `https://127.0.0.1:${port}`,
+        token: 't',
+        insecureSkipTLSVerify: true,
+      },
+      { backoffMs: 1 },
+    );
+    await expect(closed.version()).rejects.toThrow(/ECONNREFUSED/);
+    expect(closed.stats.total).toBe(1);
+  });
+
   it('rejects a wrong token with 401', async () => {
     const c = server.cluster('c1');
     const bad = new KubeClient({ name: 'c1', server: c.url, token: 'wrong', caData: caData() });

@@ -173,12 +173,13 @@ export class KubeClient {
     return this.connection.name;
   }
 
-  /** `GET /version`, the reachability check (`oc version --request-timeout=5`). */
+  /**
+   * `GET /version`, the reachability check (`oc version --request-timeout=5`:
+   * `timeoutMs` per attempt). Retried like every other request, so one 503 or
+   * 429 does not make a cluster unreachable for the whole run.
+   */
   async version(timeoutMs = 5_000): Promise<Record<string, unknown>> {
-    return (await this.request('GET', '/version', 'get', { timeoutMs, attempts: 1 })) as Record<
-      string,
-      unknown
-    >;
+    return (await this.request('GET', '/version', 'get', { timeoutMs })) as Record<string, unknown>;
   }
 
   /**
@@ -430,11 +431,28 @@ function apiError(cluster: string, response: ResponseContext, text: string): Kub
   return error;
 }
 
-/** Milliseconds to wait before retrying `e`, or undefined when it is not transient. */
+/**
+ * The retry policy of every request (lists, gets, writes, the reachability
+ * check): milliseconds to wait before retrying `e`, or undefined when it is not
+ * transient. A refused connection is not retried (as client-go): nothing
+ * listens there, and waiting would only delay the run for a cluster that is down.
+ */
 function transientRetryDelay(e: unknown): number | undefined {
-  if (e instanceof ClusterUnreachableError) return 0;
+  if (e instanceof ClusterUnreachableError) {
+    return networkErrorCode(e.cause) === 'ECONNREFUSED' ? undefined : 0;
+  }
   if (e instanceof KubeApiError && (e.status === 429 || e.status >= 500)) {
     return (e as KubeApiError & { retryAfterMs?: number }).retryAfterMs ?? 0;
+  }
+  return undefined;
+}
+
+/** The system error code (`ECONNREFUSED`, `ECONNRESET`, ...) somewhere in the cause chain. */
+function networkErrorCode(e: unknown): string | undefined {
+  for (let c = e, depth = 0; c && depth < 5; depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    c = (c as { cause?: unknown }).cause;
   }
   return undefined;
 }
