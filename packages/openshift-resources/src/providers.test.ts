@@ -64,14 +64,60 @@ describe('providers', () => {
     });
   });
 
-  it('resource: a file that does not parse is a fetch error naming the path', async () => {
+  it('resource: a file that does not parse is a fetch error naming the path, the reason and the line', async () => {
+    // The original's message stays as the prefix (users grep for it); the reason follows.
     await expect(
       buildDesired(
         sel,
-        res({ provider: 'resource', path: { path: '/b.yml', content: 'a: [' } }),
+        res({ provider: 'resource', path: { path: '/b.yml', content: 'kind: x\na: [' } }),
         pc,
       ),
-    ).rejects.toThrow(new FetchResourceError('Could not parse data. Skipping resource: /b.yml'));
+    ).rejects.toThrow(
+      new FetchResourceError(
+        "Could not parse data. Skipping resource: /b.yml: invalid YAML: while parsing a flow node: expected the node content, but found '<stream-end>' (line 2, column 5)",
+      ),
+    );
+    await expect(
+      buildDesired(
+        sel,
+        res({ provider: 'route', path: { path: '/r.yml', content: '- 1\n- 2\n' } }),
+        pc,
+      ),
+    ).rejects.toThrow(
+      new FetchResourceError(
+        'Could not parse data. Skipping resource: /r.yml: a resource file must hold a mapping, not list',
+      ),
+    );
+  });
+
+  it('resource-template: a rendered file that does not parse says so, without values from the render', async () => {
+    // Rendered text can hold secrets (vault lookups in templates): the reason
+    // keeps the line and the problem, but not the quoted fragments of the text.
+    const error = await buildDesired(
+      sel,
+      res({
+        provider: 'resource-template',
+        path: { path: '/t.yml.j2', content: 'kind: x\npassword: {{ name }}\n' },
+        variables: '{"name": "*s3cr3t-value"}',
+      }),
+      pc,
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FetchResourceError);
+    expect((error as Error).message).toBe(
+      'Could not parse data. Skipping resource: /t.yml.j2: invalid YAML in the rendered template: found undefined alias "…"',
+    );
+    const tagged = await buildDesired(
+      sel,
+      res({
+        provider: 'resource-template',
+        path: { path: '/u.yml.j2', content: 'kind: x\npassword: {{ name }}\n' },
+        variables: '{"name": "!!int s3cr3t-value"}',
+      }),
+      pc,
+    ).catch((e: unknown) => e);
+    expect((tagged as Error).message).toBe(
+      "Could not parse data. Skipping resource: /u.yml.j2: invalid YAML in the rendered template: invalid literal for int() with base 10: '…'",
+    );
   });
 
   it('resource: validate_json checks every data value', async () => {

@@ -11,6 +11,8 @@ import {
   type PyObject,
   type PyValue,
   parseResource,
+  ResourceDataError,
+  YamlError,
 } from '@qontract/openshift';
 import { parseTemplateVariables } from '@qontract/templating';
 import { parse as parseYaml } from 'yaml';
@@ -65,7 +67,10 @@ export async function buildDesired(
         path: file.path,
         variables: templateVariables(sel, r),
       });
-      return fromContent(rendered, file.path, pc, { alertmanagerKey: alertmanagerKey(r) });
+      return fromContent(rendered, file.path, pc, {
+        alertmanagerKey: alertmanagerKey(r),
+        rendered: true,
+      });
     }
     case 'prometheus-rule': {
       const file = requiredFile(r);
@@ -78,7 +83,7 @@ export async function buildDesired(
         path: file.path,
         variables: templateVariables(sel, r),
       });
-      return fromContent(rendered, file.path, pc, {});
+      return fromContent(rendered, file.path, pc, { rendered: true });
     }
     case 'vault-secret':
       return vaultSecret(r, pc);
@@ -129,21 +134,30 @@ export function templateVariables(
   };
 }
 
-/** Parses a (rendered) resource file and builds its object, as the `resource` provider does. */
+/**
+ * Parses a (rendered) resource file and builds its object, as the `resource` provider does.
+ * `rendered`: the content is a template's output, which may hold secrets.
+ */
 function fromContent(
   content: string,
   path: string,
   pc: ProviderContext,
-  options: { validateJson?: boolean; alertmanagerKey?: string | undefined },
+  options: { validateJson?: boolean; alertmanagerKey?: string | undefined; rendered?: boolean },
 ): OpenshiftResource {
   let body: PyValue;
   try {
     body = parseResource(content, 'yaml');
-  } catch {
-    throw new FetchResourceError(`Could not parse data. Skipping resource: ${path}`);
+  } catch (e) {
+    throw new FetchResourceError(
+      `Could not parse data. Skipping resource: ${path}: ${parseFailure(e, options.rendered === true)}`,
+    );
   }
-  if (!isDict(body))
-    throw new FetchResourceError(`Could not parse data. Skipping resource: ${path}`);
+  if (!isDict(body)) {
+    // parseResource already refuses anything but a mapping; this narrows the type.
+    throw new FetchResourceError(
+      `Could not parse data. Skipping resource: ${path}: a resource file must hold a mapping`,
+    );
+  }
   dictDelete(body, '$schema');
   if (options.validateJson) {
     const data = dictGet(body, 'data');
@@ -168,6 +182,26 @@ function fromContent(
   } catch (e) {
     throw new FetchResourceError(errorMessage(e));
   }
+}
+
+/**
+ * Why a resource file did not parse. The original says only "Could not parse
+ * data"; the reason and the line (YamlError carries them) tell the author what
+ * to fix. Rendered text may hold secrets from the template's lookups, so its
+ * quoted fragments (alias, tag or scalar text) are left out.
+ */
+function parseFailure(e: unknown, rendered: boolean): string {
+  if (e instanceof ResourceDataError) return e.message.slice(e.pythonError.length + 2);
+  if (!(e instanceof YamlError)) return errorMessage(e);
+  if (!rendered) return `invalid YAML: ${e.message}`;
+  return `invalid YAML in the rendered template: ${withoutQuotedText(e.message)}`;
+}
+
+/** Masks quoted fragments of a message, except token names (`'<stream-end>'`) and single characters. */
+function withoutQuotedText(message: string): string {
+  return message.replace(/(["'])((?:\\.|(?!\1).)*)\1/g, (whole, quote: string, inner: string) =>
+    inner.length <= 1 || /^<[-a-z]+>$/.test(inner) ? whole : `${quote}…${quote}`,
+  );
 }
 
 /** Every rule that already has annotations gets `html_url` pointing at its source file. */
