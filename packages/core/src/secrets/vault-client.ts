@@ -75,6 +75,15 @@ export class VaultClient {
     }
   }
 
+  /** `ECONNREFUSED`, `no answer within 30s`: why no answer came, in the system's words. */
+  #connectionProblem(e: unknown): string {
+    if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) {
+      return `no answer within ${this.#timeoutMs / 1000}s`;
+    }
+    const cause = e instanceof Error ? (e.cause as { code?: string; message?: string }) : undefined;
+    return cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+  }
+
   /** Sends an authenticated request to `/v1/<apiPath>`. */
   async request(method: string, apiPath: string, body?: unknown): Promise<VaultResponse> {
     let token = await this.#currentToken();
@@ -162,7 +171,8 @@ export class VaultClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (token !== undefined) headers['x-vault-token'] = token;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const what = `${method} ${url.split('?')[0]}`;
+    // The request as shown in errors: the API path, without the query or the server.
+    const what = `${method} /v1/${apiPath.split('?')[0]}`;
     let problem = '';
     // Linear backoff as upstream's retry decorator does; retry libraries only offer exponential.
     for (let attempt = 1; attempt <= this.#attempts; attempt++) {
@@ -176,17 +186,18 @@ export class VaultClient {
           signal: AbortSignal.timeout(this.#timeoutMs),
         });
       } catch (e) {
-        problem = connectionProblem(e);
+        problem = `unreachable: ${this.#connectionProblem(e)}`;
         continue;
       }
       const text = await res.text().catch(() => '');
       if (res.status >= 500 || res.status === 429) {
-        problem = `HTTP ${res.status}${vaultErrors(parseJson(text))}`;
+        problem = `failed: HTTP ${res.status}${vaultErrors(parseJson(text))}`;
         continue;
       }
       return { status: res.status, body: parseJson(text) };
     }
-    const message = `Vault request ${what} failed after ${this.#attempts} attempts: ${problem}`;
+    const attempts = `${this.#attempts} attempt${this.#attempts === 1 ? '' : 's'}`;
+    const message = `Vault at ${this.server} ${problem} (${what}, ${attempts})`;
     throw new VaultConnectionError(this.#redactor ? this.#redactor.redact(message) : message);
   }
 }
@@ -218,15 +229,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function connectionProblem(e: unknown): string {
-  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) {
-    return 'timed out';
-  }
-  const cause = e instanceof Error ? (e.cause as { code?: string } | undefined) : undefined;
-  if (cause?.code) return `connection error (${cause.code})`;
-  return `connection error (${e instanceof Error ? e.message : String(e)})`;
 }
 
 function sleep(ms: number): Promise<void> {

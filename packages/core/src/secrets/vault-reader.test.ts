@@ -199,7 +199,10 @@ describe('VaultSecretReader errors', () => {
       .read({ path: 'secret-v1/legacy', field: 'token' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VaultConnectionError);
-    expect((err as Error).message).toMatch(/failed after 3 attempts: HTTP 502: injected failure/);
+    expect((err as Error).message).toBe(
+      `cannot read secret secret-v1/legacy: Vault at ${vault.url} failed: HTTP 502: injected failure ` +
+        '(GET /v1/secret-v1/config, 3 attempts)',
+    );
     expect(vault.requestLog).toHaveLength(3);
   });
 
@@ -210,22 +213,71 @@ describe('VaultSecretReader errors', () => {
     expect(requests('/v1/secret-v1/absent')).toBe(1);
   });
 
-  it('reports an unreachable Vault as a connection error', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+  it('reports an unreachable Vault as unreachable, naming it and the secret, not as not found', async () => {
+    const url = await closedPort();
     const r = new VaultSecretReader({
-      server: `http://127.0.0.1:${port}`,
+      server: `${url}/`,
       auth: { method: 'token', token: 'hvs.whatever-token' },
       redactor: new SecretRedactor(),
       retryDelayMs: 1,
     });
-    await expect(r.readAll({ path: 'app-sre/x' })).rejects.toThrow(
-      /failed after 3 attempts: connection error \(ECONNREFUSED\)/,
+    const err = await r.readAll({ path: 'app-sre/x' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VaultConnectionError);
+    expect(err).not.toBeInstanceOf(SecretNotFoundError);
+    expect((err as Error).message).toBe(
+      `cannot read secret app-sre/x: Vault at ${url} unreachable: ECONNREFUSED (GET /v1/app-sre/config, 3 attempts)`,
     );
+    expect((err as Error).message).not.toContain('whatever-token');
+  });
+
+  it('names Vault and the login when the login cannot reach it', async () => {
+    const url = await closedPort();
+    const r = new VaultSecretReader({
+      server: url,
+      auth: { method: 'approle', ...APPROLE },
+      redactor: new SecretRedactor(),
+      retryDelayMs: 1,
+      attempts: 2,
+    });
+    const err = await r.read({ path: 'app-sre/creds/db', field: 'user' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VaultConnectionError);
+    expect((err as Error).message).toBe(
+      `cannot read secret app-sre/creds/db: Vault at ${url} unreachable: ECONNREFUSED (POST /v1/auth/approle/login, 2 attempts)`,
+    );
+    expect((err as Error).message).not.toContain(APPROLE.secretId);
+  });
+
+  it('says how long it waited when Vault does not answer', async () => {
+    const hanging = createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    try {
+      const r = new VaultSecretReader({
+        server: url,
+        auth: { method: 'token', token: 'hvs.whatever-token' },
+        redactor: new SecretRedactor(),
+        retryDelayMs: 1,
+        attempts: 1,
+        timeoutMs: 50,
+      });
+      await expect(r.list('app-sre/creds')).rejects.toThrow(
+        `cannot list app-sre/creds: Vault at ${url} unreachable: no answer within 0.05s (GET /v1/app-sre/config, 1 attempt)`,
+      );
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
   });
 });
+
+/** The URL of a port nothing listens on. */
+async function closedPort(): Promise<string> {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as AddressInfo;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
 
 describe('VaultSecretReader auth', () => {
   it('logs in with AppRole and logs in again when the token expired', async () => {

@@ -10,6 +10,7 @@ import {
   type SecretRef,
   SecretVersionNotFoundError,
   type SecretWriter,
+  VaultAuthenticationError,
   VaultConnectionError,
 } from './types.ts';
 import {
@@ -96,7 +97,8 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
       this.#redactor.add(values[k]);
     }
     const { mount, rest } = splitSecretPath(path);
-    const version = await this.kvVersion(mount);
+    const context = `cannot write secret ${path}`;
+    const version = await inContext(context, () => this.kvVersion(mount));
     let response: VaultResponse;
     if (version === 2) {
       if (!options.force) {
@@ -106,9 +108,13 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
         });
         if (current !== undefined && isDeepStrictEqual(current, values)) return;
       }
-      response = await this.#client.request('POST', `${mount}/data/${rest}`, { data: values });
+      response = await inContext(context, () =>
+        this.#client.request('POST', `${mount}/data/${rest}`, { data: values }),
+      );
     } else {
-      response = await this.#client.request('POST', `${mount}/${rest}`, values);
+      response = await inContext(context, () =>
+        this.#client.request('POST', `${mount}/${rest}`, values),
+      );
     }
     this.#invalidate(path);
     if (response.status === 403) throw forbidden(path);
@@ -125,11 +131,11 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
     const slash = clean.indexOf('/');
     const mount = slash < 0 ? clean : clean.slice(0, slash);
     const rest = slash < 0 ? '' : clean.slice(slash + 1);
-    const kv = await this.kvVersion(mount);
+    const context = `cannot list ${clean}`;
+    const kv = await inContext(context, () => this.kvVersion(mount));
     const base = kv === 2 ? `${mount}/metadata` : mount;
-    const response = await this.#client.request(
-      'GET',
-      `${rest ? `${base}/${rest}` : base}?list=true`,
+    const response = await inContext(context, () =>
+      this.#client.request('GET', `${rest ? `${base}/${rest}` : base}?list=true`),
     );
     if (response.status === 404) return [];
     if (response.status === 403) throw forbidden(clean);
@@ -157,10 +163,13 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
   /** Deletes a KV v1 secret; upstream offers no delete for KV v2 either. */
   async delete(path: string): Promise<void> {
     const { mount, rest } = splitSecretPath(path);
-    if ((await this.kvVersion(mount)) !== 1) {
+    const context = `cannot delete secret ${path}`;
+    if ((await inContext(context, () => this.kvVersion(mount))) !== 1) {
       throw new QontractError(`deleting '${path}' is only supported on KV v1 mounts`);
     }
-    const response = await this.#client.request('DELETE', `${mount}/${rest}`);
+    const response = await inContext(context, () =>
+      this.#client.request('DELETE', `${mount}/${rest}`),
+    );
     this.#invalidate(path);
     if (response.status === 403) throw forbidden(path);
     if (response.status !== 204 && response.status !== 200 && response.status !== 404) {
@@ -216,12 +225,14 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
 
   async #fetchRaw(path: string, version: number | undefined): Promise<Record<string, unknown>> {
     const { mount, rest } = splitSecretPath(path);
-    const kv = await this.kvVersion(mount);
+    const context = `cannot read secret ${path}`;
+    const kv = await inContext(context, () => this.kvVersion(mount));
     const apiPath =
       kv === 2
         ? `${mount}/data/${rest}${version !== undefined ? `?version=${version}` : ''}`
         : `${mount}/${rest}`;
-    const response = await this.#client.request('GET', apiPath);
+    // Only a 404 means "not found": no answer at all is a VaultConnectionError.
+    const response = await inContext(context, () => this.#client.request('GET', apiPath));
     if (response.status === 403) throw forbidden(path);
     const envelope = (response.body ?? {}) as { data?: unknown };
     const data = kv === 2 ? (envelope.data as { data?: unknown } | null)?.data : envelope.data;
@@ -255,6 +266,24 @@ export class VaultSecretReader implements SecretReader, SecretWriter {
   #invalidate(path: string): void {
     const prefix = `${path}@`;
     for (const key of this.#cache.keys()) if (key.startsWith(prefix)) this.#cache.delete(key);
+  }
+}
+
+/**
+ * Puts the secret operation in front of a failure to reach or log in to
+ * Vault, whose message names only the server and the API call.
+ */
+async function inContext<T>(context: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof VaultConnectionError) {
+      throw new VaultConnectionError(`${context}: ${e.message}`, { cause: e });
+    }
+    if (e instanceof VaultAuthenticationError) {
+      throw new VaultAuthenticationError(`${context}: ${e.message}`, { cause: e });
+    }
+    throw e;
   }
 }
 
