@@ -281,6 +281,23 @@ describe('validate_alertmanager_config', () => {
   ])('rejects %j', async (config, message) => {
     await expect(buildDesired(sel, amSecret(config), pc)).rejects.toThrow(message);
   });
+  it('says where a Vault config is not YAML, without quoting the secret text', async () => {
+    const vaultSecrets: SecretReader = {
+      read: async () => '',
+      readAll: async () => ({
+        'alertmanager.yaml':
+          'global:\n  slack_api_url: https://hooks.example/s3cr3t: x\nroute: {}\n',
+      }),
+    };
+    const error = await buildDesired(
+      sel,
+      res({ provider: 'vault-secret', validate_alertmanager_config: true, vault_path: 'app/am' }),
+      { ...pc, secrets: vaultSecrets },
+    ).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'app/am: alertmanager config is not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 18',
+    );
+  });
 });
 
 describe('template variables', () => {

@@ -204,6 +204,16 @@ function withoutQuotedText(message: string): string {
   );
 }
 
+/**
+ * The `yaml` library's message without the source excerpt it appends (and
+ * without source text it quotes after a colon): an alertmanager config from
+ * Vault is a secret.
+ */
+function yamlProblem(message: string): string {
+  const first = message.split('\n', 1)[0]!.replace(/:$/, '');
+  return first.replace(/^([^:]*): .*( at line \d+, column \d+)$/, '$1$2');
+}
+
 /** Every rule that already has annotations gets `html_url` pointing at its source file. */
 function addHtmlUrls(body: PyObject | PyDict, url: string): void {
   const spec = dictGet(body, 'spec');
@@ -377,7 +387,7 @@ export function validateAlertmanagerConfig(text: string, path: string): void {
     doc = parseYaml(text);
   } catch (e) {
     throw new FetchResourceError(
-      `${path}: alertmanager config is not valid YAML: ${errorMessage(e)}`,
+      `${path}: alertmanager config is not valid YAML: ${yamlProblem(errorMessage(e))}`,
     );
   }
   type Route = { receiver?: string; routes?: Route[] };
