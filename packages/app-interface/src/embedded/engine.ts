@@ -12,11 +12,7 @@ import { type LoadedBundle, readBundleFile, serializeBundle } from './bundle-fil
 import { BundleDatabase } from './database.ts';
 import { confsOf } from './graphql-conf.ts';
 import { BundleLoadError, ProblemKind } from './problems.ts';
-import {
-  type BuildBundleOptions,
-  collectBundleFromDirectory,
-  sortProblems,
-} from './read-directory.ts';
+import { type BuildBundleOptions, collectBundleFromDirectory } from './read-directory.ts';
 import { buildGraphqlSchema, type EngineContext } from './schema-builder.ts';
 import type {
   Bundle,
@@ -61,9 +57,11 @@ export async function loadBundle(source: string, options: LoadOptions = {}): Pro
     ]);
   }
   if (isDir) {
-    const { bundle, problems } = await collectBundleFromDirectory(source, options);
-    if (options.validate !== false) problems.push(...validateBundle(bundle));
-    if (problems.length > 0) throw new BundleLoadError(source, sortProblems(problems));
+    const { bundle, problems, unloaded } = await collectBundleFromDirectory(source, options);
+    // Files that failed to load first: they are the causes, and validation
+    // problems (a $ref to such a file) are often their consequences.
+    if (options.validate !== false) problems.push(...validateBundle(bundle, unloaded));
+    if (problems.length > 0) throw new BundleLoadError(source, problems);
     return serializeBundle(bundle);
   }
   const loaded = await readBundleFile(source);

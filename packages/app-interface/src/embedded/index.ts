@@ -26,6 +26,7 @@ export {
   type AppInterfaceLayout,
   type BuildBundleOptions,
   buildBundleFromDirectory,
+  type CollectedBundle,
   collectBundleFromDirectory,
   defaultLayout,
 } from './read-directory.ts';

@@ -15,7 +15,7 @@ import { readGitCommitInfo } from './git-info.ts';
 import { parseGraphqlSection } from './graphql-conf.ts';
 import { BundleLoadError, type BundleProblem, ProblemKind } from './problems.ts';
 import { computeResourceBackrefs } from './traverse.ts';
-import type { Bundle, GraphqlSection, JsonObject, ResourceRecord } from './types.ts';
+import type { Bundle, GraphqlSection, JsonObject, ResourceRecord, UnloadedFiles } from './types.ts';
 
 /** Where the parts of an app-interface checkout live. */
 export interface AppInterfaceLayout {
@@ -62,6 +62,14 @@ export async function buildBundleFromDirectory(
   return bundle;
 }
 
+/** What a collected checkout holds, what went wrong, and which files that left out. */
+export interface CollectedBundle {
+  bundle: Bundle;
+  problems: BundleProblem[];
+  /** Files that exist but failed to load, so validation can tell them from missing ones. */
+  unloaded: UnloadedFiles;
+}
+
 /**
  * Like `buildBundleFromDirectory`, but returns the problems beside the bundle
  * of everything that could be read, so validation can report all at once.
@@ -69,7 +77,7 @@ export async function buildBundleFromDirectory(
 export async function collectBundleFromDirectory(
   root: string,
   options: BuildBundleOptions = {},
-): Promise<{ bundle: Bundle; problems: BundleProblem[] }> {
+): Promise<CollectedBundle> {
   const layout = { ...defaultLayout(root), ...options.layout };
   const problems: BundleProblem[] = [];
 
@@ -143,7 +151,21 @@ export async function collectBundleFromDirectory(
     ...(git ? { git_commit: git.commit, git_commit_timestamp: git.timestamp } : {}),
   };
   computeResourceBackrefs(bundle);
-  return { bundle, problems: sortProblems(problems) };
+  const unloaded: UnloadedFiles = {
+    data: new Set(jobs.map(([, key]) => key).filter((key) => !(key in data))),
+    resources: new Set(
+      resourceFiles
+        .map((f) => bundleKey(layout.resourcesDir, f))
+        .filter((key) => !(key in resources)),
+    ),
+    schemas: new Set(
+      schemaFiles
+        .filter((f) => DATA_EXTENSIONS.test(f))
+        .map((f) => bundleKey(layout.schemasDir!, f))
+        .filter((key) => !(key in schemas)),
+    ),
+  };
+  return { bundle, problems: sortProblems(problems), unloaded };
 }
 
 /** The bundler adds `$file_sha256sum` to metaschema-1 schemas so patched data still validates. */

@@ -70,6 +70,16 @@ export interface Bundle {
   git_commit_timestamp?: string;
 }
 
+/**
+ * Bundle keys of the files of a checkout that exist but failed to load (their
+ * problems name the cause): references to them are follow-on problems.
+ */
+export interface UnloadedFiles {
+  readonly data: ReadonlySet<string>;
+  readonly resources: ReadonlySet<string>;
+  readonly schemas: ReadonlySet<string>;
+}
+
 export interface GraphqlErrorEntry {
   message: string;
   path?: ReadonlyArray<string | number>;

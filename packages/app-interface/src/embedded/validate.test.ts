@@ -54,7 +54,7 @@ const METASCHEMA = JSON.stringify({
   properties: { $schema: { type: 'string' }, properties: { type: 'object' } },
 });
 
-async function tree(files: Record<string, string>): Promise<string> {
+async function tree(files: Record<string, string | Uint8Array>): Promise<string> {
   const root = await writeTree({
     'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
     'schemas/metaschema-1.json': METASCHEMA,
@@ -94,11 +94,43 @@ describe('validation of an app-interface tree', () => {
     });
     const problems = await problemsOf(root);
     expect(problems).toEqual([
+      // files that did not load come first: they are the root causes
       expect.stringMatching(/^\/broken\.yml: invalid YAML at line \d+, column \d+: /),
+      '/no-schema.yml: the data file has no $schema',
       '/dangling.yml: other: $ref /nowhere.yml does not exist',
       "/invalid.yml: schema /thing-1.yml: (root) has unexpected property 'colour'",
       expect.stringMatching(/^\/invalid\.yml: schema \/thing-1\.yml: \/name must match pattern/),
-      '/no-schema.yml: the data file has no $schema',
+    ]);
+  });
+
+  it('reports a file that failed to load first, and the references to it as such', async () => {
+    // One broken file used to show up last, after a "$ref ... does not exist"
+    // for every file that points at it.
+    const root = await tree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\nother: {$ref: /z-broken.yml}\ndoc: /bad.md\n',
+      'data/b.yml': '$schema: /thing-1.yml\nname: b\nother: {$ref: /z-broken.yml}\n',
+      'data/m.yml': '$schema: /thing-1.yml\nname: m\nother: {$ref: /gone.yml}\n',
+      'data/z-broken.yml': '$schema: /thing-1.yml\nname: [unclosed\n',
+      'resources/bad.md': new Uint8Array([0x23, 0xff]),
+    });
+    expect(await problemsOf(root)).toEqual([
+      '/bad.md: resource is not UTF-8 text: invalid byte 0xff at byte offset 1 (line 1, column 2)',
+      expect.stringMatching(/^\/z-broken\.yml: invalid YAML at line \d+, column \d+: /),
+      '/a.yml: doc: resource /bad.md failed to load',
+      '/a.yml: other: $ref /z-broken.yml failed to load',
+      '/b.yml: other: $ref /z-broken.yml failed to load',
+      '/m.yml: other: $ref /gone.yml does not exist',
+    ]);
+  });
+
+  it('does not repeat a JSON schema that failed to load for every file that uses it', async () => {
+    const root = await tree({
+      'schemas/thing-1.yml': 'type: [unclosed\n',
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+      'data/b.yml': '$schema: /thing-1.yml\nname: b\n',
+    });
+    expect(await problemsOf(root)).toEqual([
+      expect.stringMatching(/^\/thing-1\.yml: invalid YAML at line \d+, column \d+: /),
     ]);
   });
 

@@ -5,7 +5,7 @@ import { confsOf } from './graphql-conf.ts';
 import { type BundleProblem, ProblemKind } from './problems.ts';
 import { sortProblems } from './read-directory.ts';
 import { traverseData } from './traverse.ts';
-import type { Bundle, GraphqlTypeConf, JsonObject, JsonValue } from './types.ts';
+import type { Bundle, GraphqlTypeConf, JsonObject, JsonValue, UnloadedFiles } from './types.ts';
 import { parseYaml11 } from './yaml11.ts';
 
 /*
@@ -49,17 +49,36 @@ function normalizeSchemaPath(s: string): string {
   return s.startsWith('/') ? s : `/${s}`;
 }
 
-/** All problems of a bundle, sorted by file; empty when it is valid. */
-export function validateBundle(bundle: Bundle): BundleProblem[] {
+const NOTHING_UNLOADED: UnloadedFiles = {
+  data: new Set(),
+  resources: new Set(),
+  schemas: new Set(),
+};
+
+/**
+ * All problems of a bundle, sorted by file; empty when it is valid.
+ * `unloaded`: files of the checkout that failed to load. A reference to one
+ * says so instead of "does not exist", and documents of a JSON schema that
+ * failed to load are not checked against it (one problem per file that uses
+ * it would bury the cause).
+ */
+export function validateBundle(
+  bundle: Bundle,
+  unloaded: UnloadedFiles = NOTHING_UNLOADED,
+): BundleProblem[] {
   const problems: BundleProblem[] = [];
-  if (Object.keys(bundle.schemas).length > 0) validateJsonSchemas(bundle, problems);
-  checkCrossRefs(bundle, problems);
-  checkTypedData(bundle, problems);
+  if (Object.keys(bundle.schemas).length > 0) validateJsonSchemas(bundle, unloaded, problems);
+  checkCrossRefs(bundle, unloaded, problems);
+  checkTypedData(bundle, unloaded, problems);
   checkGraphqlUniqueFields(bundle, problems);
   return sortProblems(problems);
 }
 
-function validateJsonSchemas(bundle: Bundle, problems: BundleProblem[]): void {
+function validateJsonSchemas(
+  bundle: Bundle,
+  unloaded: UnloadedFiles,
+  problems: BundleProblem[],
+): void {
   const ajv = new Ajv({
     strict: false,
     validateSchema: false,
@@ -162,6 +181,7 @@ function validateJsonSchemas(bundle: Bundle, problems: BundleProblem[]): void {
 
   const validateDocument = (file: string, doc: JsonValue, declared: string) => {
     const schemaPath = normalizeSchemaPath(declared);
+    if (unloaded.schemas.has(schemaPath)) return;
     if (!(schemaPath in bundle.schemas)) {
       problems.push({ file, reason: `schema ${declared} not found`, kind: ProblemKind.SCHEMA });
       return;
@@ -208,14 +228,15 @@ function formatErrors(errors: ErrorObject[] | null | undefined): string {
 }
 
 /** Every `{$ref}` anywhere in a datafile must name an existing datafile. */
-function checkCrossRefs(bundle: Bundle, problems: BundleProblem[]): void {
+function checkCrossRefs(bundle: Bundle, unloaded: UnloadedFiles, problems: BundleProblem[]): void {
   const visit = (file: string, value: unknown, path: string) => {
     const target = crossRefTarget(value);
     if (target !== null) {
       if (!(target in bundle.data)) {
+        const why = unloaded.data.has(target) ? 'failed to load' : 'does not exist';
         problems.push({
           file,
-          reason: `${path || '(root)'}: $ref ${target} does not exist`,
+          reason: `${path || '(root)'}: $ref ${target} ${why}`,
           kind: ProblemKind.REF,
         });
       }
@@ -234,7 +255,7 @@ function checkCrossRefs(bundle: Bundle, problems: BundleProblem[]): void {
  * Resource paths must exist; `isUnique` values must be unique per type; list
  * items must differ in their context-unique fields.
  */
-function checkTypedData(bundle: Bundle, problems: BundleProblem[]): void {
+function checkTypedData(bundle: Bundle, unloaded: UnloadedFiles, problems: BundleProblem[]): void {
   const unique = new Map<
     string,
     { typeName: string; field: string; value: JsonValue; files: string[] }
@@ -242,9 +263,10 @@ function checkTypedData(bundle: Bundle, problems: BundleProblem[]): void {
   traverseData(bundle, {
     resourceRef(file, _schema, jsonpath, resource) {
       if (!(resource in bundle.resources)) {
+        const why = unloaded.resources.has(resource) ? 'failed to load' : 'does not exist';
         problems.push({
           file,
-          reason: `${jsonpath}: resource ${resource} does not exist`,
+          reason: `${jsonpath}: resource ${resource} ${why}`,
           kind: ProblemKind.REF,
         });
       }
