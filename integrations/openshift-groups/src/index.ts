@@ -3,6 +3,7 @@ import {
   commonOptions,
   defineIntegration,
   errorMessage,
+  executeActions,
   type RunContext,
   writePlanOut,
 } from '@qontract/core';
@@ -20,13 +21,7 @@ import { applyGroupChange, readManagedGroups, servesGroups } from './groups-api.
 import { OpenshiftGroupsManagedGroupsDocument } from './managed-groups.generated.ts';
 import { OpenshiftGroupsManagedRolesDocument } from './managed-roles.generated.ts';
 import { publishManagedGroupsGauge } from './metrics.ts';
-import {
-  changesByGroup,
-  type GroupAction,
-  GroupActionName,
-  invalidCombinations,
-  planGroupActions,
-} from './plan.ts';
+import { type GroupAction, groupSteps, invalidCombinations, planGroupActions } from './plan.ts';
 import { clusterScope } from './scope.ts';
 
 /** The original's module constant (it writes no annotations; it names metrics and logs). */
@@ -100,7 +95,7 @@ export const openshiftGroups = defineIntegration({
       return;
     }
     await writePlanOut(ctx, actions);
-    await executeActions(ctx, clusters, actions, opts.threadPoolSize);
+    await realize(ctx, clusters, actions, opts.threadPoolSize);
   },
 });
 
@@ -148,51 +143,42 @@ async function readCurrentMembers(
 }
 
 /**
- * Prints every action as the original does (`[action, cluster, group,
- * user]`), then, unless in dry-run, applies them one group at a time.
- * `delete_group` is never executed; removals are held back once any error
- * was registered in the run.
+ * Carries out the plan with the run's rules (core's `executeActions`): every
+ * line printed as the original does (`[action, cluster, group, user]`), one
+ * write per group for its additions, then one for its removals, which are
+ * held back once any error is registered in the run. `delete_group` is never
+ * executed.
  */
-async function executeActions(
+async function realize(
   ctx: RunContext,
   clusters: ClusterMap,
   actions: readonly GroupAction[],
   concurrency: number,
 ): Promise<void> {
-  const removalsEnabled = !ctx.errors.hasErrors;
-  const executable: GroupAction[] = [];
-  for (const a of actions) {
-    ctx.log.info(pyRepr([a.action, a.cluster, a.group, a.user]));
-    if (a.action === GroupActionName.delUser && !removalsEnabled) {
-      ctx.log.error(`'${a.action}' action is disabled due to previous errors.`);
-      continue;
-    }
-    ctx.report.count(a.action);
-    if (a.action === GroupActionName.deleteGroup) {
-      ctx.log.debug('skipping group deletion');
-      continue;
-    }
-    executable.push(a);
-  }
-  if (ctx.dryRun) return;
-  const limit = pLimit(Math.max(1, concurrency));
   const fieldManager = fieldManagerFor(ctx.integration);
-  await Promise.all(
-    changesByGroup(executable).map((change) =>
-      limit(async () => {
-        if (ctx.signal.aborted) return;
-        const handle = clusters.get(change.cluster);
-        if (isClusterProblem(handle)) return; // registered when the cluster map was built
-        try {
-          await applyGroupChange(handle, change, fieldManager);
-        } catch (e) {
-          ctx.errors.register(
-            `${change.cluster}/${change.group}`,
-            `[${change.cluster}] group ${change.group}: ${errorMessage(e)}`,
-          );
+  await executeActions(
+    ctx,
+    groupSteps(actions),
+    {
+      name: (step) => step.actions[0]!.action,
+      describe: (step) => step.actions.map((a) => pyRepr([a.action, a.cluster, a.group, a.user])),
+      counts: (step) => step.actions.map((a) => a.action),
+      destructive: (step) => step.removal,
+      execute: async (step) => {
+        if (!step.change) {
+          ctx.log.debug('skipping group deletion');
+          return;
         }
+        const handle = clusters.get(step.change.cluster);
+        if (isClusterProblem(handle)) return 'skipped'; // registered when the cluster map was built
+        await applyGroupChange(handle, step.change, fieldManager);
+      },
+      failure: ({ actions: [first] }, e) => ({
+        scope: `${first!.cluster}/${first!.group}`,
+        message: `[${first!.cluster}] group ${first!.group}: ${errorMessage(e)}`,
       }),
-    ),
+    },
+    { concurrency },
   );
 }
 

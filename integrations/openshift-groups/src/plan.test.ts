@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupMember } from './desired.ts';
-import { changesByGroup, type GroupAction, invalidCombinations, planGroupActions } from './plan.ts';
+import { type GroupAction, groupSteps, invalidCombinations, planGroupActions } from './plan.ts';
 
 const m = (spec: string): GroupMember => {
   const [cluster, group, user] = spec.split('/') as [string, string, string];
@@ -101,16 +101,40 @@ describe('invalidCombinations', () => {
   });
 });
 
-describe('changesByGroup', () => {
-  it('folds the actions of each group into one change and leaves delete_group out', () => {
+describe('groupSteps', () => {
+  it('folds the additions and the removals of each group into one write each, delete_group apart', () => {
     const plan = planGroupActions(
       ['c/old/x', 'c/keep/a', 'c/keep/b'].map(m),
       ['c/keep/a', 'c/new/y', 'c/new/w', 'c/keep/z'].map(m),
     );
-    expect(changesByGroup(plan)).toEqual([
-      { cluster: 'c', group: 'new', create: true, add: ['y', 'w'], remove: [] },
-      { cluster: 'c', group: 'old', create: false, add: [], remove: ['x'] },
-      { cluster: 'c', group: 'keep', create: false, add: ['z'], remove: ['b'] },
+    expect(
+      groupSteps(plan).map((s) => ({
+        actions: s.actions.map((a) => `${a.action} ${a.group} ${a.user}`),
+        change: s.change,
+        removal: s.removal,
+      })),
+    ).toEqual([
+      {
+        actions: ['create_group new null', 'add_user_to_group new y', 'add_user_to_group new w'],
+        change: { cluster: 'c', group: 'new', create: true, add: ['y', 'w'], remove: [] },
+        removal: false,
+      },
+      {
+        actions: ['del_user_from_group old x'],
+        change: { cluster: 'c', group: 'old', create: false, add: [], remove: ['x'] },
+        removal: true,
+      },
+      {
+        actions: ['del_user_from_group keep b'],
+        change: { cluster: 'c', group: 'keep', create: false, add: [], remove: ['b'] },
+        removal: true,
+      },
+      {
+        actions: ['add_user_to_group keep z'],
+        change: { cluster: 'c', group: 'keep', create: false, add: ['z'], remove: [] },
+        removal: false,
+      },
+      { actions: ['delete_group old null'], change: undefined, removal: true },
     ]);
   });
 });

@@ -98,23 +98,45 @@ export interface GroupChange {
 }
 
 /**
- * Folds executable actions into one change per group, so that each group is
- * read and written once however many members change. `delete_group` is never
- * executed (as upstream) and is not part of a change.
+ * One write to one group and the plan's actions it carries out. Additions
+ * (`create_group`, `add_user_to_group`) and removals (`del_user_from_group`)
+ * of a group are separate steps: the run executes every addition before any
+ * removal, and removals only while no error is registered. `delete_group`
+ * is a removal of its own with no change: it is never executed (as upstream).
  */
-export function changesByGroup(actions: readonly GroupAction[]): GroupChange[] {
-  const changes = new Map<string, { -readonly [K in keyof GroupChange]: GroupChange[K] }>();
+export interface GroupStep {
+  readonly actions: readonly GroupAction[];
+  readonly change?: GroupChange;
+  readonly removal: boolean;
+}
+
+/**
+ * Folds the plan into steps, so that each group is read and written at most
+ * once per kind of change however many members change, keeping plan order.
+ */
+export function groupSteps(actions: readonly GroupAction[]): GroupStep[] {
+  type Step = { actions: GroupAction[]; change?: GroupChange; removal: boolean };
+  const byKey = new Map<string, Step>();
+  const ordered: Step[] = [];
   for (const a of actions) {
-    if (a.action === GroupActionName.deleteGroup) continue;
-    const key = `${a.cluster}\u0000${a.group}`;
-    let change = changes.get(key);
-    if (!change) {
-      change = { cluster: a.cluster, group: a.group, create: false, add: [], remove: [] };
-      changes.set(key, change);
+    const removal =
+      a.action === GroupActionName.delUser || a.action === GroupActionName.deleteGroup;
+    const key = `${a.action === GroupActionName.deleteGroup ? 'd' : removal ? 'r' : 'w'}\u0000${a.cluster}\u0000${a.group}`;
+    let step = byKey.get(key);
+    if (!step) {
+      step = { actions: [], removal };
+      if (a.action !== GroupActionName.deleteGroup) {
+        step.change = { cluster: a.cluster, group: a.group, create: false, add: [], remove: [] };
+      }
+      byKey.set(key, step);
+      ordered.push(step);
     }
+    step.actions.push(a);
+    const change = step.change as { create: boolean; add: string[]; remove: string[] } | undefined;
+    if (!change) continue;
     if (a.action === GroupActionName.createGroup) change.create = true;
     else if (a.action === GroupActionName.addUser && a.user !== null) change.add.push(a.user);
     else if (a.action === GroupActionName.delUser && a.user !== null) change.remove.push(a.user);
   }
-  return [...changes.values()];
+  return ordered;
 }

@@ -1,12 +1,17 @@
 import { gqlClient } from '@qontract/app-interface';
-import { commonOptions, defineIntegration, errorMessage, writePlanOut } from '@qontract/core';
+import {
+  commonOptions,
+  defineIntegration,
+  errorMessage,
+  executeActions,
+  writePlanOut,
+} from '@qontract/core';
 import {
   type ClusterHandle,
   clusterMapForNamespaces,
   isClusterProblem,
   pyRepr,
 } from '@qontract/openshift';
-import pLimit from 'p-limit';
 import { desiredNamespaces, type NamespaceAction, planNamespaceActions } from './desired.ts';
 import { OpenshiftNamespacesDocument } from './openshift-namespaces.generated.ts';
 
@@ -58,36 +63,28 @@ export const openshiftNamespaces = defineIntegration({
     const actions = planNamespaceActions(reachable, (c, ns) => existing.get(c)?.has(ns) ?? false);
     await writePlanOut(ctx, actions);
 
-    // Nothing is destroyed once something went wrong (duplicates, unreachable clusters).
-    const deletionEnabled = !ctx.errors.hasErrors;
-    const limit = pLimit(Math.max(1, opts.threadPoolSize));
-    await Promise.all(
-      actions.map((action) =>
-        limit(async () => {
-          if (ctx.signal.aborted) return;
-          ctx.log.info(pyRepr([action.action, action.cluster, action.namespace]));
-          if (action.action === 'delete' && !deletionEnabled) {
-            ctx.log.error("'delete' action is disabled due to previous errors.");
-            return;
-          }
-          ctx.report.count(action.action);
-          if (ctx.dryRun) return;
+    await executeActions(
+      ctx,
+      actions,
+      {
+        name: (action) => action.action,
+        describe: (action) => pyRepr([action.action, action.cluster, action.namespace]),
+        destructive: (action) => action.action === 'delete',
+        execute: async (action) => {
           const handle = clusters.get(action.cluster, action.privileged);
           if (isClusterProblem(handle)) {
             if (handle.level === 'error')
               ctx.errors.register(action.cluster, handle.message, { clusterWide: true });
-            return;
+            return 'skipped';
           }
-          try {
-            await applyNamespaceAction(handle, action);
-          } catch (e) {
-            ctx.errors.register(
-              `${action.cluster}/${action.namespace}`,
-              `cluster: ${action.cluster}, namespace: ${action.namespace}: ${errorMessage(e)}`,
-            );
-          }
+          await applyNamespaceAction(handle, action);
+        },
+        failure: (action, e) => ({
+          scope: `${action.cluster}/${action.namespace}`,
+          message: `cluster: ${action.cluster}, namespace: ${action.namespace}: ${errorMessage(e)}`,
         }),
-      ),
+      },
+      { concurrency: opts.threadPoolSize },
     );
   },
 });

@@ -1,3 +1,4 @@
+export * from './actions.ts';
 export * from './config.ts';
 export * from './early-exit.ts';
 export * from './errors.ts';

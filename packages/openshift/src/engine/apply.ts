@@ -1,5 +1,11 @@
-import { type ErrorRegistry, errorMessage, type Logger, type RunReport } from '@qontract/core';
-import pLimit from 'p-limit';
+import {
+  type ActionHandler,
+  type ErrorRegistry,
+  errorMessage,
+  executeActions,
+  type Logger,
+  type RunReport,
+} from '@qontract/core';
 import { type ApiResource, parseKind } from '../cluster/api-resources.ts';
 import { type ClusterHandle, type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
 import { KubeApiError, type KubeClient, type KubeObject } from '../cluster/kube-client.ts';
@@ -31,79 +37,88 @@ export interface ActionResult {
 }
 
 /**
- * Executes a plan: server-side apply for applies, delete for deletes, with
- * the original's log lines and recovery paths. In dry-run only the log lines
- * are written (and pods are listed for recycle planning, as upstream).
- * Failures register an error and the rest of the plan goes on.
+ * Executes a plan through the run's action executor (`executeActions` of
+ * core): every apply of the run before any delete, each delete only while no
+ * error is registered, with the original's log lines and recovery paths. In
+ * dry-run only the log lines are written (and pods are listed for recycle
+ * planning, as upstream). Failures register an error and the rest goes on.
  */
 export async function executePlan(plan: Plan, settings: ExecuteSettings): Promise<ActionResult[]> {
-  const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
-  return Promise.all(
-    plan.actions.map((action) =>
-      limit(async (): Promise<ActionResult> => {
-        if (settings.signal?.aborted) return { action, outcome: 'skipped' };
-        const outcome = await executeAction(action, settings);
-        if (outcome === 'done' || outcome === 'dry-run') settings.report?.count(action.action);
-        return { action, outcome };
-      }),
-    ),
-  );
+  const results = await executeActions(settings, plan.actions, planHandler(settings), {
+    concurrency: settings.concurrency,
+  });
+  return results.map(({ action, outcome }) => ({
+    action,
+    outcome: outcome === 'disabled' ? 'skipped' : outcome,
+  }));
 }
 
-async function executeAction(
-  action: PlannedAction,
-  s: ExecuteSettings,
-): Promise<ActionResult['outcome']> {
-  const { cluster, namespace, kind, name } = action;
-  s.log.info(
-    pyRepr([
-      action.action,
-      `privileged=${action.privileged ? 'True' : 'False'}`,
-      cluster,
-      namespace,
-      kind,
-      name,
-    ]),
-  );
-  const handle = s.clusters.get(cluster, action.privileged);
-  if (isClusterProblem(handle)) {
+function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
+  /** The cluster's handle, or undefined (logged) when the cluster cannot be written. */
+  const handleFor = (action: PlannedAction): ClusterHandle | undefined => {
+    const handle = s.clusters.get(action.cluster, action.privileged);
+    if (!isClusterProblem(handle)) return handle;
     if (handle.level === 'error') s.log.error(handle.message);
     else s.log.debug(handle.message);
-    return 'skipped';
-  }
-  try {
-    if (action.action === 'delete') {
-      if (!s.dryRun) await deleteObject(handle, action);
-      return s.dryRun ? 'dry-run' : 'done';
-    }
-    if (!s.dryRun) {
-      const applied = await applyObject(handle, action, s);
-      if (applied === 'namespace-missing') return 'skipped';
+    return undefined;
+  };
+  return {
+    name: (action) => action.action,
+    describe: (action) =>
+      pyRepr([
+        action.action,
+        `privileged=${action.privileged ? 'True' : 'False'}`,
+        action.cluster,
+        action.namespace,
+        action.kind,
+        action.name,
+      ]),
+    destructive: (action) => action.action === 'delete',
+    preview: async (action) => {
+      if (action.action === 'delete' || !action.recycle || s.recyclePods === false) return;
+      const handle = handleFor(action);
+      if (handle)
+        await recyclePods(handle, action, {
+          dryRun: true,
+          log: s.log,
+          fieldManager: s.fieldManager,
+        });
+    },
+    execute: async (action) => {
+      const handle = handleFor(action);
+      if (!handle) return 'skipped';
+      if (action.action === 'delete') {
+        await deleteObject(handle, action);
+        return;
+      }
+      if ((await applyObject(handle, action, s)) === 'namespace-missing') return 'skipped';
       if (s.waitForReady) {
         await waitForReady(
           handle.client,
-          handle.catalog.get(kind),
-          namespace,
-          name,
+          handle.catalog.get(action.kind),
+          action.namespace,
+          action.name,
           s.waitForReady,
           s.log,
         );
       }
-    }
-    if (s.recyclePods !== false && action.recycle) {
-      await recyclePods(handle, action, {
-        dryRun: s.dryRun,
-        log: s.log,
-        fieldManager: s.fieldManager,
-      });
-    }
-    return s.dryRun ? 'dry-run' : 'done';
-  } catch (e) {
-    const what =
-      kind.split('.')[0] === 'Secret' ? `error applying Secret ${name}: REDACTED` : errorMessage(e);
-    s.errors.register(`${cluster}/${namespace}`, `[${cluster}/${namespace}] ${what}`);
-    return 'failed';
-  }
+      if (s.recyclePods !== false && action.recycle) {
+        await recyclePods(handle, action, {
+          dryRun: false,
+          log: s.log,
+          fieldManager: s.fieldManager,
+        });
+      }
+    },
+    failure: ({ cluster, namespace, kind, name }, e) => ({
+      scope: `${cluster}/${namespace}`,
+      message: `[${cluster}/${namespace}] ${
+        kind.split('.')[0] === 'Secret'
+          ? `error applying Secret ${name}: REDACTED`
+          : errorMessage(e)
+      }`,
+    }),
+  };
 }
 
 async function deleteObject(h: ClusterHandle, a: PlannedAction): Promise<void> {

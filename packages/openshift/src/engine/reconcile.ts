@@ -9,6 +9,7 @@ import {
   ResourceTypeNotInitializedError,
 } from '../inventory/index.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import { dictGet, isDict } from '../resource/py-values.ts';
 import { type ActionResult, executePlan } from './apply.ts';
 import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
 import { type ItemPlan, planItem } from './plan.ts';
@@ -142,6 +143,16 @@ function addDesired(inventory: ResourceInventory, d: DesiredResource, ctx: RunCo
   }
   const kind = String(d.resource.kind);
   const name = String(d.resource.name);
+  const declared = declaredNamespace(d.resource);
+  if (d.namespace !== 'cluster' && declared !== undefined && declared !== d.namespace) {
+    // The API server refuses it at apply time; the dry-run must say so too,
+    // and the run must not go on to delete what it was meant to replace.
+    ctx.errors.register(
+      `${d.cluster}/${d.namespace}`,
+      `${where} ${kind}/${name}${d.source ? ` (${d.source})` : ''}: metadata.namespace '${declared}' does not match the namespace it is declared in ('${d.namespace}')`,
+    );
+    return;
+  }
   try {
     inventory.addDesiredResource(d.cluster, d.namespace, d.resource, {
       privileged: d.privileged ?? false,
@@ -160,6 +171,13 @@ function addDesired(inventory: ResourceInventory, d: DesiredResource, ctx: RunCo
     }
     ctx.errors.register(`${d.cluster}/${d.namespace}`, message);
   }
+}
+
+/** `metadata.namespace` of a desired body, when it sets one. */
+function declaredNamespace(resource: OpenshiftResource): string | undefined {
+  const metadata = isDict(resource.body) ? dictGet(resource.body, 'metadata') : undefined;
+  const namespace = isDict(metadata) ? dictGet(metadata, 'namespace') : undefined;
+  return namespace === undefined || namespace === null || namespace === '' ? undefined : String(namespace);
 }
 
 /**

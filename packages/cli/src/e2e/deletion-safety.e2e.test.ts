@@ -1,0 +1,148 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FaultRule } from '@qontract/fake-kube-apiserver';
+import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
+
+// The rule users trust most: once any error exists in a run, nothing is
+// deleted — on any cluster, whatever failed and whenever it failed.
+
+let env: ExampleEnvironment | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
+
+/** Where the example's plain ConfigMap (resources/example-app/configmap.yml) lives. */
+const CONFIG_MAP_HOMES = [
+  ['appint-ex-01', 'example-app-stage'],
+  ['appint-ex-02', 'example-app-production'],
+  ['appint-ex-k8s', 'example-app-edge'],
+] as const;
+
+/** The example environment with openshift-resources converged. */
+async function converged(): Promise<ExampleEnvironment> {
+  const e = await startWithNamespaces();
+  const run = await runQontractReconcile(['--config', e.configPath, 'openshift-resources']);
+  expect(run.code).toBe(0);
+  return e;
+}
+
+/** Renames the example ConfigMap: the next run applies the new name and deletes the old one everywhere. */
+async function renameConfigMap(e: ExampleEnvironment): Promise<void> {
+  const path = join(e.appInterfaceDir, 'resources/example-app/configmap.yml');
+  const text = await readFile(path, 'utf8');
+  await writeFile(
+    path,
+    text.replace('name: example-app-config\n', 'name: example-app-config-v2\n'),
+  );
+}
+
+function namespaces(e: ExampleEnvironment, cluster: string): string[] {
+  return e.server
+    .list(cluster, 'v1', 'Namespace')
+    .map((o) => (o as { metadata: { name: string } }).metadata.name);
+}
+
+function configMaps(e: ExampleEnvironment, cluster: string, namespace: string): string[] {
+  return objectNames(e, cluster, 'v1', 'ConfigMap', namespace).filter((n) =>
+    n.startsWith('example-app-config'),
+  );
+}
+
+describe('no deletion after an error in the same run', () => {
+  it('the rename works when nothing fails (the old object is deleted on every cluster)', async () => {
+    env = await converged();
+    await renameConfigMap(env);
+    const run = await runQontractReconcile(['--config', env.configPath, 'openshift-resources']);
+    expect(run.code).toBe(0);
+    for (const [cluster, namespace] of CONFIG_MAP_HOMES) {
+      expect(configMaps(env, cluster, namespace)).toEqual(['example-app-config-v2']);
+    }
+  });
+
+  it.each<[string, FaultRule]>([
+    ['a refused apply (403)', { verb: 'apply', status: 403 }],
+    ['a cluster failing mid-apply (connections reset)', { verb: 'apply', drop: true }],
+    ['a 429 storm on every apply', { verb: 'apply', status: 429, retryAfter: 0 }],
+  ])('openshift-resources: %s on one cluster means zero deletes anywhere', async (_what, rule) => {
+    env = await converged();
+    await renameConfigMap(env);
+    env.server.faults.set('appint-ex-02', rule);
+    env.server.resetLog();
+
+    const run = await runQontractReconcile(['--config', env.configPath, 'openshift-resources']);
+
+    expect(run.code).toBe(1);
+    expect(messages(run, 50).join('\n')).toContain('[appint-ex-02/example-app-production]');
+    expect(env.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    // The healthy clusters got the new object and kept the old one.
+    expect(configMaps(env, 'appint-ex-01', 'example-app-stage')).toEqual([
+      'example-app-config',
+      'example-app-config-v2',
+    ]);
+    expect(configMaps(env, 'appint-ex-k8s', 'example-app-edge')).toEqual([
+      'example-app-config',
+      'example-app-config-v2',
+    ]);
+    expect(configMaps(env, 'appint-ex-02', 'example-app-production')).toEqual([
+      'example-app-config',
+    ]);
+    expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+    // The summary and the exit code tell the same story.
+    expect(messages(run).at(-1)).toMatch(/finished: failed \(exit code 1\), [1-9]\d* error\(s\)/);
+  });
+
+  it('openshift-resources: a resource whose metadata.namespace is not its namespace fails in dry-run, names the file, and deletes nothing in the wet run', async () => {
+    env = await converged();
+    const path = join(env.appInterfaceDir, 'resources/example-app/configmap.yml');
+    const text = await readFile(path, 'utf8');
+    await writeFile(
+      path,
+      text.replace(
+        'name: example-app-config\n',
+        'name: example-app-config-v2\n  namespace: somewhere-else\n',
+      ),
+    );
+    env.server.resetLog();
+
+    const dry = await runQontractReconcile([
+      '--config',
+      env.configPath,
+      '--dry-run',
+      'openshift-resources',
+    ]);
+    expect(dry.code).toBe(1);
+    const errors = messages(dry, 50).join('\n');
+    expect(errors).toMatch(
+      /\[appint-ex-01\/example-app-stage\] ConfigMap\/example-app-config-v2 \(.*configmap\.yml\): metadata\.namespace 'somewhere-else' does not match the namespace it is declared in \('example-app-stage'\)/,
+    );
+
+    const wet = await runQontractReconcile(['--config', env.configPath, 'openshift-resources']);
+    expect(wet.code).toBe(1);
+    expect(env.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    for (const [cluster, namespace] of CONFIG_MAP_HOMES) {
+      expect(configMaps(env, cluster, namespace)).toEqual(['example-app-config']);
+    }
+  });
+
+  it('openshift-namespaces: a refused create on one cluster holds back a planned delete on another', async () => {
+    env = await startExampleEnvironment();
+    // example-app-legacy is marked `delete: true` in app-interface.
+    env.server.seed('appint-ex-02', [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
+    ]);
+    env.server.faults.set('appint-ex-01', { verb: 'create', status: 403 });
+
+    const run = await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces']);
+
+    expect(run.code).toBe(1);
+    expect(messages(run)).toContain("['delete', 'appint-ex-02', 'example-app-legacy']");
+    expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+    expect(env.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    expect(namespaces(env, 'appint-ex-02')).toContain('example-app-legacy');
+    // The healthy clusters were still reconciled.
+    expect(namespaces(env, 'appint-ex-k8s')).toContain('example-app-edge');
+  });
+});

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { type ActionHandler, type ActionRun, executeActions } from './actions.ts';
+import { ErrorRegistry } from './errors.ts';
+import type { RunReport } from './integration.ts';
+import type { Logger } from './logging.ts';
+
+interface TestAction {
+  readonly verb: 'create' | 'delete';
+  readonly name: string;
+  /** Throws when executed. */
+  readonly fails?: boolean;
+  /** Resolves after this many event-loop turns. */
+  readonly delay?: number;
+}
+
+function recordingRun(dryRun: boolean, signal?: AbortSignal) {
+  const lines: Array<{ level: string; msg: string }> = [];
+  const record = (level: string) => (msg: unknown) => {
+    lines.push({ level, msg: String(msg) });
+  };
+  const log = {
+    info: record('info'),
+    error: record('error'),
+    warn: record('warn'),
+    debug: record('debug'),
+  } as unknown as Logger;
+  const actions: Record<string, number> = {};
+  const report: RunReport = {
+    actions,
+    count: (action, n = 1) => {
+      actions[action] = (actions[action] ?? 0) + n;
+    },
+  };
+  const errors = new ErrorRegistry();
+  const run: ActionRun = { dryRun, log, errors, report, ...(signal ? { signal } : {}) };
+  return { run, lines, errors, counts: actions };
+}
+
+function handler(executed: string[], previewed: string[] = []): ActionHandler<TestAction> {
+  return {
+    name: (a) => a.verb,
+    describe: (a) => `['${a.verb}', '${a.name}']`,
+    destructive: (a) => a.verb === 'delete',
+    execute: async (a) => {
+      for (let i = 0; i < (a.delay ?? 0); i++) await new Promise((r) => setImmediate(r));
+      if (a.fails) throw new Error(`${a.name} refused`);
+      executed.push(`${a.verb} ${a.name}`);
+    },
+    preview: async (a) => {
+      previewed.push(a.name);
+    },
+    failure: (a, e) => ({ scope: a.name, message: `[${a.name}] ${(e as Error).message}` }),
+  };
+}
+
+describe('executeActions', () => {
+  it('runs every non-destructive action before the first destructive one, whatever their order', async () => {
+    const { run } = recordingRun(false);
+    const executed: string[] = [];
+    await executeActions<TestAction>(
+      run,
+      [
+        { verb: 'delete', name: 'old' },
+        { verb: 'create', name: 'slow', delay: 20 },
+        { verb: 'create', name: 'fast' },
+      ],
+      handler(executed),
+      { concurrency: 5 },
+    );
+    expect(executed).toEqual(['create fast', 'create slow', 'delete old']);
+  });
+
+  it('destroys nothing once a write of the same call failed (a renamed object refused)', async () => {
+    const { run, errors, lines } = recordingRun(false);
+    const executed: string[] = [];
+    const results = await executeActions<TestAction>(
+      run,
+      [
+        { verb: 'delete', name: 'old-name' },
+        { verb: 'create', name: 'new-name', fails: true, delay: 5 },
+        { verb: 'create', name: 'other' },
+      ],
+      handler(executed),
+    );
+    expect(executed).toEqual(['create other']);
+    expect(results.map((r) => r.outcome)).toEqual(['disabled', 'failed', 'done']);
+    expect(errors.errors).toEqual([{ scope: 'new-name', message: '[new-name] new-name refused' }]);
+    expect(lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual([
+      "'delete' action is disabled due to previous errors.",
+    ]);
+  });
+
+  it('checks the error state immediately before each delete: a failed delete stops the ones after it', async () => {
+    const { run } = recordingRun(false);
+    const executed: string[] = [];
+    const results = await executeActions<TestAction>(
+      run,
+      [
+        { verb: 'delete', name: 'a', fails: true },
+        { verb: 'delete', name: 'b' },
+        { verb: 'delete', name: 'c' },
+      ],
+      handler(executed),
+      { concurrency: 1 },
+    );
+    expect(executed).toEqual([]);
+    expect(results.map((r) => r.outcome)).toEqual(['failed', 'disabled', 'disabled']);
+  });
+
+  it('sees errors registered elsewhere in the run after the plan was made', async () => {
+    const { run, errors } = recordingRun(false);
+    const executed: string[] = [];
+    const slowWrite: ActionHandler<TestAction> = {
+      ...handler(executed),
+      execute: async (a) => {
+        // Another cluster fails while this call's writes are running.
+        if (a.verb === 'create') errors.register('cluster-b', 'cluster-b went away');
+        executed.push(`${a.verb} ${a.name}`);
+      },
+    };
+    await executeActions(
+      run,
+      [
+        { verb: 'create', name: 'x' },
+        { verb: 'delete', name: 'y' },
+      ],
+      slowWrite,
+    );
+    expect(executed).toEqual(['create x']);
+  });
+
+  it('writes nothing in dry-run, previews, logs every action and counts it', async () => {
+    const { run, lines, counts } = recordingRun(true);
+    const executed: string[] = [];
+    const previewed: string[] = [];
+    const results = await executeActions(
+      run,
+      [
+        { verb: 'create', name: 'a' },
+        { verb: 'delete', name: 'b' },
+      ],
+      handler(executed, previewed),
+    );
+    expect(executed).toEqual([]);
+    expect(previewed).toEqual(['a', 'b']);
+    expect(results.map((r) => r.outcome)).toEqual(['dry-run', 'dry-run']);
+    expect(lines.map((l) => l.msg)).toEqual(["['create', 'a']", "['delete', 'b']"]);
+    expect(counts).toEqual({ create: 1, delete: 1 });
+  });
+
+  it('holds deletes back in dry-run too when the run has an error', async () => {
+    const { run, errors, counts } = recordingRun(true);
+    errors.register('data/x.yml', 'broken');
+    const results = await executeActions(
+      run,
+      [
+        { verb: 'create', name: 'a' },
+        { verb: 'delete', name: 'b' },
+      ],
+      handler([]),
+    );
+    expect(results.map((r) => r.outcome)).toEqual(['dry-run', 'disabled']);
+    expect(counts).toEqual({ create: 1 });
+  });
+
+  it('starts no new action once the run is aborted', async () => {
+    const controller = new AbortController();
+    const { run } = recordingRun(false, controller.signal);
+    const executed: string[] = [];
+    const aborting: ActionHandler<TestAction> = {
+      ...handler(executed),
+      execute: async (a) => {
+        executed.push(a.name);
+        controller.abort();
+      },
+    };
+    const results = await executeActions(
+      run,
+      [
+        { verb: 'create', name: 'a' },
+        { verb: 'create', name: 'b' },
+        { verb: 'delete', name: 'c' },
+      ],
+      aborting,
+      { concurrency: 1 },
+    );
+    expect(executed).toEqual(['a']);
+    expect(results.map((r) => r.outcome)).toEqual(['done', 'skipped', 'skipped']);
+  });
+
+  it('does not count an action the handler skipped', async () => {
+    const { run, counts } = recordingRun(false);
+    const skipping: ActionHandler<TestAction> = { ...handler([]), execute: async () => 'skipped' };
+    const results = await executeActions(run, [{ verb: 'create', name: 'a' }], skipping);
+    expect(results[0]?.outcome).toBe('skipped');
+    expect(counts).toEqual({});
+  });
+
+  it('never runs more than `concurrency` actions at once', async () => {
+    const { run } = recordingRun(false);
+    let running = 0;
+    let most = 0;
+    const counting: ActionHandler<TestAction> = {
+      ...handler([]),
+      execute: async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 2));
+        running--;
+      },
+    };
+    const actions = Array.from({ length: 12 }, (_, i) => ({
+      verb: 'create' as const,
+      name: `n${i}`,
+    }));
+    await executeActions(run, actions, counting, { concurrency: 3 });
+    expect(most).toBe(3);
+  });
+});

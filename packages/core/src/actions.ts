@@ -1,0 +1,130 @@
+import pLimit from 'p-limit';
+import type { ErrorRegistry } from './errors.ts';
+import type { RunReport } from './integration.ts';
+import type { Logger } from './logging.ts';
+
+/**
+ * What an integration tells the executor about its actions. The executor owns
+ * the run rules (dry-run, the deletion gate, concurrency, error registration,
+ * the summary count); the handler only says what each action is and how to
+ * write it.
+ */
+export interface ActionHandler<A> {
+  /** The action's name (`apply`, `delete`, `add_user_to_group`): counted in the summary and named when it is disabled. */
+  name(action: A): string;
+  /** What the summary counts for the action when it is done (default: its name, once). */
+  counts?(action: A): readonly string[];
+  /** The line(s) logged for the action, dry-run or not, in the original's shape. */
+  describe(action: A): string | readonly string[];
+  /**
+   * Whether the action destroys something. Destructive actions run only after
+   * every other action of the call has ended, and each one only while no error
+   * is registered in the run.
+   */
+  destructive(action: A): boolean;
+  /**
+   * Writes the action (wet run only). Resolving to `'skipped'` says nothing was
+   * written and nothing failed; anything else counts as done.
+   */
+  execute(action: A): Promise<unknown>;
+  /** Read-only work a dry-run does for an action (e.g. list the pods a change would restart). */
+  preview?(action: A): Promise<void>;
+  /** Where a failure is registered and what it says (never a secret). */
+  failure(action: A, error: unknown): { readonly scope: string; readonly message: string };
+}
+
+/** The part of a run the executor needs (a `RunContext` is one). */
+export interface ActionRun {
+  readonly dryRun: boolean;
+  readonly log: Logger;
+  readonly errors: ErrorRegistry;
+  readonly report?: RunReport;
+  readonly signal?: AbortSignal;
+}
+
+export type ActionOutcome =
+  /** Written (wet run). */
+  | 'done'
+  /** Logged only (dry-run). */
+  | 'dry-run'
+  /** Not written: the handler said so, or the run was interrupted. */
+  | 'skipped'
+  /** A destructive action held back because the run has an error. */
+  | 'disabled'
+  /** The write failed; the error is registered. */
+  | 'failed';
+
+export interface ExecutedAction<A> {
+  readonly action: A;
+  readonly outcome: ActionOutcome;
+}
+
+/**
+ * Executes actions with the run's rules, the one place where integrations
+ * write (the engine's plans go through it too):
+ *
+ * 1. every non-destructive action first, at most `concurrency` at a time;
+ * 2. then the destructive ones, each checking the run's error registry
+ *    immediately before it starts: once any error exists — registered by this
+ *    call's writes, by another cluster, or by an earlier phase of the run —
+ *    nothing more is destroyed ("'delete' action is disabled due to previous
+ *    errors.");
+ * 3. dry-run logs every action (and runs `preview`) and writes nothing;
+ * 4. a failure is registered on the run and the rest goes on;
+ * 5. once the run's signal is aborted no new action starts.
+ */
+export async function executeActions<A>(
+  run: ActionRun,
+  actions: readonly A[],
+  handler: ActionHandler<A>,
+  options: { readonly concurrency?: number | undefined } = {},
+): Promise<ExecutedAction<A>[]> {
+  const limit = pLimit(Math.max(1, options.concurrency ?? 10));
+  const outcomes = new Map<number, ActionOutcome>();
+  const phase = (destructive: boolean) =>
+    Promise.all(
+      actions.map((action, index) =>
+        handler.destructive(action) === destructive
+          ? limit(async () => {
+              outcomes.set(index, await executeOne(run, action, handler, destructive));
+            })
+          : undefined,
+      ),
+    );
+  await phase(false);
+  await phase(true);
+  return actions.map((action, index) => ({ action, outcome: outcomes.get(index) ?? 'skipped' }));
+}
+
+async function executeOne<A>(
+  run: ActionRun,
+  action: A,
+  handler: ActionHandler<A>,
+  destructive: boolean,
+): Promise<ActionOutcome> {
+  if (run.signal?.aborted) return 'skipped';
+  const lines = handler.describe(action);
+  for (const line of typeof lines === 'string' ? [lines] : lines) run.log.info(line);
+  const name = handler.name(action);
+  if (destructive && run.errors.hasErrors) {
+    run.log.error(`'${name}' action is disabled due to previous errors.`);
+    return 'disabled';
+  }
+  let outcome: ActionOutcome;
+  try {
+    if (run.dryRun) {
+      await handler.preview?.(action);
+      outcome = 'dry-run';
+    } else {
+      outcome = (await handler.execute(action)) === 'skipped' ? 'skipped' : 'done';
+    }
+  } catch (e) {
+    const { scope, message } = handler.failure(action, e);
+    run.errors.register(scope, message);
+    return 'failed';
+  }
+  if (outcome !== 'skipped') {
+    for (const counted of handler.counts?.(action) ?? [name]) run.report?.count(counted);
+  }
+  return outcome;
+}
