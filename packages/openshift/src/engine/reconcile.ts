@@ -177,7 +177,9 @@ function addDesired(inventory: ResourceInventory, d: DesiredResource, ctx: RunCo
 function declaredNamespace(resource: OpenshiftResource): string | undefined {
   const metadata = isDict(resource.body) ? dictGet(resource.body, 'metadata') : undefined;
   const namespace = isDict(metadata) ? dictGet(metadata, 'namespace') : undefined;
-  return namespace === undefined || namespace === null || namespace === '' ? undefined : String(namespace);
+  return namespace === undefined || namespace === null || namespace === ''
+    ? undefined
+    : String(namespace);
 }
 
 /**
