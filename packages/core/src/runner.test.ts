@@ -1,5 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ExitRequest, ForbiddenSchemaError, IntegrationNotFoundError } from './errors.ts';
+import {
+  ExitRequest,
+  ForbiddenSchemaError,
+  IntegrationNotFoundError,
+  QontractError,
+} from './errors.ts';
 import { defineClient, defineIntegration, type RunContext } from './integration.ts';
 import { commonOptions } from './options.ts';
 import { runIntegration } from './runner.ts';
@@ -60,6 +65,52 @@ describe('runIntegration', () => {
   ])('maps %s to exit code %i', async (error, code) => {
     const { settings } = testRunSettings(integration(async () => Promise.reject(error)));
     expect((await runIntegration(settings)).exitCode).toBe(code);
+  });
+
+  describe('the summary counts what failed the run', () => {
+    const summaryOf = (logs: Array<Record<string, unknown>>) => {
+      const line = logs.at(-1)!;
+      return { msg: String(line.msg), ...(line.summary as { exit_code: number; errors: number }) };
+    };
+
+    it.each([
+      ['an expected error (app-interface did not load)', new QontractError('cannot load'), 1],
+      ['an unexpected exception', new TypeError('boom'), 1],
+      ['an integration that is not defined', new IntegrationNotFoundError('x'), 4],
+      ['an exit request with a failure code', new ExitRequest(3), 3],
+    ])('%s is one error', async (_what, error, code) => {
+      const { settings, logs } = testRunSettings(integration(async () => Promise.reject(error)));
+      const result = await runIntegration(settings);
+      expect(result).toMatchObject({ exitCode: code, errorCount: 1 });
+      const summary = summaryOf(logs);
+      expect(summary).toMatchObject({ exit_code: code, errors: 1 });
+      expect(summary.msg).toContain(`failed (exit code ${code}), 1 error(s),`);
+    });
+
+    it('adds an exception after registered errors, and a failing after-run step', async () => {
+      const { settings, logs } = testRunSettings(
+        integration(async (ctx) => {
+          ctx.errors.register('cluster-a', 'unreachable');
+          throw new QontractError('gave up');
+        }),
+        {
+          finally: async () => {
+            throw new Error('cannot write the schemas');
+          },
+        },
+      );
+      const result = await runIntegration(settings);
+      expect(result).toMatchObject({ exitCode: 1, errorCount: 3 });
+      expect(summaryOf(logs)).toMatchObject({ exit_code: 1, errors: 3 });
+    });
+
+    it('an exit request with code 0 is no error', async () => {
+      const { settings, logs } = testRunSettings(
+        integration(async () => Promise.reject(new ExitRequest(0))),
+      );
+      expect(await runIntegration(settings)).toMatchObject({ exitCode: 0, errorCount: 0 });
+      expect(summaryOf(logs)).toMatchObject({ exit_code: 0, errors: 0 });
+    });
   });
 
   it('logs the message of an expected error without a stack trace', async () => {
@@ -207,6 +258,9 @@ describe('runIntegration', () => {
         logs.some((l) => l.msg === "run test-integration for shards ['good', 'bad', 'worse']"),
       ).toBe(true);
       expect(logs.some((l) => l.msg === 'Failed to run integration shard worse: crash')).toBe(true);
+      // the summary counts the shard's registered error and the other shard's crash
+      expect(result.errorCount).toBe(2);
+      expect(logs.at(-1)!.summary).toMatchObject({ exit_code: 2, errors: 2 });
     });
   });
 });

@@ -50,6 +50,13 @@ export interface RunResult {
   readonly exitCode: number;
   readonly durationMs: number;
   readonly errors: ErrorRegistry;
+  /**
+   * What the summary line reports: the registered errors plus what ended the
+   * run or failed outside the registry (an exception with a non-zero exit
+   * code, a failing after-run step, the errors and crashes of failed shards).
+   * Never 0 when `exitCode` is not.
+   */
+  readonly errorCount: number;
   readonly actions: Readonly<Record<string, number>>;
   /** True when the integration threw an unexpected error (the loop sleeps SLEEP_ON_ERROR). */
   readonly crashed: boolean;
@@ -69,10 +76,12 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
   const log = settings.log;
   const errors = new ErrorRegistry((e) => log.error({ scope: e.scope }, e.message));
   const ctx = createRunContext(settings, errors);
+  // Failures that are logged but not registered (the run is over when they happen).
+  const unregistered = { count: 0 };
   let exitCode: number = ExitCode.SUCCESS;
   let crashed = false;
   try {
-    exitCode = await execute(settings, ctx);
+    exitCode = await execute(settings, ctx, unregistered);
   } catch (e) {
     if (e instanceof ExitRequest) {
       exitCode = e.exitCode;
@@ -84,34 +93,45 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
       log.error({ err: e }, `unexpected error: ${errorMessage(e)}`);
       exitCode = ExitCode.ERROR;
     }
+    if (exitCode !== ExitCode.SUCCESS) unregistered.count += 1;
   } finally {
     try {
       await settings.finally?.(ctx);
     } catch (e) {
       log.error(`after-run step failed: ${errorMessage(e)}`);
+      unregistered.count += 1;
       if (exitCode === ExitCode.SUCCESS) exitCode = ExitCode.ERROR;
     }
     await closeClients(ctx, log);
   }
   if (exitCode === ExitCode.SUCCESS && errors.hasErrors) exitCode = ExitCode.ERROR;
+  // The summary and the exit code tell the same story: a failed run has at least one error.
+  const errorCount = Math.max(
+    errors.errors.length + unregistered.count,
+    exitCode === ExitCode.SUCCESS ? 0 : 1,
+  );
   const durationMs = performance.now() - started;
   log.info(
     {
       summary: {
         exit_code: exitCode,
         duration_seconds: Number((durationMs / 1000).toFixed(3)),
-        errors: errors.errors.length,
+        errors: errorCount,
         actions: ctx.report.actions,
         dry_run: settings.globals.dryRun,
       },
     },
     `${settings.definition.name} finished: ${exitCode === 0 ? 'success' : `failed (exit code ${exitCode})`}, ` +
-      `${errors.errors.length} error(s), ${describeActions(ctx.report.actions)} in ${(durationMs / 1000).toFixed(2)}s`,
+      `${errorCount} error(s), ${describeActions(ctx.report.actions)} in ${(durationMs / 1000).toFixed(2)}s`,
   );
-  return { exitCode, durationMs, errors, actions: ctx.report.actions, crashed };
+  return { exitCode, durationMs, errors, errorCount, actions: ctx.report.actions, crashed };
 }
 
-async function execute(settings: RunSettings, ctx: InternalContext): Promise<number> {
+async function execute(
+  settings: RunSettings,
+  ctx: InternalContext,
+  unregistered: { count: number },
+): Promise<number> {
   const def = settings.definition;
   if (settings.toggleEnabled && !(await settings.toggleEnabled())) {
     ctx.log.info('Integration toggle is disabled, skipping integration.');
@@ -124,18 +144,23 @@ async function execute(settings: RunSettings, ctx: InternalContext): Promise<num
       return ExitCode.SUCCESS;
     }
     if (decision.kind === 'shards' && def.shardedDryRun) {
-      return runShards(settings, ctx, decision.shards);
+      return runShards(settings, ctx, decision.shards, unregistered);
     }
   }
   await def.run(ctx, settings.options);
   return ExitCode.SUCCESS;
 }
 
-/** Runs the integration once per affected shard; the exit code is the number of failed shards. */
+/**
+ * Runs the integration once per affected shard; the exit code is the number of
+ * failed shards. Each shard has its own registry, so its errors (and its crash)
+ * are added to `unregistered` for the run's summary.
+ */
 async function runShards(
   settings: RunSettings,
   ctx: InternalContext,
   shards: readonly string[],
+  unregistered: { count: number },
 ): Promise<number> {
   const def = settings.definition;
   const sharded = def.shardedDryRun!;
@@ -150,12 +175,19 @@ async function runShards(
       const shardCtx = createRunContext(settings, shardErrors, ctx);
       try {
         await def.run(shardCtx, sharded.optionsForShard(settings.options, shard));
-        if (shardErrors.hasErrors)
-          throw new Error(`${shardErrors.errors.length} error(s) registered`);
       } catch (e) {
         if (e instanceof ExitRequest && e.exitCode === 0) continue;
         failed += 1;
+        unregistered.count += shardErrors.errors.length + 1;
         ctx.log.error(`Failed to run integration shard ${shard}: ${errorMessage(e)}`);
+        continue;
+      }
+      if (shardErrors.hasErrors) {
+        failed += 1;
+        unregistered.count += shardErrors.errors.length;
+        ctx.log.error(
+          `Failed to run integration shard ${shard}: ${shardErrors.errors.length} error(s) registered`,
+        );
       }
     }
   };
