@@ -3,6 +3,7 @@ import {
   commonOptions,
   defineIntegration,
   errorMessage,
+  executeActions,
   type RunContext,
   type StateStore,
   writePlanOut,
@@ -188,35 +189,35 @@ async function realize(
       ctx.errors.register(`${plan.cluster}/${plan.namespace}`, `${key}: ${errorMessage(e)}`);
     }
   }
-  const limit = pLimit(Math.max(1, concurrency));
-  await Promise.all(
-    plans.map((plan) =>
-      limit(async () => {
-        if (Object.keys(plan.changes).length === 0 || ctx.signal.aborted) return;
-        const where = `${plan.cluster}/${plan.namespace}`;
-        ctx.log.info(
-          `${ctx.dryRun ? '[dry-run] ' : ''}Updating labels on ${where}: ${pyRepr(plan.changes)}`,
-        );
-        ctx.report.count('label');
-        if (ctx.dryRun) return;
+  // Label changes write, never destroy: removing a label is part of the patch.
+  await executeActions(
+    ctx,
+    plans.filter((plan) => Object.keys(plan.changes).length > 0),
+    {
+      name: () => 'label',
+      describe: (plan) =>
+        `${ctx.dryRun ? '[dry-run] ' : ''}Updating labels on ${plan.cluster}/${plan.namespace}: ${pyRepr(plan.changes)}`,
+      destructive: () => false,
+      execute: async (plan) => {
         const handle = clusters.get(plan.cluster);
-        if (isClusterProblem(handle)) return;
-        try {
-          // A JSON merge patch sets the given labels and removes the `null` ones,
-          // as `oc label --overwrite k=v k-` does.
-          await handle.client.patch(
-            handle.catalog.get('Namespace'),
-            undefined,
-            plan.namespace,
-            { metadata: { labels: plan.changes } },
-            'merge',
-            { fieldManager: `qontract-reconcile-${QONTRACT_INTEGRATION}` },
-          );
-        } catch (e) {
-          ctx.errors.register(where, `${where}: ${errorMessage(e)}`);
-        }
-      }),
-    ),
+        if (isClusterProblem(handle)) return 'skipped';
+        // A JSON merge patch sets the given labels and removes the `null` ones,
+        // as `oc label --overwrite k=v k-` does.
+        await handle.client.patch(
+          handle.catalog.get('Namespace'),
+          undefined,
+          plan.namespace,
+          { metadata: { labels: plan.changes } },
+          'merge',
+          { fieldManager: `qontract-reconcile-${QONTRACT_INTEGRATION}` },
+        );
+      },
+      failure: (plan, e) => {
+        const where = `${plan.cluster}/${plan.namespace}`;
+        return { scope: where, message: `${where}: ${errorMessage(e)}` };
+      },
+    },
+    { concurrency },
   );
 }
 
