@@ -97,6 +97,28 @@ describe('fault injection over HTTP', () => {
     expect((await get('a')).status).toBe(200);
   });
 
+  it('hangs requests: never answered until the server closes the connection', async () => {
+    server.resetLog();
+    server.faults.set('a', { verb: 'get', hang: true, times: 1 });
+    const hung = get('a').then(
+      () => 'answered',
+      () => 'reset',
+    );
+    const waited = await Promise.race([
+      hung,
+      new Promise((r) => setTimeout(() => r('still waiting'), 300)),
+    ]);
+    expect(waited).toBe('still waiting');
+    expect(server.requestLog).toEqual([
+      expect.objectContaining({ cluster: 'a', verb: 'get', status: 0 }),
+    ]);
+    expect((await get('b')).status).toBe(200);
+    await server.faults.down('a');
+    expect(await hung).toBe('reset');
+    await server.faults.up('a');
+    expect((await get('a')).status).toBe(200);
+  });
+
   it('takes a cluster down and up again at the socket level', async () => {
     await server.faults.down('a');
     await expect(get('a')).rejects.toThrow(/ECONNREFUSED/);

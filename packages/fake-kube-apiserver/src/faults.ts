@@ -10,7 +10,7 @@ export interface FaultRule {
   readonly namespace?: string;
   /** Added before the request is handled (on top of the server-wide latency). */
   readonly latencyMs?: number;
-  /** Share of matching requests that fail (0..1); defaults to 1 when `status` or `drop` is set. */
+  /** Share of matching requests that fail (0..1); defaults to 1 when `status`, `drop` or `hang` is set. */
   readonly errorRate?: number;
   /** Status of the injected failure: 500, 503, 429, ... */
   readonly status?: number;
@@ -18,6 +18,8 @@ export interface FaultRule {
   readonly retryAfter?: number;
   /** The failure is a reset connection instead of an HTTP answer. */
   readonly drop?: boolean;
+  /** The request is never answered: the connection stays open until the client gives up. */
+  readonly hang?: boolean;
   /** Apply to this many matching requests, then lapse. Unlimited when absent. */
   readonly times?: number;
 }
@@ -25,6 +27,7 @@ export interface FaultRule {
 export type FaultDecision =
   | { readonly action: 'pass'; readonly latencyMs: number }
   | { readonly action: 'drop'; readonly latencyMs: number }
+  | { readonly action: 'hang'; readonly latencyMs: number }
   | {
       readonly action: 'fail';
       readonly latencyMs: number;
@@ -71,7 +74,7 @@ export class FaultInjector {
       if (rule.resource !== undefined && rule.resource !== target.resource) continue;
       if (rule.namespace !== undefined && rule.namespace !== target.namespace) continue;
       latencyMs += rule.latencyMs ?? 0;
-      const failing = rule.status !== undefined || rule.drop === true;
+      const failing = rule.status !== undefined || rule.drop === true || rule.hang === true;
       if (!failing) {
         this.consume(active);
         continue;
@@ -80,6 +83,7 @@ export class FaultInjector {
       if (this.random() >= rate) continue;
       this.consume(active);
       if (rule.drop) return { action: 'drop', latencyMs };
+      if (rule.hang) return { action: 'hang', latencyMs };
       return {
         action: 'fail',
         latencyMs,

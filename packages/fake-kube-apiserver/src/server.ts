@@ -212,6 +212,11 @@ export async function startFakeKubeApiServer(
     });
     const latency = baseLatency + decision.latencyMs;
     if (latency > 0) await sleep(latency);
+    if (decision.action === 'hang') {
+      // Never answered; close() and faults.down() destroy the socket.
+      record({ ...base, status: 0 });
+      return;
+    }
     if (decision.action === 'drop') {
       record({ ...base, status: 0 });
       req.socket.destroy();

@@ -65,6 +65,12 @@ export interface ClusterMapSettings {
   readonly clientOptions?: KubeClientOptions;
   /** Timeout of the reachability check. */
   readonly reachabilityTimeoutMs?: number;
+  /**
+   * How long reading the current state of one cluster may take in all (every
+   * list and get of it); the cluster is given up when it takes longer.
+   * Default 300 s.
+   */
+  readonly readTimeoutMs?: number;
 }
 
 type Key = `${string}\u0000${'admin' | 'user'}`;
@@ -78,10 +84,13 @@ type Key = `${string}\u0000${'admin' | 'user'}`;
  */
 export class ClusterMap {
   readonly stats: RequestStats;
+  /** How long reading the current state of one cluster may take (`readTimeoutMs`). */
+  readonly readTimeoutMs: number;
   readonly #entries = new Map<Key, ClusterHandle | ClusterProblem>();
 
-  private constructor(stats: RequestStats) {
+  private constructor(stats: RequestStats, readTimeoutMs: number) {
     this.stats = stats;
+    this.readTimeoutMs = readTimeoutMs;
   }
 
   /** Clients for the clusters of `namespaces` (privileged ones too where a namespace asks for it). */
@@ -115,7 +124,10 @@ export class ClusterMap {
     wanted: ReadonlyArray<{ info: ClusterInfo; privileged: boolean }>,
     settings: ClusterMapSettings,
   ): Promise<ClusterMap> {
-    const map = new ClusterMap(settings.stats ?? new RequestStats());
+    const map = new ClusterMap(
+      settings.stats ?? new RequestStats(),
+      settings.readTimeoutMs ?? 300_000,
+    );
     const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
     await Promise.all(
       wanted.map(({ info, privileged }) =>

@@ -1,5 +1,10 @@
 import type { RunContext } from '@qontract/core';
-import { type ClusterInfo, ClusterMap, type NamespaceClusterInfo } from './cluster-map.ts';
+import {
+  type ClusterInfo,
+  ClusterMap,
+  type ClusterMapSettings,
+  type NamespaceClusterInfo,
+} from './cluster-map.ts';
 
 export interface RunClusterOptions {
   readonly internal?: boolean | undefined;
@@ -36,14 +41,22 @@ export async function clusterMapForClusters(
 function settingsFor(
   ctx: Pick<RunContext, 'integration' | 'secrets' | 'env'>,
   options: RunClusterOptions,
-) {
+): ClusterMapSettings {
+  const vars = ctx.env.vars;
   // The reachability check waits 5 s, like upstream's `oc version --request-timeout=5`;
   // CLUSTER_REACHABILITY_TIMEOUT_SECS lengthens it for slow links (or loaded test machines).
-  const timeout = Number(ctx.env.vars.CLUSTER_REACHABILITY_TIMEOUT_SECS);
+  const reachability = millis(vars.CLUSTER_REACHABILITY_TIMEOUT_SECS);
+  // A hung or slow cluster must not hold the others: every request, and the
+  // whole read of each cluster, has a time-out after which that cluster alone
+  // is given up for the run.
+  const request = millis(vars.CLUSTER_REQUEST_TIMEOUT_SECS);
+  const read = millis(vars.CLUSTER_READ_TIMEOUT_SECS);
   return {
     integration: ctx.integration,
     secrets: ctx.secrets,
-    ...(timeout > 0 ? { reachabilityTimeoutMs: timeout * 1000 } : {}),
+    ...(reachability ? { reachabilityTimeoutMs: reachability } : {}),
+    ...(read ? { readTimeoutMs: read } : {}),
+    clientOptions: request ? { timeoutMs: request } : {},
     internal: options.internal,
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,
@@ -52,4 +65,10 @@ function settingsFor(
 
 function registerProblems(ctx: Pick<RunContext, 'errors'>, map: ClusterMap): void {
   for (const p of map.problems()) ctx.errors.register(p.name, p.message, { clusterWide: true });
+}
+
+/** A positive number of seconds from the environment, in milliseconds; undefined otherwise. */
+function millis(secs: string | undefined): number | undefined {
+  const n = Number(secs);
+  return n > 0 ? n * 1000 : undefined;
 }

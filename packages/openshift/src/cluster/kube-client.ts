@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
 
@@ -57,6 +58,20 @@ export class ClusterUnreachableError extends Error {
   }
 }
 
+/**
+ * A request, or the whole read of a cluster, did not finish in time. The
+ * client gives the cluster up for the rest of the run: requests in flight are
+ * aborted and new ones fail at once with this error.
+ */
+export class ClusterTimeoutError extends Error {
+  readonly cluster: string;
+  constructor(cluster: string, what: string) {
+    super(`[${cluster}] ${what}; the cluster is skipped for the rest of the run`);
+    this.name = 'ClusterTimeoutError';
+    this.cluster = cluster;
+  }
+}
+
 /** Request counting by verb and cluster, for tests, benchmarks and the summary. */
 export class RequestStats {
   readonly byVerb = new Map<string, number>();
@@ -90,9 +105,13 @@ const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
 
 export interface KubeClientOptions {
   readonly stats?: RequestStats;
-  /** Per-request timeout (the original uses 60 s). */
+  /**
+   * Per-request time-out, default 60 s (kube-apiserver's own `--request-timeout`:
+   * no answer takes longer). A request that times out is not retried; the
+   * cluster is given up for the run (see `fail`).
+   */
   readonly timeoutMs?: number;
-  /** Attempts for transient failures (connection errors, 429, 5xx). */
+  /** Attempts for transient failures (reset connections, 429, 5xx). */
   readonly attempts?: number;
   /** Base backoff between attempts; linear, as the original's retry helper. */
   readonly backoffMs?: number;
@@ -138,6 +157,8 @@ export class KubeClient {
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #pageSize: number;
+  /** Aborted (with the reason) when the cluster is given up for the run. */
+  readonly #givenUp = new AbortController();
 
   constructor(connection: ClusterConnection, options: KubeClientOptions = {}) {
     this.connection = connection;
@@ -171,6 +192,33 @@ export class KubeClient {
 
   get name(): string {
     return this.connection.name;
+  }
+
+  /** Why the cluster was given up in this run, or undefined while it is usable. */
+  get failure(): Error | undefined {
+    const signal = this.#givenUp.signal;
+    return signal.aborted ? (signal.reason as Error) : undefined;
+  }
+
+  /**
+   * Gives the cluster up for the rest of the run: requests in flight are
+   * aborted and every later one fails at once with `reason`. The first reason
+   * stays.
+   */
+  fail(reason: Error): void {
+    if (!this.#givenUp.signal.aborted) this.#givenUp.abort(reason);
+  }
+
+  /**
+   * Gives the cluster up (a ClusterTimeoutError saying `what` timed out) unless
+   * the returned function is called within `ms`.
+   */
+  deadline(ms: number, what: string): () => void {
+    const timer = setTimeout(
+      () => this.fail(new ClusterTimeoutError(this.name, `${what} timed out after ${ms / 1000}s`)),
+      ms,
+    );
+    return () => clearTimeout(timer);
   }
 
   /**
@@ -347,14 +395,25 @@ export class KubeClient {
   ): Promise<unknown> {
     const attempts = options.attempts ?? this.#attempts;
     for (let attempt = 1; ; attempt++) {
+      this.#throwIfStopped();
       try {
         return await this.#once(method, path, verb, options);
       } catch (e) {
         const retryAfter = transientRetryDelay(e);
         if (retryAfter === undefined || attempt >= attempts) throw e;
-        await new Promise((r) => setTimeout(r, Math.max(retryAfter, this.#backoffMs * attempt)));
+        const wait = Math.max(retryAfter, this.#backoffMs * attempt);
+        await sleep(wait, undefined, { signal: this.#stopped }).catch(() => {});
       }
     }
+  }
+
+  /** Aborted when no request of this client may wait any longer. */
+  get #stopped(): AbortSignal {
+    return this.#givenUp.signal;
+  }
+
+  #throwIfStopped(): void {
+    if (this.#givenUp.signal.aborted) throw this.#givenUp.signal.reason;
   }
 
   /**
@@ -394,7 +453,10 @@ export class KubeClient {
       ctx.setHeaderParam('Content-Type', options.contentType ?? 'application/json');
       ctx.setBody(typeof options.body === 'string' ? options.body : JSON.stringify(options.body));
     }
-    ctx.setSignal(AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs));
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    ctx.setSignal(AbortSignal.any([timeout, this.#stopped]));
+    this.#throwIfStopped();
     this.stats.count(this.connection.name, verb);
     let response: ResponseContext;
     let text: string;
@@ -402,6 +464,15 @@ export class KubeClient {
       response = await http.send(ctx).toPromise();
       text = await response.body.text();
     } catch (e) {
+      this.#throwIfStopped();
+      if (timeout.aborted) {
+        const error = new ClusterTimeoutError(
+          this.name,
+          `${method} ${path} timed out after ${timeoutMs / 1000}s`,
+        );
+        this.fail(error);
+        throw error;
+      }
       throw new ClusterUnreachableError(this.connection.name, e);
     }
     if (response.httpStatusCode === 404 && options.allowNotFound) return undefined;

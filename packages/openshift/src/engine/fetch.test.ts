@@ -1,11 +1,27 @@
 import { ErrorRegistry, silentLogger } from '@qontract/core';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ClusterMap } from '../cluster/cluster-map.ts';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ClusterMap, type ClusterMapSettings } from '../cluster/cluster-map.ts';
 import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
 
 let server: FakeKubeApiServer;
 let clusters: ClusterMap;
+
+const info = (name: string) => ({
+  name,
+  serverUrl: server.cluster(name).url,
+  insecureSkipTLSVerify: true,
+  automationToken: { path: `creds/${name}`, field: 'token' },
+});
+const secrets = {
+  read: async () => '',
+  readAll: async ({ path }: { path: string }) => {
+    const name = path.split('/')[1]!;
+    return { server: server.cluster(name).url, token: server.cluster(name).token };
+  },
+};
+const clusterMap = (extra: Partial<ClusterMapSettings> = {}) =>
+  ClusterMap.fromClusters([info('c1'), info('c2')], { integration: 'test', secrets, ...extra });
 
 beforeAll(async () => {
   server = await startFakeKubeApiServer({
@@ -14,23 +30,7 @@ beforeAll(async () => {
       { name: 'c2', token: 't2' },
     ],
   });
-  const info = (name: string) => ({
-    name,
-    serverUrl: server.cluster(name).url,
-    insecureSkipTLSVerify: true,
-    automationToken: { path: `creds/${name}`, field: 'token' },
-  });
-  const secrets = {
-    read: async () => '',
-    readAll: async ({ path }: { path: string }) => {
-      const name = path.split('/')[1]!;
-      return { server: server.cluster(name).url, token: server.cluster(name).token };
-    },
-  };
-  clusters = await ClusterMap.fromClusters([info('c1'), info('c2')], {
-    integration: 'test',
-    secrets,
-  });
+  clusters = await clusterMap();
   const cms = (ns: string, n: number) =>
     Array.from({ length: n }, (_, i) => ({
       apiVersion: 'v1',
@@ -42,6 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 beforeEach(() => server.resetLog());
+afterEach(() => server.faults.clear());
 
 const spec = (
   cluster: string,
@@ -111,5 +112,47 @@ describe('fetchCurrentState', () => {
     server.faults.clear();
     expect(Object.keys(count(result))).toEqual(['c1/a']);
     expect(s.errors.hasClusterError('c2')).toBe(true);
+  });
+});
+
+describe('time-outs: a slow or hung cluster does not hold the others', () => {
+  it('gives a cluster that hangs on a list up at the request time-out, once, and reads the others', async () => {
+    const map = await clusterMap({ clientOptions: { timeoutMs: 500, backoffMs: 1 } });
+    server.faults.set('c2', { verb: 'list', hang: true });
+    const s = settings();
+    const started = performance.now();
+    const result = await fetchCurrentState([spec('c1', 'a'), spec('c2', 'a'), spec('c2', 'b')], {
+      ...s,
+      clusters: map,
+    });
+    // Five attempts of the default 60 s were 300 s; one attempt of 0.5 s here.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(count(result)).toEqual({ 'c1/a': ['cm-0', 'cm-1'] });
+    // A time-out is not retried: one list per namespace, both aborted when the first timed out.
+    expect(server.requests({ cluster: 'c2', verb: 'list' })).toHaveLength(2);
+    expect(s.errors.errors).toEqual([
+      {
+        scope: 'c2',
+        clusterWide: true,
+        message: expect.stringMatching(
+          /^\[c2\] GET \/api\/v1\/namespaces\/[ab]\/configmaps timed out after 0\.5s; the cluster is skipped for the rest of the run$/,
+        ),
+      },
+    ]);
+    expect(s.errors.hasClusterError('c1')).toBe(false);
+  });
+
+  it('gives a cluster up when reading it takes longer than the cluster time-out', async () => {
+    const map = await clusterMap({ clientOptions: { timeoutMs: 30_000 }, readTimeoutMs: 500 });
+    server.faults.set('c2', { verb: 'list', latencyMs: 400 });
+    const s = settings();
+    const result = await fetchCurrentState(
+      [spec('c1', 'a'), ...['a', 'b', 'c', 'd', 'e'].map((ns) => spec('c2', ns))],
+      { ...s, clusters: map, concurrency: 1, clusterWideFrom: 10 },
+    );
+    expect(count(result)).toEqual({ 'c1/a': ['cm-0', 'cm-1'] });
+    expect(s.errors.errors.map((e) => e.message)).toEqual([
+      '[c2] reading the current state timed out after 0.5s; the cluster is skipped for the rest of the run',
+    ]);
   });
 });

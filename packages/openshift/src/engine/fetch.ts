@@ -1,8 +1,8 @@
 import { type ErrorRegistry, errorMessage, type Logger } from '@qontract/core';
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { KindNotFoundError } from '../cluster/api-resources.ts';
 import { type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
-import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
+import { KubeApiError, type KubeClient, type KubeObject } from '../cluster/kube-client.ts';
 
 /** What to read: one kind in one namespace (or `cluster` for cluster-scoped kinds). */
 export interface CurrentStateSpec {
@@ -40,131 +40,170 @@ export interface FetchSettings {
  * cluster-wide list per (cluster, credential, kind) when enough namespaces
  * want that kind, per-namespace lists otherwise, single GETs for named
  * resources. A failing cluster registers its error and the others go on.
+ *
+ * A slow or hung cluster does not hold the others: clusters are read side by
+ * side (`concurrency` clusters at a time, each with at most `concurrency`
+ * requests in flight), and a cluster whose read takes longer than the cluster
+ * map's `readTimeoutMs`, or one of whose requests times out, is given up for
+ * the run with one error naming it and what timed out.
  */
 export async function fetchCurrentState(
   specs: readonly CurrentStateSpec[],
   settings: FetchSettings,
 ): Promise<FetchedState[]> {
-  const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
+  const concurrency = Math.max(1, settings.concurrency ?? 10);
+  const clusterSlots = pLimit(concurrency);
   const threshold = settings.clusterWideFrom ?? 3;
-  const groups = new Map<string, CurrentStateSpec[]>();
+  const byCluster = new Map<string, Map<string, CurrentStateSpec[]>>();
   for (const spec of specs) {
-    const key = `${spec.cluster}\u0000${spec.privileged}\u0000${spec.kind}`;
+    const groups = byCluster.get(spec.cluster) ?? new Map<string, CurrentStateSpec[]>();
+    const key = `${spec.privileged}\u0000${spec.kind}`;
     groups.set(key, [...(groups.get(key) ?? []), spec]);
+    byCluster.set(spec.cluster, groups);
   }
   const results: FetchedState[] = [];
   const keep = (items: KubeObject[]) =>
     settings.skip ? items.filter((i) => !settings.skip!(i)) : items;
+  const givenUp = new Set<string>();
 
-  await Promise.all(
-    [...groups.values()].map(async (group) => {
-      const first = group[0]!;
-      const handle = settings.clusters.get(first.cluster, first.privileged);
-      if (isClusterProblem(handle)) return; // registered when the cluster map was built
-      let resource: ReturnType<typeof handle.catalog.get>;
-      try {
-        resource = handle.catalog.get(first.kind);
-      } catch (e) {
-        if (e instanceof KindNotFoundError) {
-          settings.log.warn(`[${first.cluster}] cluster has no API resource ${first.kind}.`);
-          return;
-        }
-        throw e;
-      }
-      const failed = (spec: CurrentStateSpec, e: unknown) => {
-        settings.errors.register(
-          spec.cluster,
-          `[${spec.cluster}/${spec.namespace}] ${errorMessage(e)}`,
-          {
-            clusterWide: true,
-          },
-        );
-      };
-      const named = group.filter((s) => s.resourceNames !== undefined);
-      const listed = group.filter((s) => s.resourceNames === undefined);
-
-      // Named resources: one GET per name, a missing one is simply absent.
-      for (const spec of named) {
-        const items: KubeObject[] = [];
-        await Promise.all(
-          (spec.resourceNames ?? []).map((name) =>
-            limit(async () => {
-              try {
-                const ns =
-                  resource.namespaced && spec.namespace !== 'cluster' ? spec.namespace : undefined;
-                const obj = await handle.client.get(resource, ns, name);
-                if (obj) {
-                  obj.apiVersion ??= resource.group
-                    ? `${resource.group}/${resource.version}`
-                    : resource.version;
-                  obj.kind ??= resource.kind;
-                  items.push(obj);
-                }
-              } catch (e) {
-                failed(spec, e);
-              }
-            }),
-          ),
-        );
-        results.push({ spec, items: keep(items) });
-      }
-
-      if (listed.length === 0) return;
-      if (!resource.namespaced) {
-        await limit(async () => {
-          try {
-            const items = keep(await handle.client.list(resource));
-            for (const spec of listed) results.push({ spec, items });
-          } catch (e) {
-            for (const spec of listed) failed(spec, e);
-          }
-        });
+  const readGroup = async (group: CurrentStateSpec[], limit: LimitFunction) => {
+    const first = group[0]!;
+    const handle = settings.clusters.get(first.cluster, first.privileged);
+    if (isClusterProblem(handle)) return; // registered when the cluster map was built
+    let resource: ReturnType<typeof handle.catalog.get>;
+    try {
+      resource = handle.catalog.get(first.kind);
+    } catch (e) {
+      if (e instanceof KindNotFoundError) {
+        settings.log.warn(`[${first.cluster}] cluster has no API resource ${first.kind}.`);
         return;
       }
-      if (listed.length >= threshold) {
-        const all = await limit(async () => {
-          try {
-            return await handle.client.list(resource);
-          } catch (e) {
-            if (e instanceof KubeApiError && e.status === 403) return undefined;
-            for (const spec of listed) failed(spec, e);
-            return null;
-          }
-        });
-        if (all === null) return;
-        if (all !== undefined) {
-          const byNamespace = new Map<string, KubeObject[]>();
-          for (const item of keep(all)) {
-            const ns = item.metadata?.namespace ?? '';
-            const list = byNamespace.get(ns);
-            if (list) list.push(item);
-            else byNamespace.set(ns, [item]);
-          }
-          for (const spec of listed)
-            results.push({ spec, items: byNamespace.get(spec.namespace) ?? [] });
-          return;
-        }
-        settings.log.debug(
-          `[${first.cluster}] cluster-wide list of ${first.kind} refused; listing per namespace`,
-        );
+      throw e;
+    }
+    const failed = (spec: CurrentStateSpec, e: unknown) => {
+      if (e === handle.client.failure) {
+        // The cluster was given up (a time-out): one error for the cluster, not one per read.
+        if (givenUp.has(spec.cluster)) return;
+        givenUp.add(spec.cluster);
+        settings.errors.register(spec.cluster, errorMessage(e), { clusterWide: true });
+        return;
       }
+      settings.errors.register(
+        spec.cluster,
+        `[${spec.cluster}/${spec.namespace}] ${errorMessage(e)}`,
+        {
+          clusterWide: true,
+        },
+      );
+    };
+    const named = group.filter((s) => s.resourceNames !== undefined);
+    const listed = group.filter((s) => s.resourceNames === undefined);
+
+    // Named resources: one GET per name, a missing one is simply absent.
+    for (const spec of named) {
+      const items: KubeObject[] = [];
       await Promise.all(
-        listed.map((spec) =>
+        (spec.resourceNames ?? []).map((name) =>
           limit(async () => {
             try {
-              results.push({
-                spec,
-                items: keep(await handle.client.list(resource, spec.namespace)),
-              });
+              const ns =
+                resource.namespaced && spec.namespace !== 'cluster' ? spec.namespace : undefined;
+              const obj = await handle.client.get(resource, ns, name);
+              if (obj) {
+                obj.apiVersion ??= resource.group
+                  ? `${resource.group}/${resource.version}`
+                  : resource.version;
+                obj.kind ??= resource.kind;
+                items.push(obj);
+              }
             } catch (e) {
               failed(spec, e);
             }
           }),
         ),
       );
-    }),
+      results.push({ spec, items: keep(items) });
+    }
+
+    if (listed.length === 0) return;
+    if (!resource.namespaced) {
+      await limit(async () => {
+        try {
+          const items = keep(await handle.client.list(resource));
+          for (const spec of listed) results.push({ spec, items });
+        } catch (e) {
+          for (const spec of listed) failed(spec, e);
+        }
+      });
+      return;
+    }
+    if (listed.length >= threshold) {
+      const all = await limit(async () => {
+        try {
+          return await handle.client.list(resource);
+        } catch (e) {
+          if (e instanceof KubeApiError && e.status === 403) return undefined;
+          for (const spec of listed) failed(spec, e);
+          return null;
+        }
+      });
+      if (all === null) return;
+      if (all !== undefined) {
+        const byNamespace = new Map<string, KubeObject[]>();
+        for (const item of keep(all)) {
+          const ns = item.metadata?.namespace ?? '';
+          const list = byNamespace.get(ns);
+          if (list) list.push(item);
+          else byNamespace.set(ns, [item]);
+        }
+        for (const spec of listed)
+          results.push({ spec, items: byNamespace.get(spec.namespace) ?? [] });
+        return;
+      }
+      settings.log.debug(
+        `[${first.cluster}] cluster-wide list of ${first.kind} refused; listing per namespace`,
+      );
+    }
+    await Promise.all(
+      listed.map((spec) =>
+        limit(async () => {
+          try {
+            results.push({
+              spec,
+              items: keep(await handle.client.list(resource, spec.namespace)),
+            });
+          } catch (e) {
+            failed(spec, e);
+          }
+        }),
+      ),
+    );
+  };
+
+  await Promise.all(
+    [...byCluster].map(([cluster, groups]) =>
+      clusterSlots(async () => {
+        // The cluster's clients (its own and the cluster-admin one) share its deadline.
+        const clients = new Set<KubeClient>();
+        for (const privileged of [false, true]) {
+          const handle = settings.clusters.get(cluster, privileged);
+          if (!isClusterProblem(handle)) clients.add(handle.client);
+        }
+        const readTimeoutMs = settings.clusters.readTimeoutMs;
+        const stops = [...clients].map((c) =>
+          c.deadline(readTimeoutMs, 'reading the current state'),
+        );
+        const limit = pLimit(concurrency);
+        try {
+          await Promise.all([...groups.values()].map((group) => readGroup(group, limit)));
+        } finally {
+          for (const stop of stops) stop();
+        }
+      }),
+    ),
   );
-  return results;
+  // A cluster given up is failed for the run: nothing of it is planned.
+  return results.filter((r) => !givenUp.has(r.spec.cluster));
 }
 
 /** A namespace as far as reading one fixed kind in it cares. */
