@@ -8,12 +8,14 @@ import {
 } from '@qontract/core';
 import { type ApiResource, parseKind } from '../cluster/api-resources.ts';
 import { type ClusterHandle, type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
-import { KubeApiError, type KubeClient, type KubeObject } from '../cluster/kube-client.ts';
+import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
 import { takeOverClientSideApplyFields } from './managed-fields.ts';
 import type { Plan, PlannedAction } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
 import { waitForReady } from './readiness.ts';
+import { recover } from './recoveries.ts';
 import { recyclePods } from './recycle.ts';
+import { recoveryFor } from './refusal.ts';
 
 export interface ExecuteSettings {
   readonly dryRun: boolean;
@@ -121,43 +123,48 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
   };
 }
 
-async function deleteObject(h: ClusterHandle, a: PlannedAction): Promise<void> {
-  const r = h.catalog.get(a.kind);
-  await h.client.delete(r, nsOf(r, a.namespace), a.name, { propagationPolicy: 'Background' });
+async function deleteObject(handle: ClusterHandle, action: PlannedAction): Promise<void> {
+  const resource = handle.catalog.get(action.kind);
+  await handle.client.delete(resource, requestNamespace(resource, action.namespace), action.name, {
+    propagationPolicy: 'Background',
+  });
 }
 
-function nsOf(r: ApiResource, namespace: string): string | undefined {
-  return r.namespaced && namespace !== 'cluster' ? namespace : undefined;
+/** The namespace of a request: none for cluster-scoped kinds (the plan says `cluster`). */
+function requestNamespace(resource: ApiResource, namespace: string): string | undefined {
+  return resource.namespaced && namespace !== 'cluster' ? namespace : undefined;
 }
 
-/** Kinds the original deletes and re-creates when a field is immutable. */
-const RECREATE_ON_IMMUTABLE = new Set(['Route', 'Service', 'Secret', 'Job']);
-
+/**
+ * Server-side apply of one planned object. A refusal gets the original's
+ * recovery (`recoveryFor` decides, `recover` writes); anything else is the
+ * action's error.
+ */
 async function applyObject(
-  h: ClusterHandle,
-  a: PlannedAction,
-  s: ExecuteSettings,
+  handle: ClusterHandle,
+  action: PlannedAction,
+  settings: ExecuteSettings,
 ): Promise<'applied' | 'namespace-missing'> {
-  const r = h.catalog.get(a.kind);
-  const ns = nsOf(r, a.namespace);
-  const payload = a.payload!;
-  const client = h.client;
-  const kind = parseKind(a.kind).kind;
+  const resource = handle.catalog.get(action.kind);
+  const namespace = requestNamespace(resource, action.namespace);
+  const payload = action.payload!;
+  const { client } = handle;
+  const { fieldManager } = settings;
   // The plan knows from the list whether client-side apply still owns fields:
   // only then are they moved to our manager first (guarded by the listed
   // resourceVersion). After a conflict the object is read again.
   const apply = async (current: KubeObject | undefined) => {
-    if (current) await takeOverClientSideApplyFields(client, r, current, s.fieldManager);
-    return client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
+    if (current) await takeOverClientSideApplyFields(client, resource, current, fieldManager);
+    return client.apply(resource, namespace, action.name, payload, { fieldManager, force: true });
   };
-  const listed: KubeObject | undefined = a.clientSideApplied
+  const listed: KubeObject | undefined = action.clientSideApplied
     ? ({
-        apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+        apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
         metadata: {
-          name: a.name,
-          ...(ns ? { namespace: ns } : {}),
-          resourceVersion: a.clientSideApplied.resourceVersion,
-          managedFields: a.clientSideApplied.managedFields,
+          name: action.name,
+          ...(namespace ? { namespace } : {}),
+          resourceVersion: action.clientSideApplied.resourceVersion,
+          managedFields: action.clientSideApplied.managedFields,
         },
       } as KubeObject)
     : undefined;
@@ -167,232 +174,34 @@ async function applyObject(
     } catch (e) {
       // The listed resourceVersion is stale (the migration's JSON-patch test failed): read again.
       if (!(listed && e instanceof KubeApiError && (e.status === 409 || e.status === 422))) throw e;
-      await apply(await client.get(r, ns, a.name));
+      await apply(await client.get(resource, namespace, action.name));
     }
     return 'applied';
   } catch (e) {
     if (!(e instanceof KubeApiError)) throw e;
-    if (e.status === 404 && ns && isNamespaceNotFound(e, ns)) {
-      s.log.warn(`[${a.cluster}/${a.namespace}] namespace does not exist (yet).`);
-      return 'namespace-missing';
-    }
-    const message = e.message;
-    if (e.status === 409) {
-      // Somebody wrote in between; read again and retry once.
-      await apply(await client.get(r, ns, a.name));
-      return 'applied';
-    }
-    if (message.includes('field is immutable') && kind === 'Deployment') {
-      await recreateDeployment(client, r, ns, a, payload, s);
-      return 'applied';
-    }
-    if (
-      (message.includes('field is immutable') && RECREATE_ON_IMMUTABLE.has(kind)) ||
-      (kind === 'Service' &&
-        (message.includes('may not change once set') ||
-          message.includes('primary clusterIP can not be unset')))
-    ) {
-      s.log.info(pyRepr(['delete_and_apply', a.cluster, a.namespace, a.kind, a.name]));
-      await client.delete(r, ns, a.name, { propagationPolicy: 'Background' });
-      await waitGone(client, r, ns, a.name);
-      await client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
-      return 'applied';
-    }
-    if (
-      kind === 'StatefulSet' &&
-      message.includes('updates to statefulset spec for fields other than')
-    ) {
-      await recreateStatefulSet(client, r, ns, a, payload, s);
-      return 'applied';
-    }
-    if (e.status === 413 || e.status === 415 || message.includes('Request entity too large')) {
-      const exists = await client.get(r, ns, a.name);
-      if (exists) {
-        const withVersion = JSON.parse(payload) as KubeObject;
-        withVersion.metadata = {
-          ...withVersion.metadata,
-          resourceVersion: exists.metadata?.resourceVersion,
-        };
-        await client.replace(r, ns, a.name, withVersion, { fieldManager: s.fieldManager });
-      } else {
-        await client.create(r, ns, payload, { fieldManager: s.fieldManager });
-      }
-      return 'applied';
-    }
-    throw e;
-  }
-}
-
-function isNamespaceNotFound(e: KubeApiError, ns: string): boolean {
-  const details = e.details as { kind?: string; name?: string } | undefined;
-  return (
-    (details?.kind === 'namespaces' && details.name === ns) ||
-    e.message.includes(`namespaces "${ns}" not found`)
-  );
-}
-
-async function waitGone(
-  client: KubeClient,
-  r: ApiResource,
-  ns: string | undefined,
-  name: string,
-): Promise<void> {
-  for (let i = 0; i < 60; i++) {
-    if (!(await client.get(r, ns, name))) return;
-    await new Promise((res) => setTimeout(res, Math.min(100 * (i + 1), 1000)));
-  }
-  throw new Error(`${r.kind} ${name} is still being deleted`);
-}
-
-/**
- * A Deployment whose selector changed: Recreate strategy → delete and create;
- * RollingUpdate → orphan-delete, apply, and hand the old ReplicaSet to the new
- * Deployment so its pods are scaled down by the rollout, as upstream does.
- */
-async function recreateDeployment(
-  client: KubeClient,
-  r: ApiResource,
-  ns: string | undefined,
-  a: PlannedAction,
-  payload: string,
-  s: ExecuteSettings,
-): Promise<void> {
-  s.log.info(pyRepr(['replace', a.cluster, a.namespace, a.kind, a.name]));
-  const current = await client.get(r, ns, a.name);
-  const strategy =
-    (current?.spec as { strategy?: { type?: string } } | undefined)?.strategy?.type ??
-    'RollingUpdate';
-  if (strategy === 'Recreate') {
-    await client.delete(r, ns, a.name, { propagationPolicy: 'Background' });
-    await waitGone(client, r, ns, a.name);
-    await client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
-    return;
-  }
-  if (strategy !== 'RollingUpdate') {
-    throw new Error(
-      `Can't replace Deployment '${a.name}' inplace w/ointerruption because spec.strategy.type != 'RollingUpdate'`,
-    );
-  }
-  const oldUid = current?.metadata?.uid as string | undefined;
-  await client.delete(r, ns, a.name, { propagationPolicy: 'Orphan' });
-  await waitGone(client, r, ns, a.name);
-  const created = await client.apply(r, ns, a.name, payload, {
-    fieldManager: s.fieldManager,
-    force: true,
-  });
-  if (!oldUid || !ns) return;
-  const rsResource: ApiResource = {
-    kind: 'ReplicaSet',
-    group: 'apps',
-    version: 'v1',
-    name: 'replicasets',
-    namespaced: true,
-    verbs: [],
-  };
-  const matchLabels =
-    (created.spec as { selector?: { matchLabels?: Record<string, string> } })?.selector
-      ?.matchLabels ?? {};
-  for (const rs of await client.list(rsResource, ns)) {
-    const owners = (rs.metadata?.ownerReferences as Array<{ uid?: string }> | undefined) ?? [];
-    if (!owners.some((o) => o.uid === oldUid)) continue;
-    const hash = (rs.metadata?.labels as Record<string, string> | undefined)?.['pod-template-hash'];
-    await client.patch(
-      rsResource,
-      ns,
-      rs.metadata!.name!,
-      {
-        metadata: {
-          labels: { ...matchLabels, ...(hash ? { 'pod-template-hash': hash } : {}) },
-          ownerReferences: [
-            {
-              apiVersion: 'apps/v1',
-              kind: 'Deployment',
-              name: a.name,
-              uid: created.metadata?.uid,
-              controller: true,
-            },
-          ],
-        },
-      },
-      'merge',
-      { fieldManager: s.fieldManager },
-    );
-  }
-}
-
-/** A StatefulSet update the API forbids: orphan-delete, apply, and grow the PVCs when storage changed. */
-async function recreateStatefulSet(
-  client: KubeClient,
-  r: ApiResource,
-  ns: string | undefined,
-  a: PlannedAction,
-  payload: string,
-  s: ExecuteSettings,
-): Promise<void> {
-  s.log.info(pyRepr(['delete_sts_and_apply', a.cluster, a.namespace, a.kind, a.name]));
-  const body = JSON.parse(payload) as KubeObject;
-  const current = await client.get(r, ns, a.name);
-  const storage = (o: KubeObject | undefined) =>
-    (
-      o?.spec as
-        | {
-            volumeClaimTemplates?: Array<{
-              spec?: { resources?: { requests?: { storage?: string } } };
-            }>;
-          }
-        | undefined
-    )?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
-  const before = storage(current);
-  const after = storage(body);
-  const resize = before !== undefined && before !== after;
-  let pvcs: string[] = [];
-  if (resize) {
-    if (after === undefined) throw new Error('Resource body does not contain storage information.');
-    const podResource: ApiResource = {
-      kind: 'Pod',
-      group: '',
-      version: 'v1',
-      name: 'pods',
-      namespaced: true,
-      verbs: [],
-    };
-    const pods = await client.list(podResource, ns);
-    pvcs = pods
-      .filter((p) =>
-        (
-          (p.metadata?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined) ?? []
-        ).some((o) => o.kind === 'StatefulSet' && o.name === a.name),
-      )
-      .flatMap(
-        (p) =>
-          (p.spec as { volumes?: Array<{ persistentVolumeClaim?: { claimName?: string } }> })
-            .volumes ?? [],
-      )
-      .map((v) => v.persistentVolumeClaim?.claimName)
-      .filter((n): n is string => Boolean(n));
-  }
-  await client.delete(r, ns, a.name, { propagationPolicy: 'Orphan' });
-  await waitGone(client, r, ns, a.name);
-  await client.apply(r, ns, a.name, payload, { fieldManager: s.fieldManager, force: true });
-  if (resize && pvcs.length) {
-    s.log.info(pyRepr(['resizing_pvcs', a.cluster, a.namespace, new Set(pvcs)]));
-    const pvc: ApiResource = {
-      kind: 'PersistentVolumeClaim',
-      group: '',
-      version: 'v1',
-      name: 'persistentvolumeclaims',
-      namespaced: true,
-      verbs: [],
-    };
-    for (const name of pvcs) {
-      await client.patch(
-        pvc,
-        ns,
-        name,
-        { spec: { resources: { requests: { storage: after } } } },
-        'merge',
-        { fieldManager: s.fieldManager },
-      );
+    const recovery = recoveryFor(parseKind(action.kind).kind, e, namespace);
+    switch (recovery) {
+      case 'none':
+        throw e;
+      case 'namespace-missing':
+        settings.log.warn(
+          `[${action.cluster}/${action.namespace}] namespace does not exist (yet).`,
+        );
+        return 'namespace-missing';
+      case 'read-and-retry':
+        await apply(await client.get(resource, namespace, action.name));
+        return 'applied';
+      default:
+        await recover(recovery, {
+          client,
+          resource,
+          namespace,
+          action,
+          payload,
+          fieldManager,
+          log: settings.log,
+        });
+        return 'applied';
     }
   }
 }

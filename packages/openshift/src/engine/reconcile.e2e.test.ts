@@ -9,7 +9,7 @@ import {
   SecretRedactor,
 } from '@qontract/core';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clusterMapForClusters } from '../cluster/for-run.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import type { CurrentStateSpec } from './fetch.ts';
@@ -419,6 +419,101 @@ describe('reconcileResources against the fake API server', () => {
       selector: { matchLabels: Record<string, string> };
     };
     expect(spec.selector.matchLabels).toEqual({ app: 'new' });
+  });
+
+  it('re-creates a Deployment whose selector changed (RollingUpdate): the old ReplicaSets are handed over', async () => {
+    const deployment = (label: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'rolling' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: label } },
+        template: {
+          metadata: { labels: { app: label } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        },
+      },
+    });
+    const kinds = ['Deployment'];
+    const first = await run({
+      desired: [{ cluster: 'c2', namespace: 'app', body: deployment('old') }],
+      namespaces: [['c2', 'app']],
+      kinds,
+    });
+    expect(first.code).toBe(0);
+    // The fake's Deployment controller makes the ReplicaSet a moment later.
+    const oldSets = await vi.waitFor(() => {
+      const sets = server.list('c2', 'apps/v1', 'ReplicaSet', 'app') as Array<{
+        metadata: { name: string };
+      }>;
+      expect(sets.length).toBeGreaterThan(0);
+      return sets;
+    });
+    const r = await run({
+      desired: [{ cluster: 'c2', namespace: 'app', body: deployment('new') }],
+      namespaces: [['c2', 'app']],
+      kinds,
+    });
+    expect(r.code).toBe(0);
+    expect(r.messages).toContain("['replace', 'c2', 'app', 'Deployment', 'rolling']");
+    const now = get('c2', 'rolling', 'app', 'Deployment', 'apps/v1') as {
+      metadata: { uid: string };
+      spec: { selector: { matchLabels: Record<string, string> } };
+    };
+    expect(now.spec.selector.matchLabels).toEqual({ app: 'new' });
+    // The orphaned ReplicaSet now belongs to the new Deployment (the rollout scales it down).
+    const adopted = server.get('c2', 'apps/v1', 'ReplicaSet', 'app', oldSets[0]!.metadata.name) as {
+      metadata: { ownerReferences?: Array<{ uid: string }>; labels?: Record<string, string> };
+    };
+    expect(adopted.metadata.ownerReferences?.map((o) => o.uid)).toEqual([now.metadata.uid]);
+    expect(adopted.metadata.labels?.app).toBe('new');
+  });
+
+  it('re-creates a StatefulSet whose forbidden field changed (orphaning its pods)', async () => {
+    const statefulSet = (serviceName: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db' },
+      spec: {
+        replicas: 1,
+        serviceName,
+        selector: { matchLabels: { app: 'db' } },
+        template: {
+          metadata: { labels: { app: 'db' } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        },
+      },
+    });
+    const kinds = ['StatefulSet'];
+    const first = await run({
+      desired: [{ cluster: 'c2', namespace: 'app', body: statefulSet('db') }],
+      namespaces: [['c2', 'app']],
+      kinds,
+    });
+    expect(first.code).toBe(0);
+    const before = get('c2', 'db', 'app', 'StatefulSet', 'apps/v1') as {
+      metadata: { uid: string };
+    };
+    const r = await run({
+      desired: [{ cluster: 'c2', namespace: 'app', body: statefulSet('db-headless') }],
+      namespaces: [['c2', 'app']],
+      kinds,
+    });
+    expect(r.code).toBe(0);
+    expect(r.messages).toContain("['delete_sts_and_apply', 'c2', 'app', 'StatefulSet', 'db']");
+    const after = get('c2', 'db', 'app', 'StatefulSet', 'apps/v1') as {
+      metadata: { uid: string };
+      spec: { serviceName: string };
+    };
+    expect(after.spec.serviceName).toBe('db-headless');
+    expect(after.metadata.uid).not.toBe(before.metadata.uid);
+    expect(
+      server
+        .mutatingRequests({ cluster: 'c2', verb: 'delete' })
+        .filter((q) => q.name === 'db')
+        .map((q) => q.path),
+    ).toEqual([expect.stringContaining('propagationPolicy=Orphan')]);
   });
 
   it('reports a duplicate desired object with both sources and an unknown kind, exit 1', async () => {
