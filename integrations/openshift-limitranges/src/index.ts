@@ -1,10 +1,6 @@
 import { gqlClient } from '@qontract/app-interface';
-import { commonOptions, defineIntegration } from '@qontract/core';
-import {
-  clusterMapForNamespaces,
-  reconcileResources,
-  toDesiredResources,
-} from '@qontract/openshift';
+import { commonOptions } from '@qontract/core';
+import { defineEngineIntegration } from '@qontract/openshift';
 import { currentStateSpecs, desiredLimitRanges, isManagedNamespace } from './desired.ts';
 import { OpenshiftLimitrangesNamespacesDocument } from './namespaces.generated.ts';
 
@@ -12,44 +8,25 @@ import { OpenshiftLimitrangesNamespacesDocument } from './namespaces.generated.t
 export const QONTRACT_INTEGRATION = 'openshift-limitranges';
 export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 
-export const openshiftLimitranges = defineIntegration({
-  name: 'openshift-limitranges',
+export const openshiftLimitranges = defineEngineIntegration({
+  name: QONTRACT_INTEGRATION,
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manages OpenShift LimitRange objects.',
-  options: {
-    threadPoolSize: commonOptions.threadPoolSize(10),
-    internal: commonOptions.internal(),
-    takeOver: commonOptions.takeOver(true),
-  },
-  run: async (ctx, opts) => {
+  options: { takeOver: commonOptions.takeOver(true) },
+  load: async (ctx) => {
     const gql = await ctx.client(gqlClient);
     const { namespaces } = await gql.query(OpenshiftLimitrangesNamespacesDocument);
-    const managed = (namespaces ?? []).filter(isManagedNamespace);
-    if (managed.length === 0) {
-      ctx.log.debug('No LimitRanges definition found in app-interface!');
-      return;
-    }
-    const clusters = await clusterMapForNamespaces(ctx, managed, {
-      internal: opts.internal,
-      concurrency: opts.threadPoolSize,
-    });
-    const desired = desiredLimitRanges({
-      namespaces: managed,
-      clusters: new Set(clusters.clusters()),
-    });
-    await reconcileResources({
-      ctx,
-      integration: QONTRACT_INTEGRATION,
-      integrationVersion: QONTRACT_INTEGRATION_VERSION,
-      clusters,
-      specs: currentStateSpecs(managed),
-      desired: toDesiredResources(ctx, desired, QONTRACT_INTEGRATION, QONTRACT_INTEGRATION_VERSION),
-      // As upstream: by default every LimitRange of a managed namespace that is
-      // not desired is deleted, unannotated ones (without ownerReferences) included.
-      takeOver: opts.takeOver,
-      concurrency: opts.threadPoolSize,
-    });
+    return (namespaces ?? []).filter(isManagedNamespace);
   },
+  targets: { namespaces: (managed) => managed },
+  nothingToDo: 'No LimitRanges definition found in app-interface!',
+  specs: currentStateSpecs,
+  desired: (managed, { clusters }) => ({
+    objects: desiredLimitRanges({ namespaces: managed, clusters }),
+  }),
+  // As upstream: by default every LimitRange of a managed namespace that is
+  // not desired is deleted, unannotated ones (without ownerReferences) included.
+  takeOver: (opts) => opts.takeOver,
 });
 
 export default openshiftLimitranges;

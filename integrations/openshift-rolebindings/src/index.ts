@@ -1,11 +1,5 @@
 import { gqlClient } from '@qontract/app-interface';
-import { commonOptions, defineIntegration } from '@qontract/core';
-import {
-  clusterMapForNamespaces,
-  reconcileResources,
-  specsForKind,
-  toDesiredResources,
-} from '@qontract/openshift';
+import { defineEngineIntegration, specsForKind } from '@qontract/openshift';
 import { desiredRoleBindings, isManagedNamespace } from './desired.ts';
 import { OpenshiftRolebindingsNamespacesDocument } from './namespaces.generated.ts';
 import { OpenshiftRolebindingsRolesDocument } from './roles.generated.ts';
@@ -15,13 +9,11 @@ export const QONTRACT_INTEGRATION = 'openshift-rolebindings';
 export const QONTRACT_INTEGRATION_VERSION = '0.3.0';
 const MANAGED_TYPE = 'RoleBinding.rbac.authorization.k8s.io';
 
-export const openshiftRolebindings = defineIntegration({
-  name: 'openshift-rolebindings',
+export const openshiftRolebindings = defineEngineIntegration({
+  name: QONTRACT_INTEGRATION,
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Configures Rolebindings in OpenShift clusters.',
   options: {
-    threadPoolSize: commonOptions.threadPoolSize(10),
-    internal: commonOptions.internal(),
     supportRoleRef: {
       type: 'boolean',
       default: false,
@@ -29,46 +21,29 @@ export const openshiftRolebindings = defineIntegration({
         'bind a namespaced `role` as a Role (default: as a ClusterRole of that name, as upstream)',
     },
   },
-  run: async (ctx, opts) => {
+  load: async (ctx) => {
     const gql = await ctx.client(gqlClient);
     const [{ namespaces }, { roles }] = await Promise.all([
       gql.query(OpenshiftRolebindingsNamespacesDocument),
       gql.query(OpenshiftRolebindingsRolesDocument),
     ]);
-    const managed = (namespaces ?? []).filter((ns) => isManagedNamespace(ns, ctx.isInShard));
-    if (managed.length === 0) {
-      ctx.log.info('no namespace manages its RoleBindings; nothing to do');
-      return;
-    }
-    const clusters = await clusterMapForNamespaces(ctx, managed, {
-      internal: opts.internal,
-      concurrency: opts.threadPoolSize,
-    });
-    const specs = specsForKind(managed, MANAGED_TYPE);
-    const bindings = desiredRoleBindings({
+    return {
+      managed: (namespaces ?? []).filter((ns) => isManagedNamespace(ns, ctx.isInShard)),
       roles: roles ?? [],
-      isInShard: ctx.isInShard,
-      clusters: new Set(clusters.clusters()),
-      supportRoleRef: opts.supportRoleRef,
-      today: new Date(),
-    });
-    const desired = toDesiredResources(
-      ctx,
-      bindings.map((b) => ({ ...b, source: `role ${b.role}` })),
-      QONTRACT_INTEGRATION,
-      QONTRACT_INTEGRATION_VERSION,
-    );
-    await reconcileResources({
-      ctx,
-      integration: QONTRACT_INTEGRATION,
-      integrationVersion: QONTRACT_INTEGRATION_VERSION,
-      clusters,
-      specs,
-      desired,
-      takeOver: false,
-      concurrency: opts.threadPoolSize,
-    });
+    };
   },
+  targets: { namespaces: ({ managed }) => managed },
+  nothingToDo: 'no namespace manages its RoleBindings; nothing to do',
+  specs: ({ managed }) => specsForKind(managed, MANAGED_TYPE),
+  desired: ({ roles }, { clusters, isInShard, opts, today }) => ({
+    objects: desiredRoleBindings({
+      roles,
+      isInShard,
+      clusters,
+      supportRoleRef: opts.supportRoleRef,
+      today,
+    }).map((binding) => ({ ...binding, source: `role ${binding.role}` })),
+  }),
 });
 
 export default openshiftRolebindings;

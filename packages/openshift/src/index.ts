@@ -4,6 +4,7 @@ export * from './cluster/cluster-map.ts';
 export * from './cluster/for-run.ts';
 export * from './cluster/kube-client.ts';
 export * from './engine/apply.ts';
+export * from './engine/define.ts';
 export * from './engine/desired.ts';
 export * from './engine/fetch.ts';
 export * from './engine/managed-fields.ts';
