@@ -1,4 +1,9 @@
-import { isRoleActive, userKeysForAccess } from '@qontract/openshift';
+import {
+  isRoleActive,
+  type RbacSubject,
+  roleBindingSubjects,
+  userKeysForAccess,
+} from '@qontract/openshift';
 import type { OpenshiftClusterrolebindingsRolesQuery } from './roles.generated.ts';
 
 type Role = NonNullable<OpenshiftClusterrolebindingsRolesQuery['roles']>[number];
@@ -15,10 +20,6 @@ export function isManagedCluster(cluster: ManagedClusterCandidate): boolean {
   return Boolean(cluster.managedClusterRoles) && Boolean(cluster.automationToken);
 }
 
-export type Subject =
-  | { kind: 'User'; name: string }
-  | { kind: 'ServiceAccount'; name: string; namespace: string };
-
 export interface DesiredClusterRoleBinding {
   readonly cluster: string;
   readonly body: {
@@ -26,7 +27,7 @@ export interface DesiredClusterRoleBinding {
     kind: 'ClusterRoleBinding';
     metadata: { name: string };
     roleRef: { kind: 'ClusterRole'; name: string };
-    subjects: [Subject];
+    subjects: [RbacSubject];
   };
   /** The app-interface role granting it, for messages. */
   readonly role: string;
@@ -73,9 +74,9 @@ export function desiredClusterRoleBindings(
       const clusterRole = access.clusterRole;
       if (!cluster || !clusterRole || !input.clusters.has(cluster.name)) continue;
       const keys = userKeysForAccess(cluster.name, cluster.auth);
-      const add = (name: string, subject: Subject) => {
+      for (const { name, subject } of roleBindingSubjects(clusterRole, role, keys)) {
         const key = `${cluster.name}/${name}`;
-        if (out.has(key) || invalid.has(key)) return;
+        if (out.has(key) || invalid.has(key)) continue;
         const problem = invalidNameReason(name);
         if (problem) {
           invalid.set(key, {
@@ -84,7 +85,7 @@ export function desiredClusterRoleBindings(
             role: role.name,
             message: `[${cluster.name}] role ${role.name}: ClusterRoleBinding name '${name}' ${problem}`,
           });
-          return;
+          continue;
         }
         out.set(key, {
           cluster: cluster.name,
@@ -96,22 +97,6 @@ export function desiredClusterRoleBindings(
             roleRef: { kind: 'ClusterRole', name: clusterRole },
             subjects: [subject],
           },
-        });
-      };
-      for (const user of role.users ?? []) {
-        for (const key of keys) {
-          const username = user[key];
-          if (username) add(`${clusterRole}-${username}`, { kind: 'User', name: username });
-        }
-      }
-      for (const bot of role.bots ?? []) {
-        const parts = bot.openshift_serviceaccount?.split('/');
-        if (parts?.length !== 2 || !parts[0] || !parts[1]) continue;
-        const [saNamespace, saName] = parts as [string, string];
-        add(`${clusterRole}-${saNamespace}-${saName}`, {
-          kind: 'ServiceAccount',
-          name: saName,
-          namespace: saNamespace,
         });
       }
     }

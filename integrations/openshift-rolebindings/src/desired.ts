@@ -1,4 +1,9 @@
-import { isRoleActive, userKeysForAccess } from '@qontract/openshift';
+import {
+  isRoleActive,
+  type RbacSubject,
+  roleBindingSubjects,
+  userKeysForAccess,
+} from '@qontract/openshift';
 import type { OpenshiftRolebindingsRolesQuery } from './roles.generated.ts';
 
 type Role = NonNullable<OpenshiftRolebindingsRolesQuery['roles']>[number];
@@ -28,9 +33,7 @@ export interface DesiredRoleBinding {
     kind: 'RoleBinding';
     metadata: { name: string };
     roleRef: { kind: 'Role' | 'ClusterRole'; name: string };
-    subjects: Array<
-      { kind: 'User'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string }
-    >;
+    subjects: RbacSubject[];
   };
   /** The role granting it, for error messages. */
   readonly role: string;
@@ -67,9 +70,9 @@ export function desiredRoleBindings(input: RoleBindingsInput): DesiredRoleBindin
         name: roleName,
       };
       const keys = userKeysForAccess(ns.cluster.name, ns.cluster.auth);
-      const add = (name: string, subject: DesiredRoleBinding['body']['subjects'][number]) => {
+      for (const { name, subject } of roleBindingSubjects(roleName, role, keys)) {
         const key = `${ns.cluster.name}/${ns.name}/${name}`;
-        if (out.has(key)) return;
+        if (out.has(key)) continue;
         out.set(key, {
           cluster: ns.cluster.name,
           namespace: ns.name,
@@ -82,22 +85,6 @@ export function desiredRoleBindings(input: RoleBindingsInput): DesiredRoleBindin
             roleRef,
             subjects: [subject],
           },
-        });
-      };
-      for (const user of role.users ?? []) {
-        for (const key of keys) {
-          const username = user[key];
-          if (username) add(`${roleName}-${username}`, { kind: 'User', name: username });
-        }
-      }
-      for (const bot of role.bots ?? []) {
-        const parts = bot.openshift_serviceaccount?.split('/');
-        if (parts?.length !== 2 || !parts[0] || !parts[1]) continue;
-        const [saNamespace, saName] = parts as [string, string];
-        add(`${roleName}-${saNamespace}-${saName}`, {
-          kind: 'ServiceAccount',
-          name: saName,
-          namespace: saNamespace,
         });
       }
     }

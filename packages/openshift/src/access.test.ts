@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRoleActive, userKeysForAccess } from './access.ts';
+import { isRoleActive, roleBindingSubjects, userKeysForAccess } from './access.ts';
 
 describe('userKeysForAccess', () => {
   it.each([
@@ -39,5 +39,40 @@ describe('isRoleActive', () => {
     expect(() => isRoleActive('r', date, today)).toThrow(
       `role r: expirationDate '${date}' is not a YYYY-MM-DD date`,
     );
+  });
+});
+
+describe('roleBindingSubjects', () => {
+  it('names one binding per user and key, then one per bot service account, and skips other bots', () => {
+    expect(
+      roleBindingSubjects(
+        'view',
+        {
+          users: [
+            { github_username: 'alice-gh', org_username: 'alice' },
+            { github_username: null, org_username: 'bob' },
+          ],
+          bots: [
+            { openshift_serviceaccount: 'ci/deployer' },
+            { openshift_serviceaccount: 'not-a-service-account' },
+            { openshift_serviceaccount: 'a/b/c' },
+            { openshift_serviceaccount: null },
+          ],
+        },
+        ['github_username', 'org_username'],
+      ),
+    ).toEqual([
+      { name: 'view-alice-gh', subject: { kind: 'User', name: 'alice-gh' } },
+      { name: 'view-alice', subject: { kind: 'User', name: 'alice' } },
+      { name: 'view-bob', subject: { kind: 'User', name: 'bob' } },
+      {
+        name: 'view-ci-deployer',
+        subject: { kind: 'ServiceAccount', name: 'deployer', namespace: 'ci' },
+      },
+    ]);
+  });
+
+  it('has nothing for a role without members', () => {
+    expect(roleBindingSubjects('edit', {}, ['github_username'])).toEqual([]);
   });
 });

@@ -44,3 +44,46 @@ export function isRoleActive(
   const todayUtc = today.toISOString().slice(0, 10);
   return expirationDate > todayUtc;
 }
+
+/** Who an RBAC binding grants a role to. */
+export type RbacSubject =
+  | { kind: 'User'; name: string }
+  | { kind: 'ServiceAccount'; name: string; namespace: string };
+
+/** The members of an app-interface role, as the access queries read them. */
+export interface RoleMembers {
+  readonly users?: ReadonlyArray<Partial<Record<UserKey, string | null>>> | null;
+  readonly bots?: ReadonlyArray<{ readonly openshift_serviceaccount?: string | null }> | null;
+}
+
+/**
+ * The bindings a role's members get for `roleName` on a cluster whose auth
+ * uses `keys`, as the original names them: one per user and key
+ * (`<roleName>-<username>`) and one per bot service account `<ns>/<name>`
+ * (`<roleName>-<ns>-<name>`; other bot values are ignored), in that order.
+ * RoleBindings and ClusterRoleBindings are built from the same list.
+ */
+export function roleBindingSubjects(
+  roleName: string,
+  members: RoleMembers,
+  keys: readonly UserKey[],
+): Array<{ readonly name: string; readonly subject: RbacSubject }> {
+  const out: Array<{ name: string; subject: RbacSubject }> = [];
+  for (const user of members.users ?? []) {
+    for (const key of keys) {
+      const username = user[key];
+      if (username)
+        out.push({ name: `${roleName}-${username}`, subject: { kind: 'User', name: username } });
+    }
+  }
+  for (const bot of members.bots ?? []) {
+    const parts = bot.openshift_serviceaccount?.split('/');
+    if (parts?.length !== 2 || !parts[0] || !parts[1]) continue;
+    const [namespace, name] = parts as [string, string];
+    out.push({
+      name: `${roleName}-${namespace}-${name}`,
+      subject: { kind: 'ServiceAccount', name, namespace },
+    });
+  }
+  return out;
+}
