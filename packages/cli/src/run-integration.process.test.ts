@@ -3,7 +3,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startExampleEnvironment } from '@qontract/testing';
 import { describe, expect, it } from 'vitest';
+import { runCli } from './main.ts';
 
 const BIN = fileURLToPath(new URL('../bin/run-integration.js', import.meta.url));
 
@@ -42,4 +44,57 @@ describe('run-integration as a process', () => {
     expect(stderr).toContain('received SIGTERM');
     expect(stderr).toContain('stopping after a stop signal; last exit code 1');
   });
+
+  it('aborts the requests in flight on SIGTERM: a run waiting on a hung cluster ends within seconds', async () => {
+    const env = await startExampleEnvironment();
+    const quiet = { stdout: { write: () => true }, stderr: { write: () => true } };
+    const clusterEnv = { CLUSTER_REACHABILITY_TIMEOUT_SECS: '30' };
+    let child: ReturnType<typeof spawn> | undefined;
+    try {
+      const namespaces = ['--config', env.configPath, 'openshift-namespaces'];
+      expect(await runCli(namespaces, { env: clusterEnv, io: quiet })).toBe(0);
+      env.server.faults.set('appint-ex-02', { verb: 'list', hang: true });
+      env.server.resetLog();
+      child = spawn(process.execPath, [BIN], {
+        env: {
+          ...process.env,
+          ...clusterEnv,
+          INTEGRATION_NAME: 'openshift-resources',
+          CONFIG: env.configPath,
+          RUN_ONCE: 'true',
+          LOG_FORMAT: 'json',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const running = child;
+      const finished = new Promise<number | null>((resolve) =>
+        running.on('exit', (code) => resolve(code)),
+      );
+      // The run is waiting on the hung cluster's list.
+      for (let i = 0; i < 600; i++) {
+        if (env.server.requests({ cluster: 'appint-ex-02', verb: 'list' }).length > 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(env.server.requests({ cluster: 'appint-ex-02', verb: 'list' }).length).toBeGreaterThan(
+        0,
+      );
+      const signalled = performance.now();
+      child.kill('SIGTERM');
+      const code = await finished;
+      // The hung request alone would wait 60 s (CLUSTER_REQUEST_TIMEOUT_SECS); generous for a loaded machine.
+      expect(performance.now() - signalled).toBeLessThan(15_000);
+      expect(code).toBe(1);
+      expect(stderr).toContain('received SIGTERM');
+      expect(stderr).toContain('interrupted by a stop signal');
+      expect(stderr).not.toContain('unexpected error');
+      expect(env.server.mutatingRequests()).toEqual([]);
+    } finally {
+      child?.kill('SIGKILL');
+      await env.close();
+    }
+  }, 90_000);
 });

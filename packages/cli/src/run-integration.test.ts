@@ -124,7 +124,8 @@ describe('runIntegrationLoop', () => {
         io: { stdout: { write: () => true }, stderr: { write: () => true } },
       },
     );
-    expect(code).toBe(0);
+    // The stop signal arrived during the third run: it was interrupted (exit 1), and the loop stopped.
+    expect(code).toBe(1);
     expect(runs).toBe(3);
   });
 });

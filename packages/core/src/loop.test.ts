@@ -109,7 +109,7 @@ describe('installStopSignals', () => {
     expect(proc.exit).not.toHaveBeenCalled();
     proc.emit('SIGINT', 'SIGINT');
     expect(proc.exit).toHaveBeenCalledWith(130);
-    expect(warnings[0]).toBe('received SIGTERM, finishing the current step before exiting');
+    expect(warnings[0]).toBe('received SIGTERM, aborting the current run before exiting');
     uninstall();
     expect(proc.listenerCount('SIGTERM')).toBe(0);
   });

@@ -57,8 +57,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGTERM: 15 };
 
 /**
- * First SIGTERM/SIGINT: abort the controller so the run finishes its current
- * step and stops. A second one exits at once with 128 + the signal number.
+ * First SIGTERM/SIGINT: abort the controller. The run starts no new work and
+ * aborts every request that waits on the network (the RunContext's signal),
+ * ends with exit code 1 (interrupted) unless it already failed otherwise, and
+ * the loop stops. A second one exits at once with 128 + the signal number.
  */
 export function installStopSignals(
   controller: AbortController,
@@ -71,7 +73,7 @@ export function installStopSignals(
       proc.exit(128 + (SIGNAL_NUMBERS[sig] ?? 0));
       return;
     }
-    log.warn(`received ${sig}, finishing the current step before exiting`);
+    log.warn(`received ${sig}, aborting the current run before exiting`);
     controller.abort(new Error(`stopped by ${sig}`));
   };
   proc.on('SIGTERM', handler);

@@ -137,6 +137,23 @@ describe('runIntegration', () => {
     expect((line.err as { stack: string }).stack).toContain('TypeError: boom');
   });
 
+  it('exits 1 when a stop signal interrupts the run: not a crash, even when the abort made it throw', async () => {
+    for (const after of ['returns', 'throws'] as const) {
+      const controller = new AbortController();
+      const def = integration(async (ctx) => {
+        controller.abort(new Error('stopped by SIGTERM'));
+        if (after === 'throws') throw ctx.signal.reason;
+      });
+      const { settings, logs } = testRunSettings(def, { signal: controller.signal });
+      const result = await runIntegration(settings);
+      expect(result).toMatchObject({ exitCode: 1, crashed: false });
+      expect(logs.map((l) => l.msg)).toContain(
+        'test-integration was interrupted by a stop signal (stopped by SIGTERM); what it had not done is left for the next run',
+      );
+      expect(logs.some((l) => String(l.msg).startsWith('unexpected error'))).toBe(false);
+    }
+  });
+
   it('creates each client once per run, lazily, and closes it at the end', async () => {
     const create = vi.fn(() => ({ id: Math.random() }));
     const close = vi.fn();

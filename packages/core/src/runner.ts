@@ -88,6 +88,10 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
     } else if (e instanceof QontractError) {
       log.error(e.message);
       exitCode = e.exitCode;
+    } else if (ctx.signal.aborted) {
+      // The stop signal aborted what the run waited on: an interruption (reported below), not a crash.
+      log.debug({ err: e }, `stopped: ${errorMessage(e)}`);
+      exitCode = ExitCode.ERROR;
     } else {
       crashed = true;
       log.error({ err: e }, `unexpected error: ${errorMessage(e)}`);
@@ -105,6 +109,14 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
     await closeClients(ctx, log);
   }
   if (exitCode === ExitCode.SUCCESS && errors.hasErrors) exitCode = ExitCode.ERROR;
+  if (ctx.signal.aborted) {
+    // Stopped mid-run (SIGTERM/SIGINT): requests were aborted and no new action
+    // started, so work was left undone: the run failed, and deleted nothing more.
+    log.error(
+      `${settings.definition.name} was interrupted by a stop signal (${errorMessage(ctx.signal.reason)}); what it had not done is left for the next run`,
+    );
+    if (exitCode === ExitCode.SUCCESS) exitCode = ExitCode.ERROR;
+  }
   // The summary and the exit code tell the same story: a failed run has at least one error.
   const errorCount = Math.max(
     errors.errors.length + unregistered.count,

@@ -1,7 +1,12 @@
 import { errorMessage, type SecretReader, type SecretRef } from '@qontract/core';
 import pLimit from 'p-limit';
 import type { ApiResourceCatalog } from './api-resources.ts';
-import { KubeClient, type KubeClientOptions, RequestStats } from './kube-client.ts';
+import {
+  KubeClient,
+  type KubeClientOptions,
+  RequestAbortedError,
+  RequestStats,
+} from './kube-client.ts';
 
 /** The cluster fields the client factory reads (app-interface `Cluster_v1`). */
 export interface ClusterInfo {
@@ -227,6 +232,8 @@ async function connect(
       isOpenShift: catalog.has('Project', 'project.openshift.io'),
     };
   } catch (e) {
+    // A stopped run is not the cluster's fault: it ends the run instead.
+    if (e instanceof RequestAbortedError) throw e;
     return problem(`is unreachable: ${errorMessage(e)}`);
   }
 }

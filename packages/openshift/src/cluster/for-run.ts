@@ -6,6 +6,10 @@ import {
   type NamespaceClusterInfo,
 } from './cluster-map.ts';
 
+/** What the cluster map of a run reads from its context (`signal`: the run's stop signal). */
+export type RunClusterContext = Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'> &
+  Partial<Pick<RunContext, 'signal'>>;
+
 export interface RunClusterOptions {
   readonly internal?: boolean | undefined;
   readonly concurrency?: number | undefined;
@@ -18,7 +22,7 @@ export interface RunClusterOptions {
  * cluster's error: the run goes on for the other clusters and exits 1.
  */
 export async function clusterMapForNamespaces(
-  ctx: Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'>,
+  ctx: RunClusterContext,
   namespaces: readonly NamespaceClusterInfo[],
   options: RunClusterOptions = {},
 ): Promise<ClusterMap> {
@@ -29,7 +33,7 @@ export async function clusterMapForNamespaces(
 
 /** The cluster clients of a run for `clusters` (cluster-scoped integrations). */
 export async function clusterMapForClusters(
-  ctx: Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'>,
+  ctx: RunClusterContext,
   clusters: readonly ClusterInfo[],
   options: RunClusterOptions = {},
 ): Promise<ClusterMap> {
@@ -39,7 +43,7 @@ export async function clusterMapForClusters(
 }
 
 function settingsFor(
-  ctx: Pick<RunContext, 'integration' | 'secrets' | 'env'>,
+  ctx: Omit<RunClusterContext, 'errors'>,
   options: RunClusterOptions,
 ): ClusterMapSettings {
   const vars = ctx.env.vars;
@@ -56,7 +60,8 @@ function settingsFor(
     secrets: ctx.secrets,
     ...(reachability ? { reachabilityTimeoutMs: reachability } : {}),
     ...(read ? { readTimeoutMs: read } : {}),
-    clientOptions: request ? { timeoutMs: request } : {},
+    // Every request honours the run's stop signal (SIGTERM: abort what waits on the network).
+    clientOptions: { ...(request ? { timeoutMs: request } : {}), signal: ctx.signal },
     internal: options.internal,
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,

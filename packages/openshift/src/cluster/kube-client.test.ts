@@ -1,6 +1,12 @@
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ClusterUnreachableError, KubeApiError, KubeClient } from './kube-client.ts';
+import {
+  ClusterTimeoutError,
+  ClusterUnreachableError,
+  KubeApiError,
+  KubeClient,
+  RequestAbortedError,
+} from './kube-client.ts';
 
 let server: FakeKubeApiServer;
 let client: KubeClient;
@@ -143,6 +149,46 @@ describe('KubeClient against the fake API server', () => {
     );
     await expect(closed.version()).rejects.toThrow(/ECONNREFUSED/);
     expect(closed.stats.total).toBe(1);
+  });
+
+  it("honours the run's stop signal: aborts a request in flight, sends no new one", async () => {
+    const c = server.cluster('c1');
+    const controller = new AbortController();
+    const stoppable = new KubeClient(
+      { name: 'c1', server: c.url, token: c.token, caData: caData() },
+      { signal: controller.signal, backoffMs: 1 },
+    );
+    const catalog = await stoppable.discover();
+    server.faults.set('c1', { verb: 'list', hang: true });
+    const hung = stoppable.list(catalog.get('ConfigMap')).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    controller.abort(new Error('stopped by SIGTERM'));
+    const err = await hung;
+    expect(err).toBeInstanceOf(RequestAbortedError);
+    expect((err as Error).message).toBe('[c1]: request aborted: stopped by SIGTERM');
+    const before = stoppable.stats.total;
+    await expect(stoppable.version()).rejects.toBeInstanceOf(RequestAbortedError);
+    expect(stoppable.stats.total).toBe(before);
+  });
+
+  it('gives the cluster up when a request times out: not retried, later requests fail at once', async () => {
+    const c = server.cluster('c1');
+    const slow = new KubeClient(
+      { name: 'c1', server: c.url, token: c.token, caData: caData() },
+      { timeoutMs: 200, backoffMs: 1 },
+    );
+    const catalog = await slow.discover();
+    server.faults.set('c1', { verb: 'list', hang: true });
+    server.resetLog();
+    const err = await slow.list(catalog.get('ConfigMap')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClusterTimeoutError);
+    expect((err as Error).message).toBe(
+      '[c1] GET /api/v1/configmaps timed out after 0.2s; the cluster is skipped for the rest of the run',
+    );
+    expect(server.requests({ verb: 'list' })).toHaveLength(1);
+    expect(slow.failure).toBe(err);
+    await expect(slow.version()).rejects.toBe(err);
+    expect(server.requests()).toHaveLength(1);
   });
 
   it('rejects a wrong token with 401', async () => {

@@ -72,6 +72,22 @@ export class ClusterTimeoutError extends Error {
   }
 }
 
+/**
+ * The run was stopped (SIGTERM/SIGINT, the run's signal) before or while a
+ * request waited. Not the cluster's fault: callers let it end the run instead
+ * of registering it as that cluster's error.
+ */
+export class RequestAbortedError extends Error {
+  readonly cluster: string;
+  constructor(cluster: string, reason: unknown) {
+    super(
+      `[${cluster}]: request aborted: ${reason instanceof Error ? reason.message : String(reason)}`,
+    );
+    this.name = 'RequestAbortedError';
+    this.cluster = cluster;
+  }
+}
+
 /** Request counting by verb and cluster, for tests, benchmarks and the summary. */
 export class RequestStats {
   readonly byVerb = new Map<string, number>();
@@ -117,6 +133,11 @@ export interface KubeClientOptions {
   readonly backoffMs?: number;
   /** Page size of list requests. */
   readonly pageSize?: number;
+  /**
+   * The run's stop signal: once aborted, requests in flight and retry waits
+   * are aborted and no new request is sent (RequestAbortedError).
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 interface RequestOptions {
@@ -159,6 +180,9 @@ export class KubeClient {
   readonly #pageSize: number;
   /** Aborted (with the reason) when the cluster is given up for the run. */
   readonly #givenUp = new AbortController();
+  readonly #runSignal: AbortSignal | undefined;
+  /** Aborted when no request of this client may wait any longer: the run stopped or the cluster was given up. */
+  readonly #stopped: AbortSignal;
 
   constructor(connection: ClusterConnection, options: KubeClientOptions = {}) {
     this.connection = connection;
@@ -167,6 +191,10 @@ export class KubeClient {
     this.#attempts = options.attempts ?? 5;
     this.#backoffMs = options.backoffMs ?? 1_000;
     this.#pageSize = options.pageSize ?? 500;
+    this.#runSignal = options.signal;
+    this.#stopped = options.signal
+      ? AbortSignal.any([options.signal, this.#givenUp.signal])
+      : this.#givenUp.signal;
     this.#base = connection.server.replace(/\/+$/, '');
     const kubeconfigOptions = {
       clusters: [
@@ -407,12 +435,8 @@ export class KubeClient {
     }
   }
 
-  /** Aborted when no request of this client may wait any longer. */
-  get #stopped(): AbortSignal {
-    return this.#givenUp.signal;
-  }
-
   #throwIfStopped(): void {
+    if (this.#runSignal?.aborted) throw new RequestAbortedError(this.name, this.#runSignal.reason);
     if (this.#givenUp.signal.aborted) throw this.#givenUp.signal.reason;
   }
 

@@ -2,6 +2,7 @@ import { ErrorRegistry, silentLogger } from '@qontract/core';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ClusterMap, type ClusterMapSettings } from '../cluster/cluster-map.ts';
+import { RequestAbortedError } from '../cluster/kube-client.ts';
 import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
 
 let server: FakeKubeApiServer;
@@ -154,5 +155,20 @@ describe('time-outs: a slow or hung cluster does not hold the others', () => {
     expect(s.errors.errors.map((e) => e.message)).toEqual([
       '[c2] reading the current state timed out after 0.5s; the cluster is skipped for the rest of the run',
     ]);
+  });
+
+  it("ends the read when the run's stop signal aborts it, without blaming the cluster", async () => {
+    const controller = new AbortController();
+    const map = await clusterMap({ clientOptions: { signal: controller.signal } });
+    server.faults.set('c2', { verb: 'list', hang: true });
+    const s = settings();
+    const reading = fetchCurrentState([spec('c1', 'a'), spec('c2', 'a')], {
+      ...s,
+      clusters: map,
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort(new Error('stopped by SIGTERM'));
+    expect(await reading).toBeInstanceOf(RequestAbortedError);
+    expect(s.errors.errors).toEqual([]);
   });
 });

@@ -2,7 +2,12 @@ import { type ErrorRegistry, errorMessage, type Logger } from '@qontract/core';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { KindNotFoundError } from '../cluster/api-resources.ts';
 import { type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
-import { KubeApiError, type KubeClient, type KubeObject } from '../cluster/kube-client.ts';
+import {
+  KubeApiError,
+  type KubeClient,
+  type KubeObject,
+  RequestAbortedError,
+} from '../cluster/kube-client.ts';
 
 /** What to read: one kind in one namespace (or `cluster` for cluster-scoped kinds). */
 export interface CurrentStateSpec {
@@ -81,6 +86,8 @@ export async function fetchCurrentState(
       throw e;
     }
     const failed = (spec: CurrentStateSpec, e: unknown) => {
+      // A stopped run is not the cluster's error: it ends the read (and the run) at once.
+      if (e instanceof RequestAbortedError) throw e;
       if (e === handle.client.failure) {
         // The cluster was given up (a time-out): one error for the cluster, not one per read.
         if (givenUp.has(spec.cluster)) return;
