@@ -19,6 +19,8 @@ try {
 // Link the new workspace package, regenerate the README's integration list, format.
 const steps: string[][] = [
   ['npm', 'install', '--no-audit', '--no-fund'],
+  // The typed document of the new query (src/<name>.generated.ts).
+  ['npm', 'run', 'codegen'],
   ['npm', 'run', 'readme'],
   // Formatted as the project's linter wants, so the new package passes `npm test` at once.
   [
@@ -36,5 +38,5 @@ for (const cmd of steps) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 console.log(
-  `\nintegrations/${name} is ready: edit src/${name}.graphql, run 'npm run codegen', then fill in desired.ts and index.ts.`,
+  `\nintegrations/${name} is ready: edit src/${name}.graphql (then 'npm run codegen'), desired.ts and its test.`,
 );

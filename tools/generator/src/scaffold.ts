@@ -45,7 +45,11 @@ export function integrationFiles(req: ScaffoldRequest): Record<string, string> {
       lint: 'biome check .',
       test: 'vitest run',
     },
-    dependencies: { '@qontract/core': '*', '@qontract/app-interface': '*' },
+    dependencies: {
+      '@qontract/app-interface': '*',
+      '@qontract/core': '*',
+      '@qontract/openshift': '*',
+    },
     devDependencies: {},
   };
   return {
@@ -57,73 +61,110 @@ export function integrationFiles(req: ScaffoldRequest): Record<string, string> {
 # Run \`npm run codegen\` after editing; it writes ${name}.generated.ts beside this file.
 query ${pascal}Namespaces {
   namespaces: namespaces_v1 {
+    path
     name
+    delete
+    clusterAdmin
     cluster {
-      name
+      ...ClusterConnection
+    }
+    managedResourceNames {
+      resource
+      resourceNames
     }
   }
 }
 `,
-    [`${dir}/src/desired.ts`]: `/**
- * The desired state of ${name}: a pure function of app-interface data.
- * No I/O here; the run in index.ts fetches and applies.
+    [`${dir}/src/desired.ts`]: `import type { DesiredBody } from '@qontract/openshift';
+
+/**
+ * The desired state of ${name}: pure functions of app-interface data.
+ * No I/O here; the engine reads the clusters, plans and applies.
  */
-export interface ${pascal}Input {
-  readonly namespaces: ReadonlyArray<{ readonly name: string; readonly cluster: { readonly name: string } }>;
+
+/** The kind this integration reads, writes and may delete (its own objects only). */
+export const MANAGED_TYPE = 'ConfigMap';
+
+export interface ${pascal}Namespace {
+  readonly path: string;
+  readonly name: string;
+  readonly delete?: boolean | null;
+  readonly cluster: { readonly name: string };
 }
 
-export interface Desired${pascal}Item {
-  readonly cluster: string;
-  readonly namespace: string;
+/** The namespaces this integration manages. */
+export function isManagedNamespace(ns: ${pascal}Namespace): boolean {
+  return !ns.delete;
 }
 
-export function desired${pascal}(input: ${pascal}Input): Desired${pascal}Item[] {
+/** One object per managed namespace of a cluster with a working client. */
+export function desired${pascal}(input: {
+  readonly namespaces: readonly ${pascal}Namespace[];
+  readonly clusters: ReadonlySet<string>;
+}): DesiredBody[] {
   return input.namespaces
-    .map((ns) => ({ cluster: ns.cluster.name, namespace: ns.name }))
-    .sort((a, b) => a.cluster.localeCompare(b.cluster) || a.namespace.localeCompare(b.namespace));
+    .filter((ns) => input.clusters.has(ns.cluster.name))
+    .map((ns) => ({
+      cluster: ns.cluster.name,
+      namespace: ns.name,
+      source: ns.path,
+      body: { apiVersion: 'v1', kind: MANAGED_TYPE, metadata: { name: '${name}' }, data: {} },
+    }));
 }
 `,
     [`${dir}/src/desired.test.ts`]: `import { describe, expect, it } from 'vitest';
-import { desired${pascal} } from './desired.ts';
+import { desired${pascal}, isManagedNamespace } from './desired.ts';
+
+const ns = (name: string, cluster: string, deleted = false) => ({
+  path: \`/\${cluster}/\${name}.yml\`,
+  name,
+  delete: deleted,
+  cluster: { name: cluster },
+});
 
 describe('desired${pascal}', () => {
   it.each([
-    { namespaces: [], expected: [] },
+    { title: 'no namespace', namespaces: [], expected: [] },
     {
-      namespaces: [
-        { name: 'b', cluster: { name: 'c2' } },
-        { name: 'a', cluster: { name: 'c1' } },
-      ],
-      expected: [
-        { cluster: 'c1', namespace: 'a' },
-        { cluster: 'c2', namespace: 'b' },
-      ],
+      title: 'one object per namespace of a reachable cluster',
+      namespaces: [ns('a', 'c1'), ns('b', 'unreachable')],
+      expected: [{ cluster: 'c1', namespace: 'a', source: '/c1/a.yml' }],
     },
-  ])('builds the desired state from $namespaces.length namespaces', ({ namespaces, expected }) => {
-    expect(desired${pascal}({ namespaces })).toEqual(expected);
+  ])('$title', ({ namespaces, expected }) => {
+    expect(
+      desired${pascal}({ namespaces, clusters: new Set(['c1']) }).map(({ body: _body, ...rest }) => rest),
+    ).toEqual(expected);
+  });
+
+  it('leaves namespaces being deleted alone', () => {
+    expect(isManagedNamespace(ns('a', 'c1', true))).toBe(false);
+    expect(isManagedNamespace(ns('a', 'c1'))).toBe(true);
   });
 });
 `,
-    [`${dir}/src/index.ts`]: `import { commonOptions, defineIntegration } from '@qontract/core';
-import { desired${pascal} } from './desired.ts';
+    [`${dir}/src/index.ts`]: `import { gqlClient } from '@qontract/app-interface';
+import { defineEngineIntegration, specsForKind } from '@qontract/openshift';
+import { desired${pascal}, isManagedNamespace, MANAGED_TYPE } from './desired.ts';
+import { ${pascal}NamespacesDocument } from './${name}.generated.ts';
 
+/** The \`qontract.integration\` annotation of the objects it writes, and their version. */
 export const QONTRACT_INTEGRATION = '${name.replaceAll('-', '_')}';
 export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 
-export const ${camel} = defineIntegration({
+export const ${camel} = defineEngineIntegration({
   name: '${name}',
+  identity: QONTRACT_INTEGRATION,
   version: QONTRACT_INTEGRATION_VERSION,
   description: ${JSON.stringify(description)},
-  options: {
-    threadPoolSize: commonOptions.threadPoolSize(10),
+  load: async (ctx) => {
+    const gql = await ctx.client(gqlClient);
+    const { namespaces } = await gql.query(${pascal}NamespacesDocument);
+    return (namespaces ?? []).filter(isManagedNamespace);
   },
-  run: async (ctx, _opts) => {
-    // 1. read the desired state from app-interface (typed query, see ${name}.graphql)
-    // 2. read the current state of the system from a client of ctx
-    // 3. plan = pure diff; 4. apply unless ctx.dryRun
-    const desired = desired${pascal}({ namespaces: [] });
-    ctx.log.info(\`\${desired.length} desired item(s)\`);
-  },
+  targets: { namespaces: (managed) => managed },
+  nothingToDo: 'no namespace is managed by ${name}',
+  specs: (managed) => specsForKind(managed, MANAGED_TYPE),
+  desired: (managed, { clusters }) => ({ objects: desired${pascal}({ namespaces: managed, clusters }) }),
 });
 
 export default ${camel};
@@ -142,6 +183,7 @@ Describe the objects this integration owns, where their desired state comes from
 | option | default | meaning |
 | --- | --- | --- |
 | \`--thread-pool-size\` | 10 | concurrent requests |
+| \`--internal\` / \`--external\` | both | only internal or only external clusters |
 
 ## Example
 
