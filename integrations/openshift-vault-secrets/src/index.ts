@@ -1,4 +1,4 @@
-import { definePipelineIntegration } from '@qontract/openshift-resources';
+import { definePipelineIntegration } from '@qontract/resource-pipeline';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
 export const QONTRACT_INTEGRATION = 'openshift-vault-secrets';
