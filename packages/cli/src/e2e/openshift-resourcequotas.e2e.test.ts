@@ -214,7 +214,9 @@ describe('openshift-resourcequotas end to end', { timeout: 30_000 }, () => {
     const run = await runQontractReconcile(['--config', configPath, 'openshift-resourcequotas']);
     expect(run.code).toBe(1);
     const errors = messages(run, 50);
-    expect(errors.some((m) => m.startsWith('[appint-ex-03] secret not found'))).toBe(true);
+    expect(
+      errors.some((m) => /^\[appint-ex-03\] secret \S+ not found in config file/.test(m)),
+    ).toBe(true);
     expect(
       errors.some((m) =>
         m.startsWith(

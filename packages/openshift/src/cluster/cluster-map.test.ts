@@ -55,3 +55,42 @@ describe('the reachability check (GET /version)', () => {
     ]);
   });
 });
+
+describe('the automation token secret', () => {
+  const withSecret = (readAll: () => Promise<Record<string, string>>) =>
+    settings({ secrets: { read: async () => '', readAll } });
+
+  it('names an unreachable Vault as such, not as a missing secret', async () => {
+    const map = await ClusterMap.fromClusters(
+      [info()],
+      withSecret(async () => {
+        throw new Error('Vault at https://vault.example unreachable: ECONNREFUSED');
+      }),
+    );
+    expect(map.problems().map((p) => p.message)).toEqual([
+      '[c1] Vault at https://vault.example unreachable: ECONNREFUSED',
+    ]);
+  });
+
+  it('names the secret and the missing key when the secret has no server', async () => {
+    const map = await ClusterMap.fromClusters(
+      [info()],
+      withSecret(async () => ({ token: 'not-shown' })),
+    );
+    const messages = map.problems().map((p) => p.message);
+    expect(messages).toEqual([
+      `[c1] secret creds/c1 has no key 'server' (expected ${server.cluster('c1').url})`,
+    ]);
+    expect(messages.join('')).not.toContain('not-shown');
+  });
+
+  it('names both URLs when they differ', async () => {
+    const map = await ClusterMap.fromClusters(
+      [info()],
+      withSecret(async () => ({ server: 'https://elsewhere:6443', token: 'not-shown' })),
+    );
+    expect(map.problems().map((p) => p.message)).toEqual([
+      `[c1] server URL mismatch: secret creds/c1 says https://elsewhere:6443, the cluster's serverUrl is ${server.cluster('c1').url}`,
+    ]);
+  });
+});

@@ -207,9 +207,18 @@ async function connect(
   try {
     secret = await settings.secrets.readAll({ path: ref.path, version: ref.version });
   } catch (e) {
-    return problem(`secret not found: ${errorMessage(e)}`);
+    // A missing secret says "secret not found: <path>" itself; an unreachable
+    // Vault, a refused login or a 403 name their own problem.
+    return problem(errorMessage(e));
   }
-  if (secret.server !== info.serverUrl) return problem('server URL mismatch');
+  if (secret.server === undefined) {
+    return problem(`secret ${ref.path} has no key 'server' (expected ${info.serverUrl})`);
+  }
+  if (secret.server !== info.serverUrl) {
+    return problem(
+      `server URL mismatch: secret ${ref.path} says ${secret.server}, the cluster's serverUrl is ${info.serverUrl}`,
+    );
+  }
   const token = secret[ref.field];
   if (!token) return problem(`secret ${ref.path} has no field '${ref.field}'`);
   const client = new KubeClient(
