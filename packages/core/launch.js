@@ -1,40 +1,213 @@
 // Runs a TypeScript entry point of this workspace under Node >= 22.12 with
-// native type stripping. When the node running this file is older, it
-// re-executes itself with the Node 24 that `npm install` placed in the
-// workspace (the `node` devDependency), so the commands work on machines
-// whose system Node is 20.
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+// native type stripping, with a V8 heap sized for the container it runs in.
+//
+// - When the node running this file is older, it re-executes itself with the
+//   Node 24 that `npm install` placed in the workspace (the `node`
+//   devDependency), so the commands work on machines whose system Node is 20.
+// - In a container with a memory limit (cgroup v2 `memory.max`, v1
+//   `memory.limit_in_bytes`) it re-executes itself with a
+//   `--max-old-space-size` derived from that limit, unless one was given
+//   (NODE_OPTIONS or the node command line) or QONTRACT_MAX_OLD_SPACE_MB says
+//   otherwise. Node's own default is a quarter of the limit: too small for a
+//   large run in a tight pod, while without any limit V8 lets the heap grow to
+//   4 GiB before collecting hard, which is how a looping pod's RSS creeps up.
+//
+// Plain JavaScript on purpose: this file must run on Node 20, before any
+// TypeScript can be loaded.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 const modern = major > 22 || (major === 22 && minor >= 12);
 
+/** The environment variable that sets the heap size (MiB) or, with 0, turns the sizing off. */
+export const HEAP_SIZE_ENV = 'QONTRACT_MAX_OLD_SPACE_MB';
+
+const MIB = 2 ** 20;
+/** Share of the limit the old space may take. */
+const HEAP_SHARE = 0.75;
+/**
+ * Memory kept outside the old space: the young generation (Node 24 on x64
+ * reports a heap_size_limit 192 MiB above the old-space size), code, sockets,
+ * TLS and other native buffers. A
+ * looping run-integration was seen at about 377 MiB of RSS under a 160 MiB
+ * old-space cap (issue 12): some 220 MiB outside the old space.
+ */
+const HEADROOM_MIB = 320;
+/** No smaller heap is set (nor more than half the limit): below it a run cannot do its work. */
+const FLOOR_MIB = 128;
+/** cgroup v1 says "no limit" with the largest page-aligned 64-bit value; anything near it is none. */
+const UNLIMITED_BYTES = 2 ** 60;
+
+/**
+ * The `--max-old-space-size` (MiB) for a container memory limit in bytes:
+ * 75 % of the limit, at least 320 MiB below it, never under 128 MiB (or half
+ * the limit when that is smaller). `undefined` when there is no limit.
+ *
+ * @param {number | undefined} limitBytes
+ * @returns {number | undefined}
+ */
+export function heapSizeForMemoryLimit(limitBytes) {
+  if (limitBytes === undefined || !Number.isFinite(limitBytes) || limitBytes <= 0) return undefined;
+  if (limitBytes >= UNLIMITED_BYTES) return undefined;
+  const limit = limitBytes / MIB;
+  const sized = Math.min(limit * HEAP_SHARE, limit - HEADROOM_MIB);
+  return Math.floor(Math.max(sized, Math.min(FLOOR_MIB, limit / 2)));
+}
+
+/** `--max-old-space-size=N` or `--max_old_space_size N`, as node accepts it. */
+const EXPLICIT_HEAP = /(^|\s)--max[-_]old[-_]space[-_]size([=\s]|$)/;
+
+/**
+ * What the launcher does about the heap size: the flag to add, or none, and why.
+ * An explicit `--max-old-space-size` (NODE_OPTIONS or node's command line)
+ * always wins; then QONTRACT_MAX_OLD_SPACE_MB (0 turns the sizing off); then
+ * the container's memory limit.
+ *
+ * @param {{ nodeOptions?: string, execArgv?: readonly string[], override?: string,
+ *           limitBytes?: number }} input
+ * @returns {{ flag?: string, reason: string }}
+ */
+export function decideHeapSize(input) {
+  const explicit = [input.nodeOptions ?? '', ...(input.execArgv ?? [])].some((s) =>
+    EXPLICIT_HEAP.test(s),
+  );
+  if (explicit) return { reason: 'explicit --max-old-space-size' };
+  const override = input.override?.trim();
+  if (override !== undefined && override !== '') {
+    if (!/^\d+$/.test(override)) {
+      throw new Error(
+        `${HEAP_SIZE_ENV} must be a whole number of MiB (0 turns the automatic heap size off), got "${input.override}"`,
+      );
+    }
+    const mib = Number(override);
+    if (mib === 0) return { reason: `${HEAP_SIZE_ENV}=0` };
+    return { flag: `--max-old-space-size=${mib}`, reason: HEAP_SIZE_ENV };
+  }
+  const mib = heapSizeForMemoryLimit(input.limitBytes);
+  if (mib === undefined) return { reason: 'no container memory limit' };
+  return {
+    flag: `--max-old-space-size=${mib}`,
+    reason: `container memory limit ${Math.round((input.limitBytes ?? 0) / MIB)} MiB`,
+  };
+}
+
+/**
+ * The memory limit of the cgroup this process runs in, in bytes, or
+ * `undefined` when there is none (or no cgroup file can be read). Looks at the
+ * process's own cgroup first (from /proc/self/cgroup), then at the root of the
+ * mount, which is the container's own cgroup under a cgroup namespace.
+ *
+ * @param {string} [root] where the cgroup file system is mounted
+ * @param {string} [procSelfCgroup] the text of /proc/self/cgroup
+ * @returns {number | undefined}
+ */
+export function readContainerMemoryLimit(root = '/sys/fs/cgroup', procSelfCgroup) {
+  let membership = procSelfCgroup;
+  if (membership === undefined) membership = readText('/proc/self/cgroup') ?? '';
+  const candidates = [];
+  for (const line of membership.split('\n')) {
+    const [, controllers, path] = /^\d+:([^:]*):(.*)$/.exec(line.trim()) ?? [];
+    if (path === undefined || path === '/') continue;
+    if (controllers === '') candidates.push(join(root, path, 'memory.max'));
+    else if (controllers.split(',').includes('memory'))
+      candidates.push(join(root, 'memory', path, 'memory.limit_in_bytes'));
+  }
+  candidates.push(join(root, 'memory.max'), join(root, 'memory', 'memory.limit_in_bytes'));
+  for (const file of candidates) {
+    const text = readText(file)?.trim();
+    if (text === undefined) continue;
+    if (text === 'max') return undefined;
+    const bytes = Number(text);
+    if (!Number.isFinite(bytes) || bytes <= 0 || bytes >= UNLIMITED_BYTES) return undefined;
+    return bytes;
+  }
+  return undefined;
+}
+
+function readText(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs `exportName` of the TypeScript module `entry` (a path). `program` names the command in
  * the error printed when no suitable Node exists.
  */
 export async function launch(entry, exportName, program = 'qontract-reconcile') {
-  if (!modern) {
-    let dir = dirname(fileURLToPath(import.meta.url));
-    for (;;) {
-      const candidate = join(dir, 'node_modules', 'node', 'bin', 'node');
-      if (existsSync(candidate)) {
-        const r = spawnSync(candidate, [process.argv[1], ...process.argv.slice(2)], {
-          stdio: 'inherit',
-        });
-        process.exit(r.status ?? 1);
-      }
-      const parent = dirname(dir);
-      if (parent === dir) break;
-      dir = parent;
-    }
-    console.error(
-      `${program} needs Node >= 22.12 (found ${process.versions.node}); run 'npm install' in the repository first.`,
-    );
+  let heap;
+  try {
+    heap = decideHeapSize({
+      nodeOptions: process.env.NODE_OPTIONS,
+      execArgv: process.execArgv,
+      override: process.env[HEAP_SIZE_ENV],
+      limitBytes: process.platform === 'linux' ? readContainerMemoryLimit() : undefined,
+    });
+  } catch (e) {
+    console.error(`${program}: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
+  }
+  const heapArgs = heap.flag ? [heap.flag] : [];
+  if (!modern) {
+    const node = workspaceNode();
+    if (!node) {
+      console.error(
+        `${program} needs Node >= 22.12 (found ${process.versions.node}); run 'npm install' in the repository first.`,
+      );
+      process.exit(1);
+    }
+    await reexec(node, [...heapArgs, process.argv[1], ...process.argv.slice(2)]);
+    return;
+  }
+  if (heap.flag) {
+    await reexec(process.execPath, [
+      ...process.execArgv,
+      heap.flag,
+      process.argv[1],
+      ...process.argv.slice(2),
+    ]);
+    return;
   }
   const mod = await import(pathToFileURL(entry).href);
   await mod[exportName]();
+}
+
+/** The Node 24 of the workspace's `node` devDependency, from here upwards. */
+function workspaceNode() {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'node_modules', 'node', 'bin', 'node');
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * Replaces this process with `node args...`: in place where Node can
+ * (process.execve keeps the pid, so a pod's SIGTERM reaches the run), else as
+ * a child whose exit becomes ours. SIGTERM is passed on (a pod's kubelet sends
+ * it to our pid only); SIGINT and SIGHUP are not, because a terminal sends
+ * them to the whole process group, child included, and a second SIGINT would
+ * make the run stop at once.
+ */
+async function reexec(node, args) {
+  if (typeof process.execve === 'function') {
+    process.execve(node, [node, ...args], process.env);
+  }
+  const child = spawn(node, args, { stdio: 'inherit' });
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  process.on('SIGINT', () => {});
+  process.on('SIGHUP', () => {});
+  const [code, signal] = await new Promise((resolve) =>
+    child.on('exit', (c, s) => resolve([c, s])),
+  );
+  process.exit(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
 }

@@ -1,10 +1,11 @@
+import { heapSizeForMemoryLimit } from '@qontract/core/launch';
 import { describe, expect, it } from 'vitest';
 import { Workload } from './cluster-state.ts';
 import { chooseDrift } from './drift.ts';
 import { lowerBound } from './lower-bound.ts';
 import { markdownReport } from './report.ts';
 import { runSuite } from './run-suite.ts';
-import { type Scenario, SMALL_SCALE, smallSuite } from './scenarios.ts';
+import { LOOP_POD_MEMORY_LIMIT_MIB, type Scenario, SMALL_SCALE, smallSuite } from './scenarios.ts';
 
 describe('drift choice', () => {
   it('is reproducible and picks exactly the fraction asked, half changed and half missing', () => {
@@ -48,7 +49,7 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       const steadyDryRun = s.workload === Workload.resources && s.drift === 0 && s.dryRun;
       return steadyDryRun || (s.drift === 0.1 && !s.dryRun);
     };
-    const scenarios = smallSuite({ latencies: [1] }).filter(wanted);
+    const scenarios = smallSuite({ latencies: [1], loopIterations: 3 }).filter(wanted);
     const report = await runSuite(scenarios, { suite: 'test' });
 
     expect(report.machine.nproc).toBeGreaterThan(0);
@@ -75,6 +76,23 @@ describe('the small suite (harness only; timings are not asserted)', () => {
     expect(compute?.kind === 'compute' && compute.objectsPerSecond).toBeGreaterThan(0);
     const load = report.scenarios.find((s) => s.kind === 'embedded-load');
     expect(load?.kind === 'embedded-load' && load.files).toBeGreaterThan(SMALL_SCALE.clusters);
-    expect(markdownReport(report)).toContain('| openshift-resources steady dry-run @1ms |');
+    const loops = report.scenarios.filter((s) => s.kind === 'loop');
+    expect(loops.map((r) => r.kind === 'loop' && r.heapFlag)).toEqual([
+      null,
+      `--max-old-space-size=${heapSizeForMemoryLimit(LOOP_POD_MEMORY_LIMIT_MIB * 2 ** 20)}`,
+    ]);
+    for (const r of loops) {
+      if (r.kind !== 'loop') continue;
+      expect(r.rssBytes).toHaveLength(3);
+      expect(Math.min(...r.rssBytes)).toBeGreaterThan(0);
+      expect(r.runSeconds).toHaveLength(3);
+      expect(r.openFds).toHaveLength(3);
+      expect(r.requests).toBeGreaterThan(0);
+    }
+    const markdown = markdownReport(report);
+    expect(markdown).toContain('| openshift-resources steady dry-run @1ms |');
+    expect(markdown).toContain(
+      "| run-integration loop: openshift-resources steady dry-run ×3 @1ms, Node's default heap |",
+    );
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --small] [--latency 5,50] [--only TEXT] [--cpu-prof DIR] [--out FILE]`
+ * `npm run bench [-- --small] [--latency 5,50] [--only TEXT] [--cpu-prof DIR] [--out FILE]
+ *   [--loop-iterations N]`
  *
  * Runs the benchmark suite and writes the JSON report (default
  * tools/bench/results/latest.json, or latest-small.json for --small) and,
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     small: { type: 'boolean', default: false },
     latency: { type: 'string' },
     concurrency: { type: 'string' },
+    'loop-iterations': { type: 'string' },
     only: { type: 'string', multiple: true },
     'cpu-prof': { type: 'string' },
     out: { type: 'string' },
@@ -30,6 +32,7 @@ const latencies = values.latency?.split(',').map(Number);
 const suiteOptions = {
   ...(latencies ? { latencies } : {}),
   ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+  ...(values['loop-iterations'] ? { loopIterations: Number(values['loop-iterations']) } : {}),
 };
 const suiteName = values.small ? 'small' : 'large';
 let scenarios = values.small ? smallSuite(suiteOptions) : largeSuite(suiteOptions);

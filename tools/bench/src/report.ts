@@ -88,6 +88,26 @@ export type ScenarioResult = Common &
         readonly loadMs: number;
       }
     | { readonly kind: 'remote-query'; readonly scale: Scale; readonly files: number }
+    | {
+        readonly kind: 'loop';
+        readonly workload: Workload;
+        readonly integration: string;
+        readonly scale: Scale;
+        readonly iterations: number;
+        readonly latencyMs: number;
+        /** The container memory limit emulated; absent: Node's default heap. */
+        readonly memoryLimitMiB?: number;
+        /** The `--max-old-space-size` the process ran with, if any. */
+        readonly heapFlag: string | null;
+        /** RSS right after each run. */
+        readonly rssBytes: readonly number[];
+        /** Duration of each run. */
+        readonly runSeconds: readonly number[];
+        /** Open file descriptors (sockets included) after each run. */
+        readonly openFds: readonly number[];
+        /** API requests of all the runs. */
+        readonly requests: number;
+      }
   );
 
 export interface SuiteReport {
@@ -162,8 +182,41 @@ export function markdownReport(report: SuiteReport): string {
       `| ${r.name} | ${result} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} |`,
     );
   }
+  const loops = report.scenarios.filter(
+    (r): r is Extract<ScenarioResult, { kind: 'loop' }> => r.kind === 'loop',
+  );
+  if (loops.length) {
+    lines.push(
+      '',
+      '| run-integration loop | scale | heap flag | RSS after run 1 / max / last MiB | peak RSS MiB | open fds after run 1 / last | run s (first / median / last) | CPU s | load |',
+      '| --- | --- | --- | --: | --: | --: | --: | --: | --: |',
+    );
+    for (const r of loops) {
+      const rss = loopRss(r);
+      const runs = [...r.runSeconds].sort((a, b) => a - b);
+      const median = runs[Math.floor(runs.length / 2)] ?? 0;
+      lines.push(
+        `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${scaleLabel(r.scale)} | ${r.heapFlag === null ? 'none' : `\`${r.heapFlag}\``} | ` +
+          `${rss.first} / ${rss.max} / ${rss.last} | ${mib(r.peakRssBytes)} | ${r.openFds[0] ?? 0} / ${r.openFds.at(-1) ?? 0} | ` +
+          `${(r.runSeconds[0] ?? 0).toFixed(2)} / ${median.toFixed(2)} / ${(r.runSeconds.at(-1) ?? 0).toFixed(2)} | ${seconds(r.cpuMs)} | ${r.loadAverage.toFixed(1)} |`,
+      );
+    }
+  }
   lines.push('', ...targetLines(report));
   return `${lines.join('\n')}\n`;
+}
+
+/** RSS after the first run, the largest after any run, and after the last run, in MiB. */
+export function loopRss(r: { readonly rssBytes: readonly number[] }): {
+  first: string;
+  max: string;
+  last: string;
+} {
+  return {
+    first: mib(r.rssBytes[0] ?? 0),
+    max: mib(Math.max(0, ...r.rssBytes)),
+    last: mib(r.rssBytes.at(-1) ?? 0),
+  };
 }
 
 /** Where the suite stands against the issue's targets (only those its scenarios measure). */

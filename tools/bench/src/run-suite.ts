@@ -4,10 +4,11 @@ import { fieldManagerFor } from '@qontract/openshift';
 import { clusterState, objectsPerNamespace } from './cluster-state.ts';
 import { chooseDrift, NO_DRIFT } from './drift.ts';
 import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
+import { runLoopScenario } from './loop.ts';
 import { lowerBound } from './lower-bound.ts';
 import { measureInChild } from './measure.ts';
 import { namespaceName, type Scale, scaleLabel } from './model.ts';
-import { machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
+import { loopRss, machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
 import {
   INTEGRATION_OF,
   type IntegrationScenario,
@@ -99,6 +100,27 @@ async function runScenario(
     }
     case 'integration':
       return runIntegrationScenario(s, await environmentFor(s.scale), options);
+    case 'loop': {
+      const m = await runLoopScenario(s, await environmentFor(s.scale));
+      return {
+        kind: s.kind,
+        workload: s.workload,
+        integration: INTEGRATION_OF[s.workload],
+        scale: s.scale,
+        iterations: s.iterations,
+        latencyMs: s.latencyMs,
+        ...(s.memoryLimitMiB !== undefined ? { memoryLimitMiB: s.memoryLimitMiB } : {}),
+        heapFlag: m.heapFlag,
+        wallMs: m.wallMs,
+        cpuMs: m.cpuMs,
+        peakRssBytes: m.peakRssBytes,
+        exitCode: m.exitCode,
+        rssBytes: m.rssBytes,
+        runSeconds: m.runSeconds,
+        openFds: m.openFds,
+        requests: m.requests,
+      };
+    }
     case 'connections': {
       const fake = await startFakeKubeApiServer({ clusters: [{ name: 'bench' }] });
       try {
@@ -263,5 +285,13 @@ function summaryLine(r: ScenarioResult): string {
   if (r.kind === 'connections')
     parts.push(`${r.requests} requests over ${r.connections} connections`);
   if (r.kind === 'embedded-load') parts.push(`${r.files} files loaded in ${r.loadMs}ms`);
+  if (r.kind === 'loop') {
+    const rss = loopRss(r);
+    parts.push(
+      `RSS first/max/last ${rss.first}/${rss.max}/${rss.last} MiB`,
+      `${r.heapFlag ?? 'no heap flag'}`,
+    );
+    if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
+  }
   return parts.join(', ');
 }

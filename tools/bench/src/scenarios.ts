@@ -5,6 +5,10 @@ export const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 
 export const SMALL_SCALE: Scale = { clusters: 2, namespaces: 3, resources: 5 };
 /** 20 clusters × 50 namespaces × 9 resources: 1,000 namespace and 9,000 resource files. */
 export const ENGINE_LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 9 };
+/** The loop of the large set: 5 clusters × 20 namespaces × 20 resources (2,000), many runs. */
+export const LOOP_LARGE_SCALE: Scale = { clusters: 5, namespaces: 20, resources: 20 };
+/** The pod the loop's second variant emulates: the launcher's heap size for this limit. */
+export const LOOP_POD_MEMORY_LIMIT_MIB = 512;
 
 /** A run of one integration against simulated clusters. */
 export interface IntegrationScenario {
@@ -45,8 +49,24 @@ export interface ConnectionsScenario {
   readonly concurrency: number;
 }
 
+/**
+ * `run-integration` (the real bin) looping over a steady dry-run: the RSS
+ * after each of `iterations` runs in one process.
+ */
+export interface LoopScenario {
+  readonly kind: 'loop';
+  readonly workload: Workload;
+  readonly scale: Scale;
+  readonly iterations: number;
+  readonly latencyMs: number;
+  readonly concurrency: number;
+  /** Emulated container memory limit (the heap the launcher derives from it); none: Node's default heap. */
+  readonly memoryLimitMiB?: number;
+}
+
 export type Scenario =
   | IntegrationScenario
+  | LoopScenario
   | ConnectionsScenario
   | ComputeScenario
   | EmbeddedLoadScenario
@@ -73,29 +93,57 @@ export function scenarioName(s: Scenario): string {
       return 'remote backend: query via bundle server';
     case 'connections':
       return `API client: ${s.requests} GETs, ${s.concurrency} at a time`;
+    case 'loop':
+      return (
+        `run-integration loop: ${s.workload} steady dry-run ×${s.iterations} @${s.latencyMs}ms, ` +
+        (s.memoryLimitMiB === undefined
+          ? "Node's default heap"
+          : `heap for a ${s.memoryLimitMiB} MiB pod`)
+      );
   }
 }
 
 export interface SuiteOptions {
   readonly latencies?: readonly number[];
   readonly concurrency?: number;
+  /** Runs of each loop scenario. */
+  readonly loopIterations?: number;
 }
 
 /** The default set: the issue's large case at 5 ms and 50 ms. */
 export function largeSuite(options: SuiteOptions = {}): Scenario[] {
-  return suite(
-    LARGE_SCALE,
-    ENGINE_LARGE_SCALE,
-    100_000,
-    2_000,
-    options.latencies ?? [5, 50],
-    options,
-  );
+  return [
+    ...suite(
+      LARGE_SCALE,
+      ENGINE_LARGE_SCALE,
+      100_000,
+      2_000,
+      options.latencies ?? [5, 50],
+      options,
+    ),
+    ...loops(LOOP_LARGE_SCALE, options.loopIterations ?? 60, options),
+  ];
 }
 
 /** A tiny set that runs in seconds: keeps the harness working in CI (no timing asserted). */
 export function smallSuite(options: SuiteOptions = {}): Scenario[] {
-  return suite(SMALL_SCALE, SMALL_SCALE, 2_000, 50, options.latencies ?? [5], options);
+  return [
+    ...suite(SMALL_SCALE, SMALL_SCALE, 2_000, 50, options.latencies ?? [5], options),
+    ...loops(SMALL_SCALE, options.loopIterations ?? 30, options),
+  ];
+}
+
+/** The loop twice: with Node's default heap, and with the heap the launcher gives a small pod. */
+function loops(scale: Scale, iterations: number, options: SuiteOptions): LoopScenario[] {
+  const common = {
+    kind: 'loop',
+    workload: Workload.resources,
+    scale,
+    iterations,
+    latencyMs: options.latencies?.[0] ?? 5,
+    concurrency: options.concurrency ?? 10,
+  } as const;
+  return [common, { ...common, memoryLimitMiB: LOOP_POD_MEMORY_LIMIT_MIB }];
 }
 
 function suite(

@@ -1,0 +1,36 @@
+// Types of launch.js (plain JavaScript so that it runs on Node 20).
+
+/** The environment variable that sets the heap size (MiB) or, with 0, turns the sizing off. */
+export declare const HEAP_SIZE_ENV: 'QONTRACT_MAX_OLD_SPACE_MB';
+
+/**
+ * The `--max-old-space-size` (MiB) for a container memory limit in bytes, or
+ * `undefined` when there is no limit.
+ */
+export declare function heapSizeForMemoryLimit(limitBytes: number | undefined): number | undefined;
+
+export interface HeapSizeInput {
+  /** NODE_OPTIONS. */
+  readonly nodeOptions?: string | undefined;
+  /** node's own command-line options (process.execArgv). */
+  readonly execArgv?: readonly string[];
+  /** QONTRACT_MAX_OLD_SPACE_MB. */
+  readonly override?: string | undefined;
+  /** The container's memory limit, if any. */
+  readonly limitBytes?: number | undefined;
+}
+
+/** The flag the launcher adds (none when `flag` is absent), and why. Throws on a bad override. */
+export declare function decideHeapSize(input: HeapSizeInput): {
+  readonly flag?: string;
+  readonly reason: string;
+};
+
+/** The memory limit of this process's cgroup in bytes, or `undefined` when there is none. */
+export declare function readContainerMemoryLimit(
+  root?: string,
+  procSelfCgroup?: string,
+): number | undefined;
+
+/** Runs `exportName` of the TypeScript module `entry` under a suitable Node and heap size. */
+export declare function launch(entry: string, exportName: string, program?: string): Promise<void>;

@@ -1,0 +1,209 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decideHeapSize, heapSizeForMemoryLimit, readContainerMemoryLimit } from '../launch.js';
+
+const MiB = 2 ** 20;
+const GiB = 2 ** 30;
+
+describe('the heap size for a container memory limit', () => {
+  it.each([
+    ['no limit', 'no flag', undefined],
+    ['cgroup v1 "unlimited" (2^63 - 4096)', 'no flag', Number(2n ** 63n - 4096n)],
+    ['zero', 'no flag', 0],
+    ['128 MiB (half the limit)', '--max-old-space-size=64', 128 * MiB],
+    ['256 MiB (the floor)', '--max-old-space-size=128', 256 * MiB],
+    ['512 MiB (320 MiB of headroom)', '--max-old-space-size=192', 512 * MiB],
+    ['1 GiB', '--max-old-space-size=704', GiB],
+    ['1.5 GiB (75 %)', '--max-old-space-size=1152', 1.5 * GiB],
+    ['2 GiB', '--max-old-space-size=1536', 2 * GiB],
+    ['4 GiB', '--max-old-space-size=3072', 4 * GiB],
+    ['16 GiB', '--max-old-space-size=12288', 16 * GiB],
+  ])('%s → %s', (_, flag, limit) => {
+    expect(decideHeapSize({ limitBytes: limit }).flag ?? 'no flag').toBe(flag);
+    expect(heapSizeForMemoryLimit(limit)).toBe(
+      flag === 'no flag' ? undefined : Number(flag.split('=')[1]),
+    );
+  });
+});
+
+describe('decideHeapSize', () => {
+  it('sizes the heap from the container limit', () => {
+    expect(decideHeapSize({ limitBytes: GiB })).toEqual({
+      flag: '--max-old-space-size=704',
+      reason: 'container memory limit 1024 MiB',
+    });
+  });
+
+  it('adds nothing without a limit', () => {
+    expect(decideHeapSize({}).flag).toBeUndefined();
+    expect(decideHeapSize({ nodeOptions: '--enable-source-maps' }).flag).toBeUndefined();
+  });
+
+  it.each([
+    ['NODE_OPTIONS', { nodeOptions: '--enable-source-maps --max-old-space-size=300' }],
+    ['NODE_OPTIONS with underscores', { nodeOptions: '--max_old_space_size=300' }],
+    ['NODE_OPTIONS, value apart', { nodeOptions: '--max-old-space-size 300' }],
+    ['node command line', { execArgv: ['--max-old-space-size=300'] }],
+  ])(
+    'leaves an explicit --max-old-space-size alone (%s), over the env variable too',
+    (_, input) => {
+      expect(decideHeapSize({ ...input, limitBytes: GiB }).flag).toBeUndefined();
+      expect(decideHeapSize({ ...input, override: '200' }).flag).toBeUndefined();
+    },
+  );
+
+  it('does not take a similar option for the heap size', () => {
+    expect(
+      decideHeapSize({ nodeOptions: '--max-old-space-size-percentage=50', limitBytes: GiB }).flag,
+    ).toBe('--max-old-space-size=704');
+  });
+
+  it('takes QONTRACT_MAX_OLD_SPACE_MB over the limit; 0 turns the sizing off', () => {
+    expect(decideHeapSize({ override: '900', limitBytes: GiB }).flag).toBe(
+      '--max-old-space-size=900',
+    );
+    expect(decideHeapSize({ override: '900' }).flag).toBe('--max-old-space-size=900');
+    expect(decideHeapSize({ override: '0', limitBytes: GiB }).flag).toBeUndefined();
+    expect(decideHeapSize({ override: '', limitBytes: GiB }).flag).toBe('--max-old-space-size=704');
+  });
+
+  it('refuses an override that is not a number of MiB', () => {
+    expect(() => decideHeapSize({ override: '1g' })).toThrow(
+      'QONTRACT_MAX_OLD_SPACE_MB must be a whole number of MiB (0 turns the automatic heap size off), got "1g"',
+    );
+  });
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'qr-launch-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cgroupTree(name: string, files: Record<string, string>): string {
+  const root = join(dir, name);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+describe('readContainerMemoryLimit', () => {
+  it('reads cgroup v2 memory.max of the container (cgroup namespace: the root)', () => {
+    const root = cgroupTree('v2', { 'memory.max': '1073741824\n' });
+    expect(readContainerMemoryLimit(root, '0::/\n')).toBe(GiB);
+  });
+
+  it('reads "max" as no limit', () => {
+    const root = cgroupTree('v2-max', { 'memory.max': 'max\n' });
+    expect(readContainerMemoryLimit(root, '0::/\n')).toBeUndefined();
+  });
+
+  it("prefers the process's own cgroup when it is visible", () => {
+    const root = cgroupTree('v2-own', {
+      'memory.max': 'max\n',
+      'kubepods.slice/pod-1/memory.max': '536870912\n',
+    });
+    expect(readContainerMemoryLimit(root, '0::/kubepods.slice/pod-1\n')).toBe(512 * MiB);
+  });
+
+  it('reads cgroup v1 memory.limit_in_bytes, the own path first, else the mount root', () => {
+    const root = cgroupTree('v1', { 'memory/memory.limit_in_bytes': '2147483648\n' });
+    const membership = '5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n0::/\n';
+    expect(readContainerMemoryLimit(root, membership)).toBe(2 * GiB);
+    const own = cgroupTree('v1-own', {
+      'memory/memory.limit_in_bytes': '9223372036854771712\n',
+      'memory/docker/abc/memory.limit_in_bytes': '805306368\n',
+    });
+    expect(readContainerMemoryLimit(own, membership)).toBe(768 * MiB);
+  });
+
+  it('reads the v1 "unlimited" value and a missing file system as no limit', () => {
+    const root = cgroupTree('v1-unlimited', {
+      'memory/memory.limit_in_bytes': '9223372036854771712\n',
+    });
+    expect(readContainerMemoryLimit(root, '4:memory:/\n')).toBeUndefined();
+    expect(readContainerMemoryLimit(join(dir, 'nothing'), '')).toBeUndefined();
+  });
+});
+
+describe('launch (a real process)', () => {
+  const LAUNCH = new URL('../launch.js', import.meta.url).href;
+  const entry = join(dir, 'entry.mjs');
+  writeFileSync(
+    entry,
+    `import { getHeapStatistics } from 'node:v8';
+export default async function main() {
+  process.on('SIGTERM', () => { process.stdout.write('stopping on SIGTERM\\n'); process.exit(7); });
+  process.stdout.write(JSON.stringify({ pid: process.pid, execArgv: process.execArgv,
+    heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20 }) + '\\n');
+  if (process.argv[2] === 'wait') setInterval(() => {}, 1000);
+}
+`,
+  );
+  const bin = join(dir, 'bin.mjs');
+  writeFileSync(
+    bin,
+    `import { launch } from ${JSON.stringify(LAUNCH)};\nawait launch(${JSON.stringify(entry)}, 'default', 'test-bin');\n`,
+  );
+
+  function run(env: Record<string, string>, args: string[] = []) {
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...process.env, NODE_OPTIONS: '', QONTRACT_MAX_OLD_SPACE_MB: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const firstLine = new Promise<{ pid: number; execArgv: string[]; heapLimitMiB: number }>(
+      (resolve, reject) => {
+        child.stdout.on('data', () => {
+          if (stdout.includes('\n')) resolve(JSON.parse(stdout.split('\n')[0]!));
+        });
+        child.on('close', () => reject(new Error(`exited without output: ${stderr}`)));
+      },
+    );
+    return { child, exited, firstLine, output: () => ({ stdout, stderr }) };
+  }
+
+  it('re-executes node in place with the heap size QONTRACT_MAX_OLD_SPACE_MB asks for', async () => {
+    const r = run({ QONTRACT_MAX_OLD_SPACE_MB: '200' });
+    const seen = await r.firstLine;
+    expect(await r.exited).toBe(0);
+    expect(seen.execArgv).toContain('--max-old-space-size=200');
+    // process.execve: same pid, so signals sent to the pod's process reach the run.
+    expect(seen.pid).toBe(r.child.pid);
+    // heap_size_limit adds the young generation to the old space.
+    expect(seen.heapLimitMiB).toBeGreaterThanOrEqual(200);
+    expect(seen.heapLimitMiB).toBeLessThan(200 + 256);
+  });
+
+  it('keeps an explicit NODE_OPTIONS --max-old-space-size', async () => {
+    const r = run({ NODE_OPTIONS: '--max-old-space-size=300', QONTRACT_MAX_OLD_SPACE_MB: '200' });
+    const seen = await r.firstLine;
+    expect(await r.exited).toBe(0);
+    expect(seen.execArgv.join(' ')).not.toContain('max-old-space-size');
+    expect(seen.heapLimitMiB).toBeGreaterThanOrEqual(300);
+    expect(seen.heapLimitMiB).toBeLessThan(300 + 256);
+  });
+
+  it('passes SIGTERM to the re-executed run', async () => {
+    const r = run({ QONTRACT_MAX_OLD_SPACE_MB: '180' }, ['wait']);
+    expect((await r.firstLine).execArgv).toContain('--max-old-space-size=180');
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(7);
+    expect(r.output().stdout).toContain('stopping on SIGTERM');
+  });
+
+  it('stops with a clear message on a bad QONTRACT_MAX_OLD_SPACE_MB', async () => {
+    const r = run({ QONTRACT_MAX_OLD_SPACE_MB: 'lots' });
+    r.firstLine.catch(() => {});
+    expect(await r.exited).toBe(1);
+    expect(r.output().stderr).toContain(
+      'test-bin: QONTRACT_MAX_OLD_SPACE_MB must be a whole number of MiB',
+    );
+  });
+});
