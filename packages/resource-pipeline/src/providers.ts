@@ -46,7 +46,10 @@ export interface ProviderContext {
 
 export const DEFAULT_REPO_URL = 'https://gitlab.cee.redhat.com/service/app-interface';
 
-/** Builds the desired object of one openshiftResource (integrations-spec §5.4). */
+/**
+ * Builds the desired object of one openshiftResource (upstream
+ * `reconcile/openshift_resources_base.py` `fetch_openshift_resource()`).
+ */
 export async function buildDesired(
   sel: SelectedNamespace,
   r: OpenshiftResourceData,

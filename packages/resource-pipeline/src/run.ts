@@ -62,10 +62,10 @@ const managedByArgoCd = (item: KubeObject) =>
   'argocd';
 
 /**
- * The openshift-resources run (integrations-spec §5): select namespaces,
- * build every desired object with its provider (a broken resource is an error
- * of its namespace, the others go on), then the shared engine reconciles the
- * managed kinds with the original's rules.
+ * The openshift-resources run (upstream `reconcile/openshift_resources_base.py`
+ * `run()`): select namespaces, build every desired object with its provider (a
+ * broken resource is an error of its namespace, the others go on), then the
+ * shared engine reconciles the managed kinds with the original's rules.
  */
 export async function runOpenshiftResourcesPipeline(
   ctx: RunContext,
@@ -181,10 +181,11 @@ async function desiredResources(
 }
 
 /**
- * The early-exit desired state (integrations-spec §5.7): per cluster, a hash
- * of its selected namespaces and the content of their resources. Equal states
- * → the MR check exits early; the changed clusters are the shards of a
- * sharded dry-run.
+ * The early-exit desired state (upstream
+ * `reconcile/openshift_resources_base.py` `early_exit_desired_state()`): per
+ * cluster, a hash of its selected namespaces and the content of their
+ * resources. Equal states → the MR check exits early; the changed clusters are
+ * the shards of a sharded dry-run.
  */
 export async function earlyExitDesiredState(
   ctx: RunContext,

@@ -10,11 +10,13 @@ export interface NamespaceFilter {
 }
 
 /**
- * The original's namespace selection (integrations-spec §5.2): not being
- * deleted, in this shard (`<cluster>/<namespace>`), `--cluster-name` (or
- * `--exclude-cluster`), `--namespace-name`; shared resources appended to the
- * namespace's own; only the pipeline's providers; namespaces left without
- * resources are dropped (so their objects are not deleted, as upstream).
+ * The original's namespace selection (upstream
+ * `reconcile/openshift_resources_base.py` `get_namespaces()` and
+ * `canonicalize_namespaces()`): not being deleted, in this shard
+ * (`<cluster>/<namespace>`), `--cluster-name` (or `--exclude-cluster`),
+ * `--namespace-name`; shared resources appended to the namespace's own; only
+ * the pipeline's providers; namespaces left without resources are dropped (so
+ * their objects are not deleted, as upstream).
  */
 export function selectNamespaces(
   namespaces: readonly NamespaceData[],

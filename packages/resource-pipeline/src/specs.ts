@@ -16,13 +16,13 @@ export interface SpecsResult {
 }
 
 /**
- * The original's `init_specs_to_fetch` for namespaces (core-spec §2.2): the
- * managed kinds of each namespace (or the pipeline's override), their type
- * overrides and managed names, validated against the cluster's API:
- * an ambiguous kind or a cluster-scoped kind without managed names is an
- * error for that namespace; a kind the cluster lacks is skipped (CRDs may come
- * in the same change). Names or overrides for a kind that is not managed are a
- * configuration error that stops the run.
+ * The original's `init_specs_to_fetch` for namespaces (upstream
+ * `reconcile/openshift_base.py`): the managed kinds of each namespace (or the
+ * pipeline's override), their type overrides and managed names, validated
+ * against the cluster's API: an ambiguous kind or a cluster-scoped kind without
+ * managed names is an error for that namespace; a kind the cluster lacks is
+ * skipped (CRDs may come in the same change). Names or overrides for a kind
+ * that is not managed are a configuration error that stops the run.
  */
 export function specsForNamespaces(
   selected: readonly SelectedNamespace[],

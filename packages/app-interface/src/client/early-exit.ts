@@ -23,7 +23,8 @@ export function withGqlClient(ctx: RunContext, gql: GqlClient): RunContext {
 }
 
 /**
- * The `--early-exit-compare-sha` step of a dry run (core-spec §4.6): the
+ * The `--early-exit-compare-sha` step of a dry run (upstream
+ * `reconcile/utils/runtime/runner.py` `run_integration_cfg()`): the
  * integration's early-exit desired state is computed on the comparison bundle
  * and on the current one; no difference ends the run early (exit 0); a
  * difference confined to shards the integration accepts runs only those

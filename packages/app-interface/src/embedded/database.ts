@@ -7,7 +7,8 @@ export type LoadedDatafile = JsonObject & { $schema: string; path: string };
 
 /**
  * The in-memory indexes a bundle is queried through, built once at load
- * (server-spec §3.1, §3.4). Lists keep bundle order, which is path order.
+ * (upstream qontract-server `src/db.ts` `parseBundle()` and
+ * `src/syntheticBackRefTrie.ts`). Lists keep bundle order, which is path order.
  */
 export class BundleDatabase {
   readonly datafiles: ReadonlyMap<string, LoadedDatafile>;

@@ -41,7 +41,8 @@ function everyElement(p: FilterPredicate): FilterPredicate {
 
 /**
  * Compiles a `filter: JSON` argument for values of `typeName` into one
- * predicate (server-spec §3.5). Unknown fields fail up front with a
+ * predicate (upstream qontract-server `src/schema.ts`
+ * `filterObjectPredicateBuilder`). Unknown fields fail up front with a
  * `BAD_FILTER_FIELD` GraphQL error, whether or not any data would be tested.
  */
 export function compileFilter(

@@ -48,10 +48,10 @@ const RESOURCE_SCHEMA_LINE = /^\$schema: (.+\.(?:yml|yaml))$/m;
 
 /**
  * Reads an app-interface tree into the bundle qontract-bundler would produce
- * (server-spec §2.1): data files keyed by `/`-relative path with
- * `$file_sha256sum`, resources with sha and `$schema`, schemas, the GraphQL
- * confs and the git commit. Collects every problem and throws one
- * `BundleLoadError` listing them all.
+ * (upstream qontract-validator `validator/bundler.py` `build_bundle()`): data
+ * files keyed by `/`-relative path with `$file_sha256sum`, resources with sha
+ * and `$schema`, schemas, the GraphQL confs and the git commit. Collects every
+ * problem and throws one `BundleLoadError` listing them all.
  */
 export async function buildBundleFromDirectory(
   root: string,

@@ -3,8 +3,8 @@ import type { BundleDatabase } from './database.ts';
 /** A crossref: a plain object whose only key is `$ref`. */
 export function isCrossRef(value: unknown): value is { $ref: string } {
   if (value === null) {
-    // qontract-server inspects `.constructor` of every value it resolves, so an
-    // explicit null in the data fails the field instead of yielding null (server-spec §3.3e).
+    // qontract-server inspects `.constructor` of every value it resolves (`isRef` in its
+    // `src/schema.ts`), so an explicit null in the data fails the field instead of yielding null.
     throw new TypeError("Cannot read properties of null (reading 'constructor')");
   }
   if (typeof value !== 'object' || Array.isArray(value)) return false;

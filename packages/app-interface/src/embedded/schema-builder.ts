@@ -59,8 +59,9 @@ export class GraphqlSchemaBuildError extends Error {
 
 /**
  * Builds the executable schema from `schema.yml` confs with qontract-server's
- * rules (server-spec §3.2, §3.3). Resolvers read the bundle from the request
- * context, so one schema serves any bundle with the same confs.
+ * rules (upstream qontract-server `src/schema.ts` `generateAppSchema()` and
+ * `defaultResolver`). Resolvers read the bundle from the request context, so
+ * one schema serves any bundle with the same confs.
  */
 export function buildGraphqlSchema(confs: readonly GraphqlTypeConf[]): GraphQLSchema {
   const confsByName = new Map(confs.map((c) => [c.name, c]));

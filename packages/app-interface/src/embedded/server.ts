@@ -29,9 +29,9 @@ class HttpError extends Error {
 }
 
 /**
- * Serves one engine over HTTP with qontract-server's endpoints (server-spec
- * §3.7): `/graphql`, `/graphqlsha/<sha>`, `/sha256`, `/git-commit-info[/<sha>]`,
- * `/git-commit[/<sha>]` and `/healthz`.
+ * Serves one engine over HTTP with qontract-server's endpoints (upstream
+ * qontract-server `src/server.ts`): `/graphql`, `/graphqlsha/<sha>`, `/sha256`,
+ * `/git-commit-info[/<sha>]`, `/git-commit[/<sha>]` and `/healthz`.
  */
 export async function startBundleServer(
   engine: EmbeddedEngine,

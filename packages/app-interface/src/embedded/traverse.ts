@@ -1,7 +1,10 @@
 import { confsOf } from './graphql-conf.ts';
 import type { Bundle, GraphqlFieldConf, GraphqlTypeConf, JsonValue } from './types.ts';
 
-/** What the typed walk over the data reports (server-spec §2.1b). */
+/**
+ * What the typed walk over the data reports (upstream qontract-validator
+ * `validator/traverse.py` `traverse_data()`).
+ */
 export interface DataVisitor {
   /** A non-empty value of an `isResource` string field. */
   resourceRef?(file: string, datafileSchema: string, jsonpath: string, resource: string): void;

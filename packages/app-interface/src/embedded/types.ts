@@ -60,7 +60,10 @@ export interface ResourceBackref {
 /** A datafile: a JSON object that carries at least `$schema`. */
 export type Datafile = JsonObject & { $schema: string };
 
-/** The qontract-validator bundle (server-spec §1.1). */
+/**
+ * The qontract-validator bundle (written by its `validator/bundler.py`, loaded
+ * by qontract-server's `src/db.ts`).
+ */
 export interface Bundle {
   data: Record<string, JsonObject>;
   resources: Record<string, ResourceRecord>;

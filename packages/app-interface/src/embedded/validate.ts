@@ -9,11 +9,12 @@ import type { Bundle, GraphqlTypeConf, JsonObject, JsonValue, UnloadedFiles } fr
 import { parseYaml11 } from './yaml11.ts';
 
 /*
- * qontract-validator's checks (server-spec §2.2), as far as our bundles need
- * them: every datafile (and every resource with a `$schema` line) against its
- * JSON schema, `$schemaRef` targets, dangling `$ref`s and resource paths, and
- * `isUnique` and context-unique fields, `isUnique` placement in schema.yml.
- * Not covered: writing `__identifier` into bundles.
+ * qontract-validator's checks (its `validator/validator.py`
+ * `validate_bundle()`), as far as our bundles need them: every datafile (and
+ * every resource with a `$schema` line) against its JSON schema, `$schemaRef`
+ * targets, dangling `$ref`s and resource paths, and `isUnique` and
+ * context-unique fields, `isUnique` placement in schema.yml. Not covered:
+ * writing `__identifier` into bundles.
  */
 
 /**

@@ -64,8 +64,9 @@ const OPTIONS_HELP = [
 
 /**
  * Finds where the state lives, trying the original's options in its order
- * (§5.5), with our `[state]` config section between the environment and the
- * app-interface settings; fails with StateInaccessibleError listing them all.
+ * (upstream `reconcile/utils/state.py` `init_state()`), with our `[state]`
+ * config section between the environment and the app-interface settings;
+ * fails with StateInaccessibleError listing them all.
  */
 export async function resolveStateSettings(
   env: Readonly<Record<string, string | undefined>>,

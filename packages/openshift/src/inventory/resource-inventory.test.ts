@@ -8,7 +8,7 @@ import {
 } from './errors.ts';
 import { ResourceInventory } from './resource-inventory.ts';
 
-// Upstream reconcile/test/test_openshift_resource.py `test_resource_inventory_*` (core-spec §1.11).
+// Upstream reconcile/test/test_openshift_resource.py `test_resource_inventory_*`.
 function buildResource(kind: string, apiVersion: string, name: string): OpenshiftResource {
   return new OpenshiftResource({ kind, apiVersion, metadata: { name } }, 'int', 'int-v');
 }

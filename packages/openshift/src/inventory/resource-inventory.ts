@@ -1,8 +1,9 @@
 /**
- * The original's `ResourceInventory` (core-spec §1.9): cluster → namespace → resource type, each
- * with the desired and the current objects by name, the names to handle with the admin token, and
- * an optional managed-names list. Errors are registered in the run's ErrorRegistry: a cluster-wide
- * error makes the engine skip that cluster, and any error switches deletions off.
+ * The original's `ResourceInventory` (upstream `reconcile/utils/openshift_resource.py`):
+ * cluster → namespace → resource type, each with the desired and the current objects by name,
+ * the names to handle with the admin token, and an optional managed-names list. Errors are
+ * registered in the run's ErrorRegistry: a cluster-wide error makes the engine skip that
+ * cluster, and any error switches deletions off.
  */
 import { ErrorRegistry } from '@qontract/core';
 import type { OpenshiftResource } from '../resource/openshift-resource.ts';

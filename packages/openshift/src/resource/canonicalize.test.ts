@@ -4,7 +4,8 @@ import { OpenshiftResource } from './openshift-resource.ts';
 import { parseResource } from './parse-resource.ts';
 import { pyJsonDumps } from './py-json.ts';
 
-// Per-kind rules of the original's canonicalize (core-spec §1.4), one case per rule.
+// Per-kind rules of the original's canonicalize (upstream `reconcile/utils/openshift_resource.py`
+// `OpenshiftResource.canonicalize()`), one case per rule.
 const canonical = (yaml: string) => pyJsonDumps(canonicalize(parseResource(yaml, 'yaml')));
 const rejects = (yaml: string) => () =>
   new OpenshiftResource(parseResource(yaml, 'yaml'), 'i', '1.0.0').canonicalJson();

@@ -1,5 +1,6 @@
 /**
- * The original's `canonicalize(body)` (core-spec §1.4): the body the sha256 is computed over.
+ * The original's `canonicalize(body)` (upstream `reconcile/utils/openshift_resource.py`): the
+ * body the sha256 is computed over.
  * Every step runs in the original's order, and fails where the original raises (KeyError on a
  * missing `spec`/`rules`/`subjects`, TypeError on `labels: null`, ...), so that a document the
  * original rejects is rejected here too.

@@ -1,4 +1,7 @@
-/** CPU quantities as the original compares them (`cpu_equal`, core-spec §1.7). */
+/**
+ * CPU quantities as the original compares them (upstream
+ * `reconcile/utils/openshift_resource.py` `cpu_equal()`).
+ */
 import { pyFloatParse } from './py-numbers.ts';
 import { PyFloat, PyStr, type PyValue, pyEquals } from './py-values.ts';
 

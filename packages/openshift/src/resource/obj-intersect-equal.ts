@@ -1,8 +1,8 @@
 /**
- * The original's `OpenshiftResource.__eq__` (`obj_intersect_equal(desired, current)`,
- * core-spec §1.7): a subset test where extra keys in current are fine except under `labels`,
- * `data` and `matchLabels`. realize_data does not use it (it uses the three-way diff), but other
- * integrations compare resources with it.
+ * The original's `OpenshiftResource.__eq__` (`obj_intersect_equal(desired, current)` in upstream
+ * `reconcile/utils/openshift_resource.py`): a subset test where extra keys in current are fine
+ * except under `labels`, `data` and `matchLabels`. realize_data does not use it (it uses the
+ * three-way diff), but other integrations compare resources with it.
  */
 import {
   IGNORABLE_DATA_FIELDS,

@@ -5,7 +5,8 @@ import { buildSecret, fullyQualifiedKind, OpenshiftResource } from './openshift-
 import { parseResource } from './parse-resource.ts';
 import { pyJsonDumps } from './py-json.ts';
 
-// Upstream reconcile/test/test_openshift_resource.py, ported as tables (core-spec §1.11, §1.13).
+// Upstream reconcile/test/test_openshift_resource.py, ported as tables, plus vectors computed by
+// running the original's reconcile/utils/openshift_resource.py.
 const TEST_INT = 'test_openshift_resources';
 const TEST_INT_VER = '1.9.2';
 

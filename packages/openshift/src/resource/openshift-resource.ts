@@ -1,6 +1,7 @@
 /**
  * `OpenshiftResource`: one Kubernetes object body plus the integration that owns it, with the
- * original's validation, `qontract.*` annotations and sha256 (core-spec §1.2–§1.6).
+ * original's validation, `qontract.*` annotations and sha256 (upstream
+ * `reconcile/utils/openshift_resource.py` `OpenshiftResource`).
  */
 import { hash } from 'node:crypto';
 import {

@@ -10,7 +10,7 @@ import {
   threeWayDiffUsingHash,
 } from './three-way-diff.ts';
 
-// Upstream reconcile/test/test_three_way_diff_strategy.py (core-spec §1.10). The fixture is
+// Upstream reconcile/test/test_three_way_diff_strategy.py. The fixture is
 // already canonical (annotations present, no server fields), so annotate(canonicalize=false)
 // stores the same sha as the canonical one, as with upstream's deployment.yml.
 function deployment(): PyObject {

@@ -1,8 +1,10 @@
 /**
  * The original's equality decision before applying an object that exists on both sides
- * (`patch_desired_resource_for_recycle_annotations` + `three_way_diff_using_hash`, core-spec §1.10
- * and §2.6): compare the stored sha, then diff normalised current against normalised desired and
- * ignore removals, moves, numerically equal cpu values and empty env values.
+ * (upstream `reconcile/openshift_base.py` `patch_desired_resource_for_recycle_annotations()`,
+ * used by `realize_data()`, + `reconcile/utils/three_way_diff_strategy.py`
+ * `three_way_diff_using_hash()`): compare the stored sha, then diff normalised current against
+ * normalised desired and ignore removals, moves, numerically equal cpu values and empty env
+ * values.
  */
 import {
   LAST_APPLIED_ANNOTATION,
