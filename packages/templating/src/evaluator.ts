@@ -5,9 +5,21 @@ import type { Budget, Environment, FilterContext } from './context.ts';
 import { failure, RenderFailure } from './errors.ts';
 import { pyPercentFormat } from './python-format.ts';
 import {
+  intAdd,
+  intDivMod,
+  intMul,
+  intNeg,
+  intPow,
+  intSub,
+  intTrueDiv,
+  type PyInt,
+} from './python-int.ts';
+import {
   BuiltinFunction,
   dictEntries,
   dictSet,
+  floatValue,
+  intValue,
   isDict,
   isFloat,
   isInt,
@@ -15,6 +27,7 @@ import {
   isTuple,
   Namespace,
   newDict,
+  type PyFloat,
   pyCompare,
   pyContains,
   pyEquals,
@@ -524,9 +537,12 @@ export class Evaluator implements FilterContext {
         if (!isNumber(value) && typeof value !== 'boolean') {
           throw failure.type(`bad operand type for unary ${expr.op}: '${typeName(value)}'`);
         }
-        const n = toNumber(value);
-        const result = expr.op === '-' ? -n : n;
-        return isFloat(value) ? pyFloat(result) : result === 0 ? 0 : result;
+        if (isFloat(value)) {
+          const n = toNumber(value);
+          return pyFloat(expr.op === '-' ? -n : n);
+        }
+        const n = intValue(value as PyInt | boolean);
+        return expr.op === '-' ? intNeg(n) : n;
       }
       case 'binary': {
         if (expr.op === 'and' || expr.op === 'or') {
@@ -615,6 +631,14 @@ function operandError(op: string, a: unknown, b: unknown): RenderFailure {
   );
 }
 
+/** How often `seq * n` repeats: Python refuses counts beyond a machine index (2^63). */
+function repeatCount(n: PyInt): number {
+  if (typeof n === 'bigint' && (n >= 2n ** 63n || n < -(2n ** 63n))) {
+    throw new RenderFailure('OverflowError', "cannot fit 'int' into an index-sized integer");
+  }
+  return Math.max(0, Number(n));
+}
+
 function repeat<T>(seq: T[], times: number, budget: Budget): T[] {
   budget.checkLength(seq.length * Math.max(0, times), 'list');
   const out: T[] = [];
@@ -628,44 +652,12 @@ export function binaryOp(op: string, a: unknown, b: unknown, budget: Budget): un
   if (b instanceof Undefined) b.fail();
   const numeric = (v: unknown) => isNumber(v) || typeof v === 'boolean';
   if (numeric(a) && numeric(b)) {
-    const x = toNumber(a);
-    const y = toNumber(b);
-    const floatResult = isFloat(a) || isFloat(b);
-    const num = (n: number, asFloat: boolean) => (asFloat ? pyFloat(n) : n === 0 ? 0 : n);
-    switch (op) {
-      case '+':
-        return num(x + y, floatResult);
-      case '-':
-        return num(x - y, floatResult);
-      case '*':
-        return num(x * y, floatResult);
-      case '/':
-        if (y === 0) throw new RenderFailure('ZeroDivisionError', 'division by zero');
-        return pyFloat(x / y);
-      case '//':
-        if (y === 0)
-          throw new RenderFailure('ZeroDivisionError', 'integer division or modulo by zero');
-        return num(pyFloorDiv(x, y), floatResult);
-      case '%':
-        if (y === 0)
-          throw new RenderFailure('ZeroDivisionError', 'integer division or modulo by zero');
-        return num(pyMod(x, y), floatResult);
-      case '**': {
-        const r = x ** y;
-        if (Number.isNaN(r) && !Number.isNaN(x) && !Number.isNaN(y)) {
-          throw failure.value('complex results are not supported');
-        }
-        if (
-          !Number.isFinite(r) &&
-          Number.isFinite(x) &&
-          Number.isFinite(y) &&
-          (floatResult || y < 0)
-        ) {
-          throw new RenderFailure('OverflowError', "(34, 'Numerical result out of range')");
-        }
-        if (!floatResult && y < 0) return pyFloat(r);
-        return num(r, floatResult);
-      }
+    if (isFloat(a) || isFloat(b)) {
+      const r = floatOp(op, floatValue(a), floatValue(b));
+      if (r !== undefined) return pyFloat(r);
+    } else {
+      const r = intOp(op, intValue(a as PyInt | boolean), intValue(b as PyInt | boolean));
+      if (r !== undefined) return r;
     }
   }
   if (op === '+') {
@@ -679,12 +671,13 @@ export function binaryOp(op: string, a: unknown, b: unknown, budget: Budget): un
     }
   }
   if (op === '*') {
-    const intLike = (v: unknown) => isInt(v) || typeof v === 'boolean';
-    const [seq, times] = intLike(b) ? [a, toNumber(b)] : [b, intLike(a) ? toNumber(a) : Number.NaN];
-    if (!Number.isNaN(times)) {
+    const intLike = (v: unknown): v is PyInt | boolean => isInt(v) || typeof v === 'boolean';
+    const [seq, count] = intLike(b) ? [a, b] : intLike(a) ? [b, a] : [undefined, undefined];
+    if (count !== undefined && (typeof seq === 'string' || Array.isArray(seq))) {
+      const times = repeatCount(intValue(count));
       if (typeof seq === 'string') {
-        budget.checkStringLength(seq.length * Math.max(0, times));
-        return seq.repeat(Math.max(0, times));
+        budget.checkStringLength(seq.length * times);
+        return seq.repeat(times);
       }
       if (Array.isArray(seq)) {
         const out = repeat(seq, times, budget);
@@ -696,7 +689,68 @@ export function binaryOp(op: string, a: unknown, b: unknown, budget: Budget): un
   throw operandError(op, a, b);
 }
 
-/** Python's `%` on numbers: fmod, moved to the divisor's sign (a zero takes the divisor's sign). */
+/** Python arithmetic on two ints (bools already 1/0): exact, `/` and negative `**` give floats. */
+function intOp(op: string, x: PyInt, y: PyInt): PyInt | PyFloat | number | undefined {
+  switch (op) {
+    case '+':
+      return intAdd(x, y);
+    case '-':
+      return intSub(x, y);
+    case '*':
+      return intMul(x, y);
+    case '/':
+      return pyFloat(intTrueDiv(x, y));
+    case '//':
+      return intDivMod(x, y)[0];
+    case '%':
+      if (y === 0) throw new RenderFailure('ZeroDivisionError', 'integer modulo by zero');
+      return intDivMod(x, y)[1];
+    case '**': {
+      if (y >= 0) return intPow(x, y);
+      // Python computes a negative power of ints in floats.
+      const r = floatOp('**', floatValue(x), floatValue(y));
+      return r === undefined ? undefined : pyFloat(r);
+    }
+  }
+  return undefined;
+}
+
+/** Python arithmetic on two floats (an int operand already converted, as Python converts it). */
+function floatOp(op: string, x: number, y: number): number | undefined {
+  switch (op) {
+    case '+':
+      return x + y;
+    case '-':
+      return x - y;
+    case '*':
+      return x * y;
+    case '/':
+      if (y === 0) throw new RenderFailure('ZeroDivisionError', 'float division by zero');
+      return x / y;
+    case '//':
+      if (y === 0) throw new RenderFailure('ZeroDivisionError', 'float floor division by zero');
+      return pyFloorDiv(x, y);
+    case '%':
+      if (y === 0) throw new RenderFailure('ZeroDivisionError', 'float modulo');
+      return pyMod(x, y);
+    case '**': {
+      if (x === 0 && y < 0) {
+        throw new RenderFailure('ZeroDivisionError', '0.0 cannot be raised to a negative power');
+      }
+      const r = x ** y;
+      if (Number.isNaN(r) && !Number.isNaN(x) && !Number.isNaN(y)) {
+        throw failure.value('complex results are not supported');
+      }
+      if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y)) {
+        throw new RenderFailure('OverflowError', "(34, 'Numerical result out of range')");
+      }
+      return r;
+    }
+  }
+  return undefined;
+}
+
+/** Python's `%` on floats: fmod, moved to the divisor's sign (a zero takes the divisor's sign). */
 export function pyMod(x: number, y: number): number {
   let m = x % y;
   if (m !== 0 && y < 0 !== m < 0) m += y;
@@ -704,9 +758,8 @@ export function pyMod(x: number, y: number): number {
   return m;
 }
 
-/** Python's `//` on numbers, consistent with `pyMod`. */
+/** Python's `//` on floats, consistent with `pyMod` (Python's `float_floor_div`). */
 export function pyFloorDiv(x: number, y: number): number {
-  if (Number.isInteger(x) && Number.isInteger(y)) return Math.floor(x / y);
   const mod = x % y;
   let div = (x - mod) / y;
   if (mod !== 0 && y < 0 !== mod < 0) div -= 1;

@@ -1,8 +1,20 @@
 import { bindArgs, type Param } from './arguments.ts';
 import { checkStringSize, type FilterContext, type FilterFn } from './context.ts';
-import { failure } from './errors.ts';
+import { failure, RenderFailure } from './errors.ts';
+import { binaryOp } from './evaluator.ts';
 import { pyReplace, pySplit } from './methods.ts';
 import { pyPercentFormat } from './python-format.ts';
+import {
+  floatToInt,
+  intAbs,
+  intDivMod,
+  intMul,
+  intPow,
+  normalizeInt,
+  type PyInt,
+  parseIntText,
+  toBigInt,
+} from './python-int.ts';
 import { pythonJsonDump } from './python-json.ts';
 import { pyRound } from './python-round.ts';
 import { urlQuote } from './url-quote.ts';
@@ -10,6 +22,8 @@ import {
   checkHashable,
   dictEntries,
   dictGet,
+  floatValue,
+  intValue,
   isDict,
   isFloat,
   isInt,
@@ -63,7 +77,7 @@ function attributeGetter(
     attribute === null || attribute === undefined
       ? []
       : isInt(attribute)
-        ? [attribute]
+        ? [toNumber(attribute)]
         : pyStr(attribute).split('.');
   return (item) => {
     let v = item;
@@ -118,24 +132,53 @@ function htmlEscape(s: string): string {
     .replaceAll("'", '&#39;');
 }
 
+const BASE_PREFIX: Record<number, string> = { 2: 'b', 8: 'o', 16: 'x' };
+
+/** Python `int(text, base)`, or `undefined` where Python raises a ValueError. */
+function parseIntString(text: string, base: number): PyInt | undefined {
+  let s = text.trim();
+  // Underscores only between digits (and after a base prefix), as Python's int() allows.
+  if (!/^[-+]?(?:0[xob]_)?[0-9a-z]+(?:_[0-9a-z]+)*$/i.test(s)) return undefined;
+  const prefix = BASE_PREFIX[base];
+  if (prefix) s = s.replace(new RegExp(`^([-+]?)0${prefix}_?`, 'i'), '$1');
+  try {
+    return parseIntText(s.replaceAll('_', ''), base);
+  } catch (e) {
+    // More than 4300 decimal digits: Python's int() raises a ValueError too.
+    if (e instanceof RenderFailure && e.kind === 'ValueError') return undefined;
+    throw e;
+  }
+}
+
+/** Jinja2's `int` filter: `int(value)` (or `int(value, base)`), else `int(float(value))`, else the default. */
 function toInt(value: unknown, dflt: unknown, base: number): unknown {
   if (typeof value === 'boolean') return value ? 1 : 0;
+  if (isInt(value)) return value;
   if (isNumber(value)) {
-    const n = Math.trunc(toNumber(value));
-    return Number.isFinite(n) ? n : dflt;
+    const f = toNumber(value);
+    // Python's int(nan) is a ValueError (the default); int(inf) an OverflowError Jinja2 lets through.
+    return Number.isNaN(f) ? dflt : floatToInt(f);
   }
   if (typeof value === 'string') {
-    const s = value.trim().replaceAll('_', '');
-    if (base === 10 && /^[-+]?\d+$/.test(s)) return Number(s);
-    if (base !== 10) {
-      const prefixed = s.replace(/^([-+]?)0[xob]/i, '$1');
-      const n = Number.parseInt(prefixed, base);
-      if (!Number.isNaN(n) && /^[-+]?[0-9a-z]+$/i.test(prefixed)) return n;
-    }
-    const f = parseFloatStrict(s);
-    if (f !== undefined && Number.isFinite(f)) return Math.trunc(f);
+    const n = parseIntString(value, base);
+    if (n !== undefined) return n;
+    const f = parseFloatStrict(value.replaceAll('_', ''));
+    if (f !== undefined && Number.isFinite(f)) return floatToInt(f);
   }
   return dflt;
+}
+
+/** Python `round(int, digits)` for negative `digits`: exact, ties to even. */
+function roundInt(x: PyInt, digits: number): PyInt {
+  if (digits >= 0) return x;
+  const text = toBigInt(intAbs(x)).toString();
+  if (-digits > text.length) return 0;
+  const unit = intPow(10, -digits);
+  const [q, r] = intDivMod(x, unit);
+  const twice = toBigInt(r) * 2n;
+  const u = toBigInt(unit);
+  const up = twice > u || (twice === u && toBigInt(q) % 2n !== 0n);
+  return intMul(up ? normalizeInt(toBigInt(q) + 1n) : q, unit);
 }
 
 function parseFloatStrict(s: string): number | undefined {
@@ -354,7 +397,7 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
   ),
   filter('float', [['default', pyFloat(0)]], (_ctx, v, a) => {
     if (v instanceof Undefined && v.strict) v.fail();
-    if (isNumber(v) || typeof v === 'boolean') return pyFloat(toNumber(v));
+    if (isNumber(v) || typeof v === 'boolean') return pyFloat(floatValue(v));
     if (typeof v === 'string') {
       const f = parseFloatStrict(v.replaceAll('_', ''));
       if (f !== undefined) return pyFloat(f);
@@ -450,29 +493,20 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       ['start', 0],
     ],
     (ctx, v, a) => {
+      // Python's sum(): `start + x1 + x2 ...` with `+` as the template has it (exact ints).
       const get = attributeGetter(ctx, a.attribute);
+      if (typeof a.start === 'string')
+        throw failure.type("sum() can't sum strings [use ''.join(seq) instead]");
       let total: unknown = a.start;
-      let float = isFloat(total);
-      let n = toNumber(total);
-      for (const item of pyIterate(v)) {
-        const x = get(item);
-        if (!isNumber(x) && typeof x !== 'boolean') {
-          throw failure.type(
-            `unsupported operand type(s) for +: '${typeName(total)}' and '${typeName(x)}'`,
-          );
-        }
-        float = float || isFloat(x);
-        n += toNumber(x);
-        total = n;
-      }
-      return float ? pyFloat(n) : n;
+      for (const item of pyIterate(v)) total = binaryOp('+', total, get(item), ctx.budget);
+      return total;
     },
   ),
   filter('abs', [], (_ctx, v) => {
     if (!isNumber(v) && typeof v !== 'boolean')
       throw failure.type(`bad operand type for abs(): '${typeName(v)}'`);
-    const n = Math.abs(toNumber(v));
-    return isFloat(v) ? pyFloat(n) : n;
+    if (isFloat(v)) return pyFloat(Math.abs(toNumber(v)));
+    return intAbs(intValue(v as PyInt | boolean));
   }),
   filter(
     'round',
@@ -480,18 +514,26 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       ['precision', 0],
       ['method', 'common'],
     ],
-    (_ctx, v, a) => {
-      const p = toNumber(a.precision);
-      const x = toNumber(v);
-      if (a.method === 'common') {
-        if (isInt(v) || typeof v === 'boolean') return p >= 0 ? x : pyRound(x, p);
-        return pyFloat(pyRound(x, p));
-      }
-      if (a.method !== 'ceil' && a.method !== 'floor') {
+    (ctx, v, a) => {
+      if (a.method !== 'common' && a.method !== 'ceil' && a.method !== 'floor') {
         throw failure.runtime('method must be common, ceil or floor');
       }
-      const f = 10 ** p;
-      return pyFloat((a.method === 'ceil' ? Math.ceil(x * f) : Math.floor(x * f)) / f);
+      const p = toNumber(a.precision);
+      if (a.method === 'common') {
+        if (isInt(v) || typeof v === 'boolean') return roundInt(intValue(v), p);
+        return pyFloat(pyRound(floatValue(v), p));
+      }
+      // Jinja2: math.ceil/floor(value * 10**precision) / 10**precision, with Python's types.
+      if (!isNumber(v) && typeof v !== 'boolean')
+        throw failure.type(`must be real number, not ${typeName(v)}`);
+      const scale = binaryOp('**', 10, a.precision, ctx.budget);
+      const scaled = binaryOp('*', v, scale, ctx.budget);
+      const whole = isFloat(scaled)
+        ? floatToInt(
+            a.method === 'ceil' ? Math.ceil(toNumber(scaled)) : Math.floor(toNumber(scaled)),
+          )
+        : scaled;
+      return binaryOp('/', whole, scale, ctx.budget);
     },
   ),
   [

@@ -1,5 +1,6 @@
 import type { Budget } from './context.ts';
 import { failure, RenderFailure } from './errors.ts';
+import { intAdd, intDivMod, intNeg, intSub, type PyInt } from './python-int.ts';
 
 const MAX_RANGE = 100_000;
 
@@ -7,11 +8,11 @@ import {
   BuiltinFunction,
   dictEntries,
   dictSet,
+  intValue,
   isDict,
   isInt,
   Namespace,
   newDict,
-  toNumber,
   typeName,
 } from './values.ts';
 
@@ -24,19 +25,23 @@ export function globalFunctions(budget: Budget): Record<string, BuiltinFunction>
     for (const a of args)
       if (!isInt(a) && typeof a !== 'boolean')
         throw failure.type(`'${typeName(a)}' object cannot be interpreted as an integer`);
-    const n = args.map(toNumber);
+    const n = args.map((a) => intValue(a as PyInt | boolean));
     const [start, stop, step] = n.length === 1 ? [0, n[0]!, 1] : [n[0]!, n[1]!, n[2] ?? 1];
     if (step === 0) throw failure.value('range() arg 3 must not be zero');
-    const length = Math.max(0, Math.ceil((stop - start) / step));
+    // ceil((stop - start) / step), exact for ints of any size.
+    const exactLength = intNeg(intDivMod(intSub(start, stop), step)[0]);
     // Jinja2's sandbox refuses ranges longer than its MAX_RANGE, so templates never relied on more.
-    if (length > MAX_RANGE) {
+    if (exactLength > MAX_RANGE) {
       throw new RenderFailure(
         'OverflowError',
         `Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`,
       );
     }
+    const length = Math.max(0, Number(exactLength));
     budget.checkLength(length, 'range');
-    return Array.from({ length }, (_, i) => start + i * step);
+    const items: PyInt[] = [];
+    for (let i = 0, v = start; i < length; i++, v = intAdd(v, step)) items.push(v);
+    return items;
   });
   const dict = new BuiltinFunction('dict', (args, kwargs) => {
     const out = newDict();

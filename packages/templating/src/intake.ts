@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import { checkCollectionSize } from './context.ts';
+import { normalizeInt } from './python-int.ts';
 import { dictSet, newDict, PyDict, PyFloat } from './values.ts';
 
 /**
@@ -13,7 +14,11 @@ import { dictSet, newDict, PyDict, PyFloat } from './values.ts';
  */
 export function toTemplateValue(value: unknown, memo: Map<object, unknown> = new Map()): unknown {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return null;
-  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'bigint') return normalizeInt(value);
+  // An integral double beyond 2^53 from a caller (JSON.parse'd GraphQL data) is an int with that
+  // double's value: the digits it had in the source are already lost.
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value))
+    return BigInt(value);
   if (value === null || typeof value !== 'object') return value;
   // Checked first: any other inspection of a proxy would run its traps.
   if (types.isProxy(value)) return Object.freeze(Object.create(null));

@@ -1,4 +1,5 @@
 import { failure } from './errors.ts';
+import { parseIntText } from './python-int.ts';
 import { PyDict, pyFloat } from './values.ts';
 
 const MAX_DEPTH = 1000;
@@ -9,8 +10,9 @@ const PLAIN_CHARS = /[^"\\\u0000-\u001f]*/y;
 /**
  * JSON as Python's `json.loads` reads it, into template values: objects become
  * `PyDict`s that keep the document's key order (JavaScript objects would move
- * integer-like keys first), `1.0` stays a float, and `NaN`/`Infinity` are
- * accepted. Hand-written because `JSON.parse` cannot keep either property.
+ * integer-like keys first), `1.0` stays a float, integers stay exact beyond
+ * 2^53 (`bigint`), and `NaN`/`Infinity` are accepted. Hand-written because
+ * `JSON.parse` cannot keep these properties.
  */
 export function parseJson(text: string): unknown {
   let pos = 0;
@@ -82,8 +84,9 @@ export function parseJson(text: string): unknown {
     const m = NUMBER.exec(text);
     if (!m) return fail('unexpected token');
     pos = NUMBER.lastIndex;
-    const n = Number(m[0]);
-    return m[1] !== undefined || m[2] !== undefined ? pyFloat(n) : n;
+    if (m[1] !== undefined || m[2] !== undefined) return pyFloat(Number(m[0]));
+    // Python's json.loads reads integers exactly, at any size.
+    return m[0].length < 16 ? Number(m[0]) : parseIntText(m[0], 10);
   };
 
   const parseValue = (depth: number): unknown => {

@@ -1,4 +1,5 @@
 import { failure } from './errors.ts';
+import { parseIntText } from './python-int.ts';
 import { dictGet, isDict, pyCompare, pyEquals } from './values.ts';
 
 type Token = { kind: 'name' | 'string' | 'number' | 'op'; text: string };
@@ -50,7 +51,11 @@ export function evaluateJsonpathFilter(script: string, context: Record<string, u
     const t = tokens[i++];
     if (!t) throw unsupported();
     if (t.kind === 'string') return { value: t.text, path: false };
-    if (t.kind === 'number') return { value: Number(t.text), path: false };
+    if (t.kind === 'number') {
+      // jsonpath-ng reads integer literals as Python ints: exact at any size.
+      const exact = /^-?\d+$/.test(t.text) ? parseIntText(t.text, 10) : undefined;
+      return { value: exact ?? Number(t.text), path: false };
+    }
     if (t.kind === 'op' && t.text === '(') {
       const value = or();
       if (!isOp(')')) throw unsupported();

@@ -1,6 +1,7 @@
 import type { CallArgs, CompareOp, Expr, FilterCall, MacroParam, Stmt, Target } from './ast.ts';
 import { failure } from './errors.ts';
 import type { Token } from './lexer.ts';
+import { type PyInt, parseIntText } from './python-int.ts';
 import { pyFloat } from './values.ts';
 
 /** Nesting beyond this is refused, so a hostile template cannot overflow the parser's stack. */
@@ -720,10 +721,17 @@ function negativeLiteralPower(left: Expr, right: Expr, line: number): Expr {
   return { kind: 'binary', line, op: '**', left, right };
 }
 
-function parseInteger(text: string): number {
+/** An integer literal (underscores already removed), exact at any size. */
+function parseInteger(text: string): PyInt {
   const lower = text.toLowerCase();
-  if (lower.startsWith('0b')) return Number.parseInt(lower.slice(2), 2);
-  if (lower.startsWith('0o')) return Number.parseInt(lower.slice(2), 8);
-  if (lower.startsWith('0x')) return Number.parseInt(lower.slice(2), 16);
-  return Number(text);
+  const base = lower.startsWith('0b')
+    ? 2
+    : lower.startsWith('0o')
+      ? 8
+      : lower.startsWith('0x')
+        ? 16
+        : 10;
+  const value = parseIntText(base === 10 ? lower : lower.slice(2), base);
+  if (value === undefined) throw failure.syntax(`invalid integer literal ${text}`);
+  return value;
 }

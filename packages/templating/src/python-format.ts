@@ -5,9 +5,12 @@
  */
 import { checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
+import { floatToInt, intAbs, intToDecimal, type PyInt, toBigInt } from './python-int.ts';
 import { pyToFixed } from './python-round.ts';
 import {
   dictGet,
+  floatValue,
+  intValue,
   isDict,
   isFloat,
   isInt,
@@ -94,25 +97,39 @@ function formatNumber(value: unknown, spec: Spec, percentStyle: boolean): string
         : `Unknown format code '${type}' for object of type '${typeName(value)}'`,
     );
   }
-  const x = toNumber(value);
-  const negative = x < 0 || Object.is(x, -0);
+  const float = isFloat(value);
+  // Ints stay exact for the integer types; the float types convert them as Python's float() does.
+  const int: PyInt | undefined = float ? undefined : intValue(value as PyInt | boolean);
+  const exact: PyInt | number = int ?? toNumber(value);
+  let negative = exact < 0 || Object.is(exact, -0);
+  const floatType = type !== '' && 'fFeEgG%'.includes(type);
+  const x = int === undefined ? toNumber(value) : floatType ? floatValue(int) : 0;
   const abs = Math.abs(x);
   let body: string;
   switch (type) {
     case 'd':
     case 'i':
-    case 'u':
-      if (!percentStyle && isFloat(value)) {
+    case 'u': {
+      if (!percentStyle && float) {
         throw failure.value(`Unknown format code 'd' for object of type 'float'`);
       }
-      body = group(Math.trunc(abs).toString(), spec.grouping);
+      // `'%d' % 2.5e20` prints the float's exact integer part; `'%d' % -0.5` is `0`.
+      const whole = int ?? floatToInt(x);
+      negative = whole < 0;
+      body = group(intToDecimal(intAbs(whole)), spec.grouping);
       break;
+    }
     case 'x':
     case 'X':
     case 'o':
     case 'b': {
+      if (int === undefined) {
+        throw percentStyle
+          ? failure.type(`%${type} format: an integer is required, not float`)
+          : failure.value(`Unknown format code '${type}' for object of type 'float'`);
+      }
       const radix = type === 'o' ? 8 : type === 'b' ? 2 : 16;
-      body = Math.trunc(abs).toString(radix);
+      body = toBigInt(intAbs(int)).toString(radix);
       if (type === 'X') body = body.toUpperCase();
       if (spec.alternate) body = `0${type === 'X' ? 'X' : type}${body}`;
       break;
@@ -139,13 +156,20 @@ function formatNumber(value: unknown, spec: Spec, percentStyle: boolean): string
     case '':
       body =
         spec.precision !== undefined
-          ? general(abs, spec.precision, false, false)
-          : reprNumber(isFloat(value) ? pyFloat(abs) : abs);
+          ? general(
+              int === undefined ? abs : Math.abs(floatValue(int)),
+              spec.precision,
+              false,
+              false,
+            )
+          : int === undefined
+            ? reprNumber(pyFloat(abs))
+            : intToDecimal(intAbs(int));
       break;
     default:
       throw failure.value(`Unknown format code '${type}' for object of type '${typeName(value)}'`);
   }
-  const signed = withSign(body, negative && !Number.isNaN(x), spec.sign);
+  const signed = withSign(body, negative && !Number.isNaN(exact), spec.sign);
   if (spec.zero && !spec.align) return pad(signed, { ...spec, fill: '0', align: '=' }, '>');
   return pad(signed, spec, '>');
 }

@@ -35,6 +35,7 @@ function dump(
   if (v === true) return 'true';
   if (v === false) return 'false';
   if (typeof v === 'string') return pythonString(v);
+  if (typeof v === 'bigint') return reprNumber(v);
   if (isNumber(v)) {
     const n = v instanceof PyFloat ? v.value : v;
     if (Number.isNaN(n)) return 'NaN';

@@ -5,6 +5,7 @@ import { failure } from './errors.ts';
 import { parseJson } from './json-parse.ts';
 import { extractJsonpath, jsonPointers, matchesJsonpath } from './jsonpath.ts';
 import { pyPercentFormat } from './python-format.ts';
+import { normalizeInt } from './python-int.ts';
 import { urlQuote, urlUnquote } from './url-quote.ts';
 import { PyDict, PyFloat, plainObject, pyStr, Undefined } from './values.ts';
 
@@ -31,13 +32,15 @@ export function parseTemplateVariables(source: string): Record<string, unknown> 
 
 /** YAML's Maps into `PyDict`s (keys as Python would print them), sharing what aliases share. */
 function fromYaml(v: unknown, memo: Map<object, unknown>): unknown {
+  if (typeof v === 'bigint') return normalizeInt(v);
   if (v === null || typeof v !== 'object' || v instanceof PyFloat) return v;
   const hit = memo.get(v);
   if (hit !== undefined) return hit;
   if (v instanceof Map) {
     const out = new PyDict();
     memo.set(v, out);
-    for (const [k, x] of v) out.set(typeof k === 'string' ? k : pyStr(k), fromYaml(x, memo));
+    for (const [k, x] of v)
+      out.set(typeof k === 'string' ? k : pyStr(fromYaml(k, memo)), fromYaml(x, memo));
     return out;
   }
   if (Array.isArray(v)) {
@@ -56,7 +59,8 @@ function fromYaml(v: unknown, memo: Map<object, unknown>): unknown {
  * they were written as (PyYAML's `date` prints the same for `YYYY-MM-DD`).
  */
 export function parseYamlValue(source: string): unknown {
-  const doc = parseDocument(source, { version: '1.1', uniqueKeys: false });
+  // Integers as bigint (then `number` where safe): PyYAML reads them exactly at any size.
+  const doc = parseDocument(source, { version: '1.1', uniqueKeys: false, intAsBigInt: true });
   if (doc.errors.length) throw failure.value(`invalid YAML: ${doc.errors[0]!.message}`);
   visit(doc, {
     Scalar(_key, node) {

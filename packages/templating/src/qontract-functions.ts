@@ -115,7 +115,7 @@ async function vault(ctx: HelperContext, a: Record<string, unknown>): Promise<st
   const path = await renderText(ctx, a.path);
   const key = await renderText(ctx, a.key);
   let version: number | undefined;
-  if (isInt(a.version)) version = a.version;
+  if (isInt(a.version)) version = Number(a.version);
   else if (truthy(a.version)) {
     const text = await renderText(ctx, a.version);
     if (text.toUpperCase() !== 'LATEST') {

@@ -2,6 +2,7 @@ import { types } from 'node:util';
 import { pythonNumber } from '@qontract/core';
 import { checkCollectionSize, checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
+import { compareNumeric, intToDecimal, intToFloat, type PyInt } from './python-int.ts';
 
 /**
  * The template value model: Python semantics over plain JavaScript data.
@@ -9,7 +10,8 @@ import { failure } from './errors.ts';
  * - `None` is `null`; `bool`, `str` are the JavaScript primitives.
  * - A JavaScript integer is a Python `int`, a non-integral number a Python
  *   `float`; an integral float (`1.0`) is a `PyFloat`, so that it prints as
- *   Python prints it.
+ *   Python prints it. Ints beyond ±(2^53 − 1) are `bigint`s, so they stay
+ *   exact as Python's do (`python-int.ts`).
  * - `list` is an array, `tuple` an array registered in `TUPLES`, `dict` a
  *   plain object (prototype `Object.prototype` or `null`) read through its own
  *   data properties only.
@@ -28,24 +30,47 @@ export function pyFloat(n: number): number | PyFloat {
   return Number.isInteger(n) || Object.is(n, -0) ? new PyFloat(n) : n;
 }
 
-export function isNumber(v: unknown): v is number | PyFloat {
-  return typeof v === 'number' || v instanceof PyFloat;
+export function isNumber(v: unknown): v is number | bigint | PyFloat {
+  return typeof v === 'number' || typeof v === 'bigint' || v instanceof PyFloat;
 }
 
-export function isInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && !Object.is(v, -0);
+export function isInt(v: unknown): v is PyInt {
+  return (
+    typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v) && !Object.is(v, -0))
+  );
 }
 
 export function isFloat(v: unknown): boolean {
   return v instanceof PyFloat || (typeof v === 'number' && !isInt(v));
 }
 
-/** The numeric value of an int, float or bool (Python treats `True` as 1). */
+/**
+ * The numeric value of an int, float or bool (Python treats `True` as 1) as a
+ * double: approximate for ints beyond 2^53, so only for sizes, counts, widths
+ * and indices. Arithmetic uses `intValue` / `floatValue`.
+ */
 export function toNumber(v: unknown): number {
   if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
   if (v instanceof PyFloat) return v.value;
   if (typeof v === 'boolean') return v ? 1 : 0;
   throw failure.type(`'${typeName(v)}' object cannot be interpreted as a number`);
+}
+
+/** The exact value of an int or bool. */
+export function intValue(v: PyInt | boolean): PyInt {
+  return typeof v === 'boolean' ? (v ? 1 : 0) : v;
+}
+
+/** Python `float(x)` of an int, float or bool: an int too large for a float is an OverflowError. */
+export function floatValue(v: unknown): number {
+  if (typeof v === 'bigint') return intToFloat(v);
+  return toNumber(v);
+}
+
+/** An int, float or bool as an exact `number | bigint` (floats are `number`s), for comparisons. */
+function exactNumber(v: unknown): number | bigint {
+  return typeof v === 'bigint' ? v : toNumber(v);
 }
 
 const TUPLES = new WeakSet<readonly unknown[]>();
@@ -274,7 +299,7 @@ function reprOne(v: unknown, seen: Set<unknown>, budget: { chars: number }): str
   if (v === true) return 'True';
   if (v === false) return 'False';
   if (typeof v === 'string') return reprString(v);
-  if (typeof v === 'number' || v instanceof PyFloat) return reprNumber(v);
+  if (typeof v === 'number' || typeof v === 'bigint' || v instanceof PyFloat) return reprNumber(v);
   // Python's repr() of even a StrictUndefined succeeds; only str() and friends fail.
   if (v instanceof Undefined) return 'Undefined';
   if (Array.isArray(v)) {
@@ -300,13 +325,14 @@ function reprOne(v: unknown, seen: Set<unknown>, budget: { chars: number }): str
   return '<object>';
 }
 
-export function reprNumber(v: number | PyFloat): string {
+export function reprNumber(v: number | bigint | PyFloat): string {
+  if (typeof v === 'bigint') return intToDecimal(v);
   const n = typeof v === 'number' ? v : v.value;
   if (Number.isNaN(n)) return 'nan';
   if (n === Number.POSITIVE_INFINITY) return 'inf';
   if (n === Number.NEGATIVE_INFINITY) return '-inf';
   if (typeof v === 'number' && Number.isInteger(n) && !Number.isSafeInteger(n))
-    return BigInt(n).toString();
+    return intToDecimal(v);
   const text = pythonNumber(n);
   if (v instanceof PyFloat && /^-?\d+$/.test(text)) return `${text}.0`;
   return text;
@@ -340,7 +366,8 @@ export function pyEquals(a: unknown, b: unknown): boolean {
     return a instanceof Undefined && b instanceof Undefined;
   }
   if ((isNumber(a) || typeof a === 'boolean') && (isNumber(b) || typeof b === 'boolean')) {
-    return toNumber(a) === toNumber(b);
+    if (typeof a !== 'bigint' && typeof b !== 'bigint') return toNumber(a) === toNumber(b);
+    return compareNumeric(exactNumber(a), exactNumber(b)) === 0;
   }
   if (a === null || a === undefined) return b === null || b === undefined;
   if (typeof a === 'string' || typeof b === 'string') return a === b;
@@ -365,8 +392,8 @@ export function pyCompare(a: unknown, b: unknown, op = '<'): number {
   checkUndefined(a);
   checkUndefined(b);
   if ((isNumber(a) || typeof a === 'boolean') && (isNumber(b) || typeof b === 'boolean')) {
-    const x = toNumber(a);
-    const y = toNumber(b);
+    const x = exactNumber(a);
+    const y = exactNumber(b);
     return x < y ? -1 : x > y ? 1 : 0;
   }
   if (typeof a === 'string' && typeof b === 'string') return compareCodePoints(a, b);

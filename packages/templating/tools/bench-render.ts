@@ -60,3 +60,15 @@ await time(
   '{% set ns = namespace(n=0) %}{% for i in range(100000) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}',
   {},
 );
+await time(
+  '100k loop iterations of int arithmetic (* // % + -)',
+  3,
+  '{% set ns = namespace(n=1) %}{% for i in range(100000) %}{% set ns.n = (ns.n * 31 + i // 7 - i % 5) % 1000003 %}{% endfor %}{{ ns.n }}',
+  {},
+);
+await time(
+  '100k loop iterations of big int arithmetic (beyond 2^53)',
+  3,
+  '{% set ns = namespace(n=1) %}{% for i in range(100000) %}{% set ns.n = (ns.n * 31 + i) % (2**89 - 1) %}{% endfor %}{{ ns.n }}',
+  {},
+);

@@ -21,11 +21,14 @@ OUT = sys.argv[3] if len(sys.argv) > 3 else "jinja2-fuzz-cases.json"
 
 VARS = {"i": 3, "j": -2, "f": 2.5, "g": 1.0, "s": "Hello World", "t": "a,b,,c", "e": "", "n": None, "b": True,
         "l": [3, 1, 2], "ls": ["b", "A", "c"], "d": {"b": 1, "a": 2}, "u": [{"name": "x", "age": 3, "on": True}, {"name": "y", "age": 1, "on": False}],
-        "nested": {"k": [1, {"m": "v"}]}, "z": 0, "fl": [1.5, 2.25, -0.5]}
+        "nested": {"k": [1, {"m": "v"}]}, "z": 0, "fl": [1.5, 2.25, -0.5],
+        "big": 18446744073709551617, "nb": -9007199254740993}
 
 def lit(depth=0):
     r = random.random()
-    if r < 0.15: return str(random.choice([0, 1, -1, 7, 10, 255, 3]))
+    if r < 0.12: return str(random.choice([0, 1, -1, 7, 10, 255, 3]))
+    # ints beyond 2**53, which must stay exact
+    if r < 0.15: return random.choice(["9007199254740993", "(2**64)", "(-(10**20) - 7)", "12345678901234567890", "(2**53)", "big", "nb"])
     if r < 0.25: return random.choice(["1.5", "0.1", "2.0", "-3.25", "1e3", "100.0"])
     if r < 0.4: return repr(random.choice(["a", "Hello", "x y", "", "A,b", " pad ", "it's", "5", "3.5", "%s!"]))
     if r < 0.45: return random.choice(["true", "false", "none"])
@@ -55,7 +58,11 @@ def expr(depth=0):
         v = random.choice(list(METHODS.keys())); return v + random.choice(METHODS[v])
     if r < 0.65: return f"{paren(depth)}|{random.choice(FILTERS)}"
     if r < 0.72: return f"{paren(depth)} is {random.choice(['', 'not '])}{random.choice(TESTS)}"
-    if r < 0.9: return f"{paren(depth)} {random.choice(BINOPS)} {paren(depth)}"
+    if r < 0.9:
+        op = random.choice(BINOPS)
+        # Small exponents only: Python would spend forever on `big ** big`.
+        right = random.choice(["2", "3", "0", "-1", "0.5", "j", "z"]) if op == "**" else paren(depth)
+        return f"{paren(depth)} {op} {right}"
     if r < 0.95: return f"not {paren(depth)}"
     return f"{paren(depth)} if {paren(depth)} else {paren(depth)}"
 
@@ -94,7 +101,7 @@ def template():
     if r < 0.75: return "{% for x in " + paren(0) + " %}[{{ loop.index }}:{{ x }}]{% else %}E{% endfor %}"
     if r < 0.85: return "{% if " + expr() + " %}Y{% else %}N{% endif %}"
     if r < 0.92: return "{% set v = " + expr() + " %}{{ v }}|{{ v|string|length }}"
-    return "{{ '%s|%r|%d|%5.2f' % (" + ", ".join([paren(0), paren(0), random.choice(['i','3','j']), random.choice(['f','1.2345','i'])]) + ") }}"
+    return "{{ '%s|%r|%d|%5.2f' % (" + ", ".join([paren(0), paren(0), random.choice(['i','3','j','big']), random.choice(['f','1.2345','i'])]) + ") }}"
 
 OPTIONS = [w for w in (sys.argv[4].split(",") if len(sys.argv) > 4 else []) if w]
 WS = [w for w in OPTIONS if w != "extracurly"]
