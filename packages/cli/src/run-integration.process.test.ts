@@ -75,13 +75,12 @@ describe('run-integration as a process', () => {
         running.on('exit', (code) => resolve(code)),
       );
       // The run is waiting on the hung cluster's list.
-      for (let i = 0; i < 600; i++) {
-        if (env.server.requests({ cluster: 'appint-ex-02', verb: 'list' }).length > 0) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(env.server.requests({ cluster: 'appint-ex-02', verb: 'list' }).length).toBeGreaterThan(
-        0,
-      );
+      await expect
+        .poll(() => env.server.requests({ cluster: 'appint-ex-02', verb: 'list' }).length, {
+          timeout: 30_000,
+          interval: 50,
+        })
+        .toBeGreaterThan(0);
       const signalled = performance.now();
       child.kill('SIGTERM');
       const code = await finished;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterHandle, type FakeKubeApiServer, startFakeKubeApiServer } from './server.ts';
-import { call, eventually } from './test-support/client.ts';
+import { call, SETTLED } from './test-support/client.ts';
 
 let server: FakeKubeApiServer;
 let c: ClusterHandle;
@@ -173,9 +173,9 @@ describe('update', () => {
 
   it('leaves status alone on main-resource writes and takes it on /status', async () => {
     const path = '/apis/apps/v1/namespaces/crud/deployments/gen';
-    await eventually(async () =>
-      (await call(c, 'GET', path)).body.status?.observedGeneration === 2 ? true : undefined,
-    );
+    await expect
+      .poll(async () => (await call(c, 'GET', path)).body.status?.observedGeneration, SETTLED)
+      .toBe(2);
     const live = (await call(c, 'GET', path)).body;
     const main = await call(c, 'PUT', path, { body: { ...live, status: { replicas: 99 } } });
     expect(main.body.status.replicas).toBe(3);
@@ -337,9 +337,9 @@ describe('delete', () => {
     expect(reply.body).toMatchObject({ kind: 'Namespace', status: { phase: 'Terminating' } });
     expect((await call(c, 'GET', '/api/v1/namespaces/gc/configmaps')).body.items).toEqual([]);
     expect((await call(c, 'GET', '/api/v1/namespaces/gc/secrets')).body.items).toEqual([]);
-    await eventually(async () =>
-      (await call(c, 'GET', '/api/v1/namespaces/gc')).status === 404 ? true : undefined,
-    );
+    await expect
+      .poll(async () => (await call(c, 'GET', '/api/v1/namespaces/gc')).status, SETTLED)
+      .toBe(404);
   });
 
   it('refuses to delete the system namespaces', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type ClusterHandle, type FakeKubeApiServer, startFakeKubeApiServer } from './server.ts';
-import { call, eventually } from './test-support/client.ts';
+import { call, SETTLED } from './test-support/client.ts';
 
 let server: FakeKubeApiServer;
 let c: ClusterHandle;
@@ -166,10 +166,10 @@ describe('workload rollout', () => {
   it('moves Deployment status to ready shortly after each spec change', async () => {
     const path = '/apis/apps/v1/namespaces/default/deployments/d';
     await merge(path, { spec: { replicas: 3 } });
-    const status = await eventually(async () => {
+    const status = await vi.waitUntil(async () => {
       const s = (await call(c, 'GET', path)).body.status;
       return s?.observedGeneration === 2 ? s : undefined;
-    });
+    }, SETTLED);
     expect(status).toMatchObject({
       replicas: 3,
       readyReplicas: 3,
@@ -195,8 +195,9 @@ describe('workload rollout', () => {
           .items as ReplicaSet[]
       ).filter((rs) => rs.metadata.name.startsWith('d-'));
     const deployment = (await call(c, 'GET', path)).body;
-    const [first] = await eventually(async () =>
-      (await replicaSets()).length === 1 ? replicaSets() : undefined,
+    const [first] = await vi.waitUntil(
+      async () => ((await replicaSets()).length === 1 ? replicaSets() : undefined),
+      SETTLED,
     );
     const hash = first?.metadata.labels['pod-template-hash'] ?? '';
     expect(first?.metadata.name).toBe(`d-${hash}`);
@@ -212,17 +213,17 @@ describe('workload rollout', () => {
     await merge(path, {
       spec: { template: { spec: { containers: [{ name: 'c', image: 'i:2' }] } } },
     });
-    const both = await eventually(async () => {
+    const both = await vi.waitUntil(async () => {
       const list = await replicaSets();
       return list.length === 2 && list.some((rs) => rs.spec.replicas === 0) ? list : undefined;
-    });
+    }, SETTLED);
     const current = both.find((rs) => rs.metadata.name !== first?.metadata.name);
     expect(current?.metadata.annotations['deployment.kubernetes.io/revision']).toBe('2');
     expect(current?.spec.replicas).toBe(3);
-    const rolled = await eventually(async () => {
+    const rolled = await vi.waitUntil(async () => {
       const d = (await call(c, 'GET', path)).body;
       return d.metadata.annotations['deployment.kubernetes.io/revision'] === '2' ? d : undefined;
-    });
+    }, SETTLED);
     expect(rolled.status.observedGeneration).toBe(rolled.metadata.generation);
   });
 
@@ -264,10 +265,10 @@ describe('workload rollout', () => {
     for (const [path, spec, ready] of workloads) {
       const created = await call(c, 'POST', path, { body: { metadata: { name: 'w' }, spec } });
       expect(created.status, path).toBe(201);
-      const status = await eventually(async () => {
+      const status = await vi.waitUntil(async () => {
         const s = (await call(c, 'GET', `${path}/w`)).body.status;
         return s && ready(s) ? s : undefined;
-      });
+      }, SETTLED);
       if (!path.includes('/jobs')) expect(status.observedGeneration, path).toBe(1);
     }
   });
@@ -308,10 +309,10 @@ describe('service-account token Secrets', () => {
     await call(c, 'POST', '/api/v1/namespaces/default/secrets', {
       body: tokenSecret('bot-token-12345', 'bot'),
     });
-    const secret = await eventually(async () => {
+    const secret = await vi.waitUntil(async () => {
       const s = (await call(c, 'GET', '/api/v1/namespaces/default/secrets/bot-token-12345')).body;
       return s.data?.token ? s : undefined;
-    });
+    }, SETTLED);
     const token = Buffer.from(secret.data.token, 'base64').toString('utf8');
     const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
     expect(claims.sub).toBe('system:serviceaccount:default:bot');
@@ -326,11 +327,13 @@ describe('service-account token Secrets', () => {
     await call(c, 'POST', '/api/v1/namespaces/default/secrets', {
       body: tokenSecret('ghost-token-1', 'ghost'),
     });
-    await eventually(async () =>
-      (await call(c, 'GET', '/api/v1/namespaces/default/secrets/ghost-token-1')).status === 404
-        ? true
-        : undefined,
-    );
+    await expect
+      .poll(
+        async () =>
+          (await call(c, 'GET', '/api/v1/namespaces/default/secrets/ghost-token-1')).status,
+        SETTLED,
+      )
+      .toBe(404);
   });
 });
 
@@ -386,8 +389,8 @@ describe('OpenShift projects', () => {
     );
     expect((await call(c, 'GET', '/api/v1/namespaces/team')).status).toBe(200);
     await merge('/api/v1/namespaces/team/configmaps/x', { metadata: { finalizers: null } });
-    await eventually(async () =>
-      (await call(c, 'GET', '/api/v1/namespaces/team')).status === 404 ? true : undefined,
-    );
+    await expect
+      .poll(async () => (await call(c, 'GET', '/api/v1/namespaces/team')).status, SETTLED)
+      .toBe(404);
   });
 });

@@ -109,15 +109,8 @@ export function watchEvents(
   });
 }
 
-/** Polls until `check` returns a value (rollouts and namespace finalisation are asynchronous). */
-export async function eventually<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  tries = 1000,
-): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('condition not reached');
-}
+/**
+ * Polling options for `vi.waitUntil` and `expect.poll`: rollouts and namespace finalisation are
+ * asynchronous, and vitest's default of 1 s is too tight on a loaded machine.
+ */
+export const SETTLED = { timeout: 10_000, interval: 10 } as const;
