@@ -1,7 +1,7 @@
 import { pythonString } from '@qontract/core';
+import { compareCodePoints } from '@qontract/pycompat';
 import { failure } from './errors.ts';
 import {
-  compareCodePoints,
   type Dict,
   dictEntries,
   isDict,

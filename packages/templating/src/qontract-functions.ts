@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SecretNotFoundError, type SecretRedactor } from '@qontract/core';
+import { compareCodePoints } from '@qontract/pycompat';
 import { bindArgs } from './arguments.ts';
 import { checkCollectionSize } from './context.ts';
 import { failure, RenderFailure } from './errors.ts';
@@ -8,7 +9,6 @@ import { toTemplateValue } from './intake.ts';
 import { urlQuote, urlUnquote } from './url-quote.ts';
 import {
   BuiltinFunction,
-  compareCodePoints,
   type Dict,
   dictEntries,
   dictSet,

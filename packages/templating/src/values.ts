@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import { pythonNumber } from '@qontract/core';
+import { compareCodePoints } from '@qontract/pycompat';
 import { checkCollectionSize, checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
 import { compareNumeric, intToDecimal, intToFloat, type PyInt } from './python-int.ts';
@@ -406,16 +407,6 @@ export function pyCompare(a: unknown, b: unknown, op = '<'): number {
   throw failure.type(
     `'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`,
   );
-}
-
-export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
 }
 
 /** Python refuses lists and dicts (and tuples holding them) as dict keys and set members. */

@@ -5,7 +5,6 @@ import {
   BundleLoadError,
   type BundleProblem,
   collectBundleFromDirectory,
-  compareCodePoints,
   formatProblem,
   loadEmbeddedEngine,
   readBundleFile,
@@ -15,6 +14,7 @@ import {
   writeBundleFile,
 } from '@qontract/app-interface';
 import { ExitCode, QontractError } from '@qontract/core';
+import { compareCodePoints } from '@qontract/pycompat';
 
 export interface Output {
   write(text: string): unknown;

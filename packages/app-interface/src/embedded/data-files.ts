@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { compareCodePoints } from './code-point-order.ts';
+import { compareCodePoints } from '@qontract/pycompat';
 import { type BundleProblem, ProblemKind } from './problems.ts';
 import type { JsonObject, JsonValue } from './types.ts';
 import { decodeUtf8 } from './utf8.ts';

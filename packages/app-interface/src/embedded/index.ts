@@ -10,7 +10,6 @@ export {
   serializeBundle,
   writeBundleFile,
 } from './bundle-file.ts';
-export { compareCodePoints } from './code-point-order.ts';
 export { BundleDatabase } from './database.ts';
 export {
   createEmbeddedEngine,

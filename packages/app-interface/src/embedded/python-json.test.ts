@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { compareCodePoints } from './code-point-order.ts';
 import { pythonJsonDumps } from './python-json.ts';
 
 describe('pythonJsonDumps (json.dump sort_keys, compact, ensure_ascii)', () => {
@@ -19,15 +18,5 @@ describe('pythonJsonDumps (json.dump sort_keys, compact, ensure_ascii)', () => {
     expect(pythonJsonDumps({ a: undefined, b: true, c: 1.5, d: -3 })).toBe(
       '{"b":true,"c":1.5,"d":-3}\n',
     );
-  });
-});
-
-describe('compareCodePoints', () => {
-  it('orders astral characters after U+E000..U+FFFF, unlike UTF-16 order', () => {
-    const list = ['\u{1F600}', '\uFF01', 'b', 'a', 'B'];
-    expect([...list].sort(compareCodePoints)).toEqual(['B', 'a', 'b', '\uFF01', '\u{1F600}']);
-    expect(compareCodePoints('/a/b.yml', '/a-b.yml')).toBeGreaterThan(0);
-    expect(compareCodePoints('same', 'same')).toBe(0);
-    expect(compareCodePoints('ab', 'abc')).toBeLessThan(0);
   });
 });

@@ -1,4 +1,4 @@
-import { compareCodePoints } from './code-point-order.ts';
+import { compareCodePoints } from '@qontract/pycompat';
 
 /*
  * qontract-bundler writes `json.dump(bundle, sort_keys=True, separators=(',', ':'))`

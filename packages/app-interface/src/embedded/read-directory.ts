@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { compareCodePoints } from './code-point-order.ts';
+import { compareCodePoints } from '@qontract/pycompat';
 import {
   decodeFile,
   isObject,

@@ -1,6 +1,6 @@
+import { compareCodePoints } from '@qontract/pycompat';
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import draft6MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
-import { compareCodePoints } from './code-point-order.ts';
 import { confsOf } from './graphql-conf.ts';
 import { type BundleProblem, ProblemKind } from './problems.ts';
 import { sortProblems } from './read-directory.ts';

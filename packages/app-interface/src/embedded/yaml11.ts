@@ -1,5 +1,5 @@
+import { compareCodePoints } from '@qontract/pycompat';
 import { parseDocument, type ScalarTag, type Tags } from 'yaml';
-import { compareCodePoints } from './code-point-order.ts';
 import type { JsonValue } from './types.ts';
 
 /*

@@ -1,3 +1,5 @@
+import { compareCodePoints } from '@qontract/pycompat';
+
 /**
  * Python's `json.dumps(value, sort_keys=True)` for JSON-compatible values:
  * `", "` and `": "` separators, keys sorted by code point, ASCII-only output
@@ -97,24 +99,4 @@ export function pythonString(s: string): string {
     else out += ch;
   }
   return `${out}"`;
-}
-
-/**
- * Orders strings by Unicode code point, as Python sorts `str`. UTF-16 code
- * units only disagree for surrogates (U+D800–U+DFFF) against U+E000–U+FFFF.
- */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
-
-function codePointRank(unit: number): number {
-  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
-  if (unit >= 0xe000) return unit - 0x800;
-  return unit;
 }

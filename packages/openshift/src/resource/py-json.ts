@@ -4,6 +4,7 @@
  * format (code-point key order, Python float repr, `\uXXXX` for everything above 0x7e), and the
  * hash the original stores on cluster objects is computed over exactly this text.
  */
+import { compareCodePoints } from '@qontract/pycompat';
 import { pyFloatRepr, pyIntRepr } from './py-numbers.ts';
 import { PyDict, PyFloat, type PyObject, PyStr, type PyValue, pyTypeName } from './py-values.ts';
 
@@ -40,35 +41,6 @@ export function pyJsonString(s: string): string {
   }
   if (start < s.length) out += s.slice(start);
   return `${out}"`;
-}
-
-/** Python `str` ordering: by code point. UTF-16 order differs only around surrogates. */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const ca = a.charCodeAt(i);
-    const cb = b.charCodeAt(i);
-    if (ca === cb) continue;
-    const pa = codePointAtUnit(a, i);
-    const pb = codePointAtUnit(b, i);
-    return pa - pb;
-  }
-  return a.length - b.length;
-}
-
-/** The code point a UTF-16 unit belongs to (astral for a paired surrogate, itself when lone). */
-function codePointAtUnit(s: string, i: number): number {
-  const c = s.charCodeAt(i);
-  if (c >= 0xd800 && c <= 0xdbff) {
-    const next = s.charCodeAt(i + 1);
-    if (next >= 0xdc00 && next <= 0xdfff) return 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
-    return c;
-  }
-  if (c >= 0xdc00 && c <= 0xdfff) {
-    const prev = s.charCodeAt(i - 1);
-    if (prev >= 0xd800 && prev <= 0xdbff) return 0x10000 + ((prev - 0xd800) << 10) + (c - 0xdc00);
-  }
-  return c;
 }
 
 export function compareCodePointArrays(a: readonly number[], b: readonly number[]): number {

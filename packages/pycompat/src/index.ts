@@ -1,0 +1,1 @@
+export { compareCodePoints } from './code-point-order.ts';
