@@ -1,12 +1,7 @@
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import { messages, runQontractReconcile, useExampleEnvironment } from './harness.ts';
 
-let env: ExampleEnvironment | undefined;
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-});
+const start = useExampleEnvironment();
 
 const ours = {
   'qontract.integration': 'openshift_resources',
@@ -16,7 +11,7 @@ const ours = {
 
 describe('a hung cluster does not hold the others', () => {
   it('gives the cluster up at the request time-out, reports it, reconciles the others and deletes nothing', async () => {
-    env = await startExampleEnvironment();
+    const env = await start();
     const { server, configPath } = env;
     expect(
       (await runQontractReconcile(['--config', configPath, 'openshift-namespaces'])).code,

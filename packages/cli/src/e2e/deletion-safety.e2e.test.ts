@@ -1,18 +1,19 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FaultRule } from '@qontract/fake-kube-apiserver';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  editFile,
+  messages,
+  objectNames,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
 // The rule users trust most: once any error exists in a run, nothing is
 // deleted — on any cluster, whatever failed and whenever it failed.
 
-let env: ExampleEnvironment | undefined;
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-});
+const start = useExampleEnvironment();
 
 /** Where the example's plain ConfigMap (resources/example-app/configmap.yml) lives. */
 const CONFIG_MAP_HOMES = [
@@ -23,7 +24,7 @@ const CONFIG_MAP_HOMES = [
 
 /** The example environment with openshift-resources converged. */
 async function converged(): Promise<ExampleEnvironment> {
-  const e = await startWithNamespaces();
+  const e = await start({ namespaces: true });
   const run = await runQontractReconcile(['--config', e.configPath, 'openshift-resources']);
   expect(run.code).toBe(0);
   return e;
@@ -31,18 +32,9 @@ async function converged(): Promise<ExampleEnvironment> {
 
 /** Renames the example ConfigMap: the next run applies the new name and deletes the old one everywhere. */
 async function renameConfigMap(e: ExampleEnvironment): Promise<void> {
-  const path = join(e.appInterfaceDir, 'resources/example-app/configmap.yml');
-  const text = await readFile(path, 'utf8');
-  await writeFile(
-    path,
+  await editFile(join(e.appInterfaceDir, 'resources/example-app/configmap.yml'), (text) =>
     text.replace('name: example-app-config\n', 'name: example-app-config-v2\n'),
   );
-}
-
-function namespaces(e: ExampleEnvironment, cluster: string): string[] {
-  return e.server
-    .list(cluster, 'v1', 'Namespace')
-    .map((o) => (o as { metadata: { name: string } }).metadata.name);
 }
 
 function configMaps(e: ExampleEnvironment, cluster: string, namespace: string): string[] {
@@ -53,7 +45,7 @@ function configMaps(e: ExampleEnvironment, cluster: string, namespace: string): 
 
 describe('no deletion after an error in the same run', () => {
   it('the rename works when nothing fails (the old object is deleted on every cluster)', async () => {
-    env = await converged();
+    const env = await converged();
     await renameConfigMap(env);
     const run = await runQontractReconcile(['--config', env.configPath, 'openshift-resources']);
     expect(run.code).toBe(0);
@@ -67,7 +59,7 @@ describe('no deletion after an error in the same run', () => {
     ['a cluster failing mid-apply (connections reset)', { verb: 'apply', drop: true }],
     ['a 429 storm on every apply', { verb: 'apply', status: 429, retryAfter: 0 }],
   ])('openshift-resources: %s on one cluster means zero deletes anywhere', async (_what, rule) => {
-    env = await converged();
+    const env = await converged();
     await renameConfigMap(env);
     env.server.faults.set('appint-ex-02', rule);
     env.server.resetLog();
@@ -95,11 +87,8 @@ describe('no deletion after an error in the same run', () => {
   });
 
   it('openshift-resources: a resource whose metadata.namespace is not its namespace fails in dry-run, names the file, and deletes nothing in the wet run', async () => {
-    env = await converged();
-    const path = join(env.appInterfaceDir, 'resources/example-app/configmap.yml');
-    const text = await readFile(path, 'utf8');
-    await writeFile(
-      path,
+    const env = await converged();
+    await editFile(join(env.appInterfaceDir, 'resources/example-app/configmap.yml'), (text) =>
       text.replace(
         'name: example-app-config\n',
         'name: example-app-config-v2\n  namespace: somewhere-else\n',
@@ -128,7 +117,7 @@ describe('no deletion after an error in the same run', () => {
   });
 
   it('openshift-namespaces: a refused create on one cluster holds back a planned delete on another', async () => {
-    env = await startExampleEnvironment();
+    const env = await start();
     // example-app-legacy is marked `delete: true` in app-interface.
     env.server.seed('appint-ex-02', [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
@@ -141,8 +130,8 @@ describe('no deletion after an error in the same run', () => {
     expect(messages(run)).toContain("['delete', 'appint-ex-02', 'example-app-legacy']");
     expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
     expect(env.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
-    expect(namespaces(env, 'appint-ex-02')).toContain('example-app-legacy');
+    expect(objectNames(env, 'appint-ex-02', 'v1', 'Namespace')).toContain('example-app-legacy');
     // The healthy clusters were still reconciled.
-    expect(namespaces(env, 'appint-ex-k8s')).toContain('example-app-edge');
+    expect(objectNames(env, 'appint-ex-k8s', 'v1', 'Namespace')).toContain('example-app-edge');
   });
 });

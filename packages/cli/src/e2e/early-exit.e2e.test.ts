@@ -5,7 +5,7 @@ import { type EmbeddedEngine, loadEmbeddedEngine } from '@qontract/app-interface
 import type { ExampleEnvironment } from '@qontract/testing';
 import { parse, stringify } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import { editFile, messages, runQontractReconcile, useExampleEnvironment } from './harness.ts';
 
 /**
  * A qontract-server holding several bundles, as the real one does during an
@@ -40,6 +40,7 @@ async function serveBundles(
   };
 }
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 let bundles: { url: string; close(): Promise<void> };
 let shas: { base: string; unrelated: string; changed: string };
@@ -47,7 +48,7 @@ let shas: { base: string; unrelated: string; changed: string };
 let unrelatedUrl = '';
 
 beforeAll(async () => {
-  env = await startWithNamespaces();
+  env = await start({ namespaces: true });
   const base = env.appInterfaceDir;
   // Bundle of the target branch, and two MR bundles: one changes nothing
   // openshift-resources reads, one changes a resource only appint-ex-02 uses.
@@ -55,21 +56,17 @@ beforeAll(async () => {
   const changed = `${env.dir}/changed`;
   await cp(base, unrelated, { recursive: true });
   await cp(base, changed, { recursive: true });
-  const user = join(unrelated, 'data/access/users/carol.yml');
-  await writeFile(
-    user,
-    (await readFile(user, 'utf8')).replace('org_username: carol', 'org_username: carol2'),
+  await editFile(join(unrelated, 'data/access/users/carol.yml'), (t) =>
+    t.replace('org_username: carol', 'org_username: carol2'),
   );
-  const canary = join(changed, 'resources/example-app/canary-deployment.yml');
-  await writeFile(canary, (await readFile(canary, 'utf8')).replace(/replicas: \d+/, 'replicas: 3'));
+  await editFile(join(changed, 'resources/example-app/canary-deployment.yml'), (t) =>
+    t.replace(/replicas: \d+/, 'replicas: 3'),
+  );
   const [b, u, c] = await Promise.all([base, unrelated, changed].map((d) => loadEmbeddedEngine(d)));
   shas = { base: b!.sha256, unrelated: u!.sha256, changed: c!.sha256 };
   bundles = await serveBundles(c!, [b!, u!]);
 });
-afterAll(async () => {
-  await bundles?.close();
-  await env?.close();
-});
+afterAll(async () => bundles?.close());
 
 async function configFor(current: 'unrelated' | 'changed'): Promise<string> {
   // The main server's current bundle is "changed"; "unrelated" is served by its own server.

@@ -1,5 +1,6 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../main.ts';
 
 // Each end-to-end test runs the CLI several times against real HTTP servers;
@@ -41,30 +42,72 @@ export function messages(run: CliRun, level = 30): string[] {
   return run.logs.filter((l) => l.level >= level).map((l) => l.msg);
 }
 
-/**
- * The example environment with its namespaces already created by
- * `openshift-namespaces`, the way production does it: what every integration
- * that fills namespaces starts from.
- */
-export async function startWithNamespaces(
-  options: Parameters<typeof startExampleEnvironment>[0] = {},
-): Promise<ExampleEnvironment> {
-  const env = await startExampleEnvironment(options);
-  const run = await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces']);
-  if (run.code !== 0) {
-    await env.close();
-    throw new Error(`openshift-namespaces failed (exit ${run.code}):\n${run.stderr}`);
-  }
-  return env;
+/** The plan lines of a run: the original's `['apply', ...]`-style action messages. */
+export function planLines(run: CliRun): string[] {
+  return messages(run).filter((m) => m.startsWith('['));
 }
 
-/** Sorted names of the objects of a kind in a namespace of a simulated cluster. */
+interface StartOptions extends NonNullable<Parameters<typeof startExampleEnvironment>[0]> {
+  /**
+   * Create the example namespaces with `openshift-namespaces` first, the way
+   * production does it: what every integration that fills namespaces starts from.
+   */
+  readonly namespaces?: boolean;
+}
+
+/**
+ * The lifecycle of the example environments of an e2e file. Call it once at
+ * the top of the file; it returns the function that starts an environment.
+ * An environment started by a test is closed when that test ends, one started
+ * in `beforeAll` when the file's tests are done, so no test closes anything.
+ */
+export function useExampleEnvironment(): (options?: StartOptions) => Promise<ExampleEnvironment> {
+  const ofTest: ExampleEnvironment[] = [];
+  const ofFile: ExampleEnvironment[] = [];
+  let inTest = false;
+  beforeEach(() => {
+    inTest = true;
+  });
+  afterEach(async () => {
+    inTest = false;
+    await closeAll(ofTest);
+  });
+  afterAll(() => closeAll(ofFile));
+  return async ({ namespaces = false, ...options } = {}) => {
+    const env = await startExampleEnvironment(options);
+    (inTest ? ofTest : ofFile).push(env);
+    if (namespaces) await createNamespaces(env);
+    return env;
+  };
+}
+
+async function closeAll(envs: ExampleEnvironment[]): Promise<void> {
+  await Promise.all(envs.splice(0).map((env) => env.close()));
+}
+
+/** Runs `openshift-namespaces` on the environment, as production does before anything fills them. */
+export async function createNamespaces(env: ExampleEnvironment): Promise<void> {
+  const run = await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces']);
+  if (run.code !== 0) {
+    throw new Error(`openshift-namespaces failed (exit ${run.code}):\n${run.stderr}`);
+  }
+}
+
+/** Rewrites a file (of the environment's app-interface copy, usually) through `change`. */
+export async function editFile(path: string, change: (text: string) => string): Promise<void> {
+  await writeFile(path, change(await readFile(path, 'utf8')));
+}
+
+/**
+ * Sorted names of the objects of a kind on a simulated cluster: in a namespace,
+ * or all of them (cluster-scoped kinds) without one.
+ */
 export function objectNames(
   env: ExampleEnvironment,
   cluster: string,
   apiVersion: string,
   kind: string,
-  namespace: string,
+  namespace?: string,
 ): string[] {
   return env.server
     .list(cluster, apiVersion, kind, namespace)

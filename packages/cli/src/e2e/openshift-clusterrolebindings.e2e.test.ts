@@ -1,17 +1,16 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  editFile,
+  messages,
+  objectNames,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
-let env: ExampleEnvironment | undefined;
-// Each test runs the CLI several times against simulated clusters; the first also loads the CLI.
-const E2E_TIMEOUT_MS = 60_000;
-
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-});
+const start = useExampleEnvironment();
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const KIND = 'ClusterRoleBinding.rbac.authorization.k8s.io';
@@ -20,12 +19,8 @@ const applyLine = (cluster: string, name: string) =>
 const deleteLine = (cluster: string, name: string) =>
   `['delete', 'privileged=False', '${cluster}', 'cluster', '${KIND}', '${name}']`;
 
-function bindings(e: ExampleEnvironment, cluster: string): string[] {
-  return e.server
-    .list(cluster, RBAC, 'ClusterRoleBinding')
-    .map((o) => (o as { metadata: { name: string } }).metadata.name)
-    .sort();
-}
+const bindings = (e: ExampleEnvironment, cluster: string) =>
+  objectNames(e, cluster, RBAC, 'ClusterRoleBinding');
 
 /** A binding this integration wrote earlier for a grant that is gone now. */
 function seedStaleOwnBinding(e: ExampleEnvironment): void {
@@ -60,145 +55,119 @@ function seedStaleOwnBinding(e: ExampleEnvironment): void {
 }
 
 describe('openshift-clusterrolebindings end to end', () => {
-  it(
-    'plans without writing, converges, then has nothing to do; deletes only its own',
-    async () => {
-      env = await startExampleEnvironment();
-      const { server, configPath } = env;
-      seedStaleOwnBinding(env);
-      server.resetLog();
+  it('plans without writing, converges, then has nothing to do; deletes only its own', async () => {
+    const env = await start();
+    const { server, configPath } = env;
+    seedStaleOwnBinding(env);
+    server.resetLog();
 
-      const dry = await runQontractReconcile([
-        '--config',
-        configPath,
-        '--dry-run',
-        'openshift-clusterrolebindings',
-      ]);
-      expect(dry.code).toBe(0);
-      const lines = messages(dry).filter((m) => m.startsWith('['));
-      expect(lines.sort()).toEqual(
-        [
-          applyLine('appint-ex-01', 'cluster-reader-app-sre-pipelines-example-ci'),
-          applyLine('appint-ex-01', 'cluster-reader-carol-gh'),
-          deleteLine('appint-ex-01', 'cluster-reader-mallory-gh'),
-        ].sort(),
-      );
-      expect(server.mutatingRequests()).toEqual([]);
+    const dry = await runQontractReconcile([
+      '--config',
+      configPath,
+      '--dry-run',
+      'openshift-clusterrolebindings',
+    ]);
+    expect(dry.code).toBe(0);
+    const lines = planLines(dry);
+    expect(lines.sort()).toEqual(
+      [
+        applyLine('appint-ex-01', 'cluster-reader-app-sre-pipelines-example-ci'),
+        applyLine('appint-ex-01', 'cluster-reader-carol-gh'),
+        deleteLine('appint-ex-01', 'cluster-reader-mallory-gh'),
+      ].sort(),
+    );
+    expect(server.mutatingRequests()).toEqual([]);
 
-      const wet = await runQontractReconcile([
-        '--config',
-        configPath,
-        'openshift-clusterrolebindings',
-      ]);
-      expect(wet.code).toBe(0);
-      expect(bindings(env, 'appint-ex-01')).toEqual([
-        'cluster-reader-app-sre-pipelines-example-ci',
-        'cluster-reader-carol-gh',
-        'hand-made',
-      ]);
-      // Clusters without managedClusterRoles are never touched.
-      expect(server.mutatingRequests({ cluster: 'appint-ex-02' })).toEqual([]);
-      expect(server.mutatingRequests({ cluster: 'appint-ex-k8s' })).toEqual([]);
-      const crb = server.get(
-        'appint-ex-01',
-        RBAC,
-        'ClusterRoleBinding',
-        '',
-        'cluster-reader-app-sre-pipelines-example-ci',
-      ) as {
-        metadata: { annotations: Record<string, string> };
-        roleRef: Record<string, string>;
-        subjects: unknown[];
-      };
-      expect(crb.metadata.annotations['qontract.integration']).toBe(
-        'openshift-clusterrolebindings',
-      );
-      expect(crb.metadata.annotations['qontract.integration_version']).toBe('0.1.0');
-      expect(crb.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'cluster-reader' });
-      expect(crb.subjects).toEqual([
-        { kind: 'ServiceAccount', name: 'example-ci', namespace: 'app-sre-pipelines' },
-      ]);
+    const wet = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(wet.code).toBe(0);
+    expect(bindings(env, 'appint-ex-01')).toEqual([
+      'cluster-reader-app-sre-pipelines-example-ci',
+      'cluster-reader-carol-gh',
+      'hand-made',
+    ]);
+    // Clusters without managedClusterRoles are never touched.
+    expect(server.mutatingRequests({ cluster: 'appint-ex-02' })).toEqual([]);
+    expect(server.mutatingRequests({ cluster: 'appint-ex-k8s' })).toEqual([]);
+    const crb = server.get(
+      'appint-ex-01',
+      RBAC,
+      'ClusterRoleBinding',
+      '',
+      'cluster-reader-app-sre-pipelines-example-ci',
+    ) as {
+      metadata: { annotations: Record<string, string> };
+      roleRef: Record<string, string>;
+      subjects: unknown[];
+    };
+    expect(crb.metadata.annotations['qontract.integration']).toBe('openshift-clusterrolebindings');
+    expect(crb.metadata.annotations['qontract.integration_version']).toBe('0.1.0');
+    expect(crb.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'cluster-reader' });
+    expect(crb.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'example-ci', namespace: 'app-sre-pipelines' },
+    ]);
 
-      server.resetLog();
-      const again = await runQontractReconcile([
-        '--config',
-        configPath,
-        'openshift-clusterrolebindings',
-      ]);
-      expect(again.code).toBe(0);
-      expect(server.mutatingRequests()).toEqual([]);
-      expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
-    },
-    E2E_TIMEOUT_MS,
-  );
+    server.resetLog();
+    const again = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(again.code).toBe(0);
+    expect(server.mutatingRequests()).toEqual([]);
+    expect(planLines(again)).toEqual([]);
+  });
 
-  it(
-    'reports a binding name the API would refuse, exits 1 and deletes nothing',
-    async () => {
-      env = await startExampleEnvironment();
-      const { server, configPath, appInterfaceDir } = env;
-      seedStaleOwnBinding(env);
-      const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
-      const text = await readFile(rolePath, 'utf8');
-      await writeFile(
-        rolePath,
-        text.replace('clusterRole: cluster-reader', 'clusterRole: cluster-reader/extra'),
-      );
-      server.resetLog();
-      const run = await runQontractReconcile([
-        '--config',
-        configPath,
-        'openshift-clusterrolebindings',
-      ]);
-      expect(run.code).toBe(1);
-      expect(messages(run, 50)).toEqual(
-        expect.arrayContaining([
-          "[appint-ex-01] role cluster-readers: ClusterRoleBinding name 'cluster-reader/extra-carol-gh' may not contain '/'",
-          "'delete' action is disabled due to previous errors.",
-        ]),
-      );
-      expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
-      expect(bindings(env, 'appint-ex-01')).toContain('cluster-reader-mallory-gh');
-    },
-    E2E_TIMEOUT_MS,
-  );
+  it('reports a binding name the API would refuse, exits 1 and deletes nothing', async () => {
+    const env = await start();
+    const { server, configPath, appInterfaceDir } = env;
+    seedStaleOwnBinding(env);
+    await editFile(join(appInterfaceDir, 'data/access/roles/cluster-readers.yml'), (text) =>
+      text.replace('clusterRole: cluster-reader', 'clusterRole: cluster-reader/extra'),
+    );
+    server.resetLog();
+    const run = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toEqual(
+      expect.arrayContaining([
+        "[appint-ex-01] role cluster-readers: ClusterRoleBinding name 'cluster-reader/extra-carol-gh' may not contain '/'",
+        "'delete' action is disabled due to previous errors.",
+      ]),
+    );
+    expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
+    expect(bindings(env, 'appint-ex-01')).toContain('cluster-reader-mallory-gh');
+  });
 
-  it(
-    'goes on when a managed cluster is unreachable (exit 1); plain Kubernetes clusters work too',
-    async () => {
-      env = await startExampleEnvironment({ down: ['appint-ex-01'] });
-      const { configPath, appInterfaceDir } = env;
-      // A second managed cluster, plain Kubernetes, so that one is still reachable.
-      const clusterPath = join(appInterfaceDir, 'data/openshift/appint-ex-k8s/cluster.yml');
-      await writeFile(
-        clusterPath,
-        (await readFile(clusterPath, 'utf8')).replace(
-          'auth: []',
-          'auth: []\nmanagedClusterRoles: true',
-        ),
-      );
-      const rolePath = join(appInterfaceDir, 'data/access/roles/cluster-readers.yml');
-      await writeFile(
-        rolePath,
-        (await readFile(rolePath, 'utf8')).replace(
-          'access:\n',
-          'access:\n  - cluster:\n      $ref: /openshift/appint-ex-k8s/cluster.yml\n    clusterRole: view\n',
-        ),
-      );
-      const run = await runQontractReconcile([
-        '--config',
-        configPath,
-        'openshift-clusterrolebindings',
-      ]);
-      expect(run.code).toBe(1);
-      expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-01] is unreachable'))).toBe(
-        true,
-      );
-      expect(bindings(env, 'appint-ex-k8s')).toEqual([
-        'view-app-sre-pipelines-example-ci',
-        'view-carol-gh',
-      ]);
-    },
-    E2E_TIMEOUT_MS,
-  );
+  it('goes on when a managed cluster is unreachable (exit 1); plain Kubernetes clusters work too', async () => {
+    const env = await start({ down: ['appint-ex-01'] });
+    const { configPath, appInterfaceDir } = env;
+    // A second managed cluster, plain Kubernetes, so that one is still reachable.
+    await editFile(join(appInterfaceDir, 'data/openshift/appint-ex-k8s/cluster.yml'), (text) =>
+      text.replace('auth: []', 'auth: []\nmanagedClusterRoles: true'),
+    );
+    await editFile(join(appInterfaceDir, 'data/access/roles/cluster-readers.yml'), (text) =>
+      text.replace(
+        'access:\n',
+        'access:\n  - cluster:\n      $ref: /openshift/appint-ex-k8s/cluster.yml\n    clusterRole: view\n',
+      ),
+    );
+    const run = await runQontractReconcile([
+      '--config',
+      configPath,
+      'openshift-clusterrolebindings',
+    ]);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-01] is unreachable'))).toBe(true);
+    expect(bindings(env, 'appint-ex-k8s')).toEqual([
+      'view-app-sre-pipelines-example-ci',
+      'view-carol-gh',
+    ]);
+  });
 });

@@ -1,15 +1,22 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  editFile,
+  messages,
+  objectNames,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 beforeAll(async () => {
   // Resources live in namespaces: create them first, as production does.
-  env = await startWithNamespaces();
+  env = await start({ namespaces: true });
 });
-afterAll(async () => env.close());
 
 const limitRanges = (cluster: string, namespace: string) =>
   objectNames(env, cluster, 'v1', 'LimitRange', namespace);
@@ -29,7 +36,7 @@ describe('openshift-limitranges end to end', { timeout: 30_000 }, () => {
       'openshift-limitranges',
     ]);
     expect(dry.code).toBe(0);
-    expect(messages(dry).filter((m) => m.startsWith('['))).toEqual(
+    expect(planLines(dry)).toEqual(
       expect.arrayContaining([
         applyLine('appint-ex-01', 'app-sre-observability', 'example-default'),
         applyLine('appint-ex-01', 'example-app-stage', 'example-default'),
@@ -37,7 +44,7 @@ describe('openshift-limitranges end to end', { timeout: 30_000 }, () => {
         applyLine('appint-ex-k8s', 'example-app-edge', 'example-default'),
       ]),
     );
-    expect(messages(dry).filter((m) => m.startsWith('['))).toHaveLength(4);
+    expect(planLines(dry)).toHaveLength(4);
     expect(server.mutatingRequests()).toEqual([]);
 
     const wet = await runQontractReconcile(['--config', configPath, 'openshift-limitranges']);
@@ -70,7 +77,7 @@ describe('openshift-limitranges end to end', { timeout: 30_000 }, () => {
     const again = await runQontractReconcile(['--config', configPath, 'openshift-limitranges']);
     expect(again.code).toBe(0);
     expect(server.mutatingRequests()).toEqual([]);
-    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+    expect(planLines(again)).toEqual([]);
   });
 
   it('takes over by default: deletes LimitRanges nobody asked for, unless they have an owner', async () => {
@@ -139,14 +146,9 @@ describe('openshift-limitranges end to end', { timeout: 30_000 }, () => {
         '',
       ].join('\n'),
     );
-    const observability = join(
-      appInterfaceDir,
-      'data/openshift/appint-ex-01/namespaces/app-sre-observability.yml',
-    );
-    const text = await readFile(observability, 'utf8');
-    await writeFile(
-      observability,
-      text.replace('/limitranges/example-default.yml', '/limitranges/bad-name.yml'),
+    await editFile(
+      join(appInterfaceDir, 'data/openshift/appint-ex-01/namespaces/app-sre-observability.yml'),
+      (text) => text.replace('/limitranges/example-default.yml', '/limitranges/bad-name.yml'),
     );
     await writeFile(
       join(appInterfaceDir, 'data/services/example-app/namespaces/example-app-stage-copy.yml'),

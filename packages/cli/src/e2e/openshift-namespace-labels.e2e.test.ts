@@ -1,22 +1,19 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { editFile, messages, runQontractReconcile, useExampleEnvironment } from './harness.ts';
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 let stateDir: string;
 beforeAll(async () => {
-  env = await startExampleEnvironment();
+  // Labels go on existing namespaces: create them the way production does.
+  env = await start({ namespaces: true });
   // The managed label keys live in the state store: examples/config.toml's local
   // directory, beside the environment's copy of the config.
   stateDir = join(env.dir, '.state');
-  // Labels go on existing namespaces: create them the way production does.
-  expect(
-    (await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces'])).code,
-  ).toBe(0);
 });
-afterAll(async () => env.close());
 
 const labelsOf = (cluster: string, namespace: string) =>
   (
@@ -34,13 +31,14 @@ const namespaceFile = (name: string) =>
   join(env.appInterfaceDir, 'data/services/example-app/namespaces', `${name}.yml`);
 
 async function editLabels(file: string, labels: string[]): Promise<void> {
-  const text = await readFile(file, 'utf8');
-  const replaced = text.replace(
-    /^labels:\n(?: {2}.*\n)*/m,
-    `labels:\n${labels.map((l) => `  ${l}\n`).join('')}`,
-  );
-  expect(replaced).not.toBe(text);
-  await writeFile(file, replaced);
+  await editFile(file, (text) => {
+    const replaced = text.replace(
+      /^labels:\n(?: {2}.*\n)*/m,
+      `labels:\n${labels.map((l) => `  ${l}\n`).join('')}`,
+    );
+    expect(replaced).not.toBe(text);
+    return replaced;
+  });
 }
 
 // Each test runs the CLI several times in a row.
@@ -186,27 +184,21 @@ describe('openshift-namespace-labels end to end', { timeout: 30_000 }, () => {
 
 describe('openshift-namespace-labels with an unreachable cluster', { timeout: 30_000 }, () => {
   it('labels the namespaces of the other clusters and exits 1', async () => {
-    const down = await startExampleEnvironment({ down: ['appint-ex-02'] });
-    try {
-      expect(
-        (await runQontractReconcile(['--config', down.configPath, 'openshift-namespaces'])).code,
-      ).toBe(1);
-      const run = await runQontractReconcile([
-        '--config',
-        down.configPath,
-        'openshift-namespace-labels',
-      ]);
-      expect(run.code).toBe(1);
-      expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(
-        true,
-      );
-      const stage = down.server.get('appint-ex-01', 'v1', 'Namespace', '', 'example-app-stage');
-      expect((stage!.metadata as { labels?: Record<string, string> }).labels).toMatchObject({
-        team: 'example',
-      });
-    } finally {
-      await down.close();
-    }
+    const down = await start({ down: ['appint-ex-02'] });
+    expect(
+      (await runQontractReconcile(['--config', down.configPath, 'openshift-namespaces'])).code,
+    ).toBe(1);
+    const run = await runQontractReconcile([
+      '--config',
+      down.configPath,
+      'openshift-namespace-labels',
+    ]);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(true);
+    const stage = down.server.get('appint-ex-01', 'v1', 'Namespace', '', 'example-app-stage');
+    expect((stage!.metadata as { labels?: Record<string, string> }).labels).toMatchObject({
+      team: 'example',
+    });
   });
 });
 
@@ -214,36 +206,32 @@ describe('openshift-namespace-labels with bad state and a refused patch', {
   timeout: 30_000,
 }, () => {
   it('reports both, labels the other namespaces and exits 1', async () => {
-    const bad = await startExampleEnvironment();
-    try {
-      expect(
-        (await runQontractReconcile(['--config', bad.configPath, 'openshift-namespaces'])).code,
-      ).toBe(0);
-      const dir = join(bad.dir, '.state/state/openshift-namespace-labels/appint-ex-01');
-      await mkdir(dir, { recursive: true });
-      await writeFile(join(dir, 'app-sre-pipelines-managed-labels'), '{"team": 1}');
-      bad.server.faults.set('appint-ex-k8s', { verb: 'patch', status: 403 });
-      const run = await runQontractReconcile([
-        '--config',
-        bad.configPath,
-        'openshift-namespace-labels',
-      ]);
-      expect(run.code).toBe(1);
-      const errors = messages(run, 50);
-      expect(errors).toContain(
-        'appint-ex-01/app-sre-pipelines: state appint-ex-01/app-sre-pipelines-managed-labels is not a list of label keys',
-      );
-      expect(errors.some((m) => m.startsWith('appint-ex-k8s/example-app-edge: '))).toBe(true);
-      const labels = (ns: string) =>
-        (
-          bad.server.get('appint-ex-01', 'v1', 'Namespace', '', ns)!.metadata as {
-            labels?: Record<string, string>;
-          }
-        ).labels ?? {};
-      expect(labels('example-app-stage')).toMatchObject({ team: 'example' });
-      expect(labels('app-sre-pipelines')).not.toHaveProperty('team');
-    } finally {
-      await bad.close();
-    }
+    const bad = await start();
+    expect(
+      (await runQontractReconcile(['--config', bad.configPath, 'openshift-namespaces'])).code,
+    ).toBe(0);
+    const dir = join(bad.dir, '.state/state/openshift-namespace-labels/appint-ex-01');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'app-sre-pipelines-managed-labels'), '{"team": 1}');
+    bad.server.faults.set('appint-ex-k8s', { verb: 'patch', status: 403 });
+    const run = await runQontractReconcile([
+      '--config',
+      bad.configPath,
+      'openshift-namespace-labels',
+    ]);
+    expect(run.code).toBe(1);
+    const errors = messages(run, 50);
+    expect(errors).toContain(
+      'appint-ex-01/app-sre-pipelines: state appint-ex-01/app-sre-pipelines-managed-labels is not a list of label keys',
+    );
+    expect(errors.some((m) => m.startsWith('appint-ex-k8s/example-app-edge: '))).toBe(true);
+    const labels = (ns: string) =>
+      (
+        bad.server.get('appint-ex-01', 'v1', 'Namespace', '', ns)!.metadata as {
+          labels?: Record<string, string>;
+        }
+      ).labels ?? {};
+    expect(labels('example-app-stage')).toMatchObject({ team: 'example' });
+    expect(labels('app-sre-pipelines')).not.toHaveProperty('team');
   });
 });

@@ -1,21 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import {
+  messages,
+  objectNames,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
-let env: ExampleEnvironment | undefined;
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-});
-
-const names = (objs: Array<{ metadata?: { name?: string } }>) =>
-  objs.map((o) => o.metadata?.name).sort();
+const start = useExampleEnvironment();
 
 describe('openshift-namespaces end to end (examples/ against simulated clusters)', () => {
   it('plans in dry-run without writing, converges in a wet run, and then has nothing to do', async () => {
-    env = await startExampleEnvironment();
+    const env = await start();
     const { server, configPath } = env;
     server.seed('appint-ex-02', [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
@@ -44,17 +42,17 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
 
     const wet = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
     expect(wet.code).toBe(0);
-    expect(names(server.list('appint-ex-01', 'v1', 'Namespace'))).toEqual(
+    expect(objectNames(env, 'appint-ex-01', 'v1', 'Namespace')).toEqual(
       expect.arrayContaining(['app-sre-observability', 'app-sre-pipelines', 'example-app-stage']),
     );
     // The API server finishes a namespace's deletion a moment after answering the DELETE.
     await expect
-      .poll(() => names(server.list('appint-ex-02', 'v1', 'Namespace')))
+      .poll(() => objectNames(env, 'appint-ex-02', 'v1', 'Namespace'))
       .not.toContain('example-app-legacy');
-    const ex02 = names(server.list('appint-ex-02', 'v1', 'Namespace'));
+    const ex02 = objectNames(env, 'appint-ex-02', 'v1', 'Namespace');
     expect(ex02).toContain('example-app-production');
     expect(ex02).toContain('not-in-app-interface');
-    expect(names(server.list('appint-ex-k8s', 'v1', 'Namespace'))).toContain('example-app-edge');
+    expect(objectNames(env, 'appint-ex-k8s', 'v1', 'Namespace')).toContain('example-app-edge');
     // OpenShift clusters get a ProjectRequest (as `oc new-project`), plain Kubernetes a Namespace.
     expect(
       server.mutatingRequests({ cluster: 'appint-ex-01', verb: 'create' }).map((r) => r.resource),
@@ -67,11 +65,11 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
     const again = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
     expect(again.code).toBe(0);
     expect(server.mutatingRequests()).toEqual([]);
-    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+    expect(planLines(again)).toEqual([]);
   });
 
   it('reports duplicate definitions, exits 1 and deletes nothing', async () => {
-    env = await startExampleEnvironment();
+    const env = await start();
     const { server, configPath, appInterfaceDir } = env;
     server.seed('appint-ex-02', [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
@@ -98,27 +96,23 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
       'Found multiple definitions for the namespace appint-ex-02/example-app-production',
     );
     expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
-    expect(names(server.list('appint-ex-02', 'v1', 'Namespace'))).toContain('example-app-legacy');
+    expect(objectNames(env, 'appint-ex-02', 'v1', 'Namespace')).toContain('example-app-legacy');
     expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
     // The other namespaces are still created.
-    expect(names(server.list('appint-ex-01', 'v1', 'Namespace'))).toContain('example-app-stage');
+    expect(objectNames(env, 'appint-ex-01', 'v1', 'Namespace')).toContain('example-app-stage');
   });
 
   it('goes on with the other clusters when one is unreachable, and exits 1', async () => {
-    env = await startExampleEnvironment({ down: ['appint-ex-02'] });
+    const env = await start({ down: ['appint-ex-02'] });
     const run = await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces']);
     expect(run.code).toBe(1);
     expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(true);
-    expect(names(env.server.list('appint-ex-01', 'v1', 'Namespace'))).toContain(
-      'example-app-stage',
-    );
-    expect(names(env.server.list('appint-ex-k8s', 'v1', 'Namespace'))).toContain(
-      'example-app-edge',
-    );
+    expect(objectNames(env, 'appint-ex-01', 'v1', 'Namespace')).toContain('example-app-stage');
+    expect(objectNames(env, 'appint-ex-k8s', 'v1', 'Namespace')).toContain('example-app-edge');
   });
 
   it('honours --cluster-name and --namespace-name', async () => {
-    env = await startExampleEnvironment();
+    const env = await start();
     const run = await runQontractReconcile([
       '--config',
       env.configPath,

@@ -1,15 +1,21 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  editFile,
+  messages,
+  objectNames,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 beforeAll(async () => {
   // Resources live in namespaces: create them first, as production does.
-  env = await startWithNamespaces();
+  env = await start({ namespaces: true });
 });
-afterAll(async () => env.close());
 
 const policies = (cluster: string, namespace: string) =>
   objectNames(env, cluster, 'networking.k8s.io/v1', 'NetworkPolicy', namespace);
@@ -29,7 +35,7 @@ describe('openshift-network-policies end to end', { timeout: 30_000 }, () => {
       'openshift-network-policies',
     ]);
     expect(dry.code).toBe(0);
-    expect(messages(dry).filter((m) => m.startsWith('['))).toEqual([
+    expect(planLines(dry)).toEqual([
       line(
         'apply',
         'appint-ex-01',
@@ -79,7 +85,7 @@ describe('openshift-network-policies end to end', { timeout: 30_000 }, () => {
     ]);
     expect(again.code).toBe(0);
     expect(server.mutatingRequests()).toEqual([]);
-    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+    expect(planLines(again)).toEqual([]);
   });
 
   it('works on the namespaces of its shard only, and a shard with none is not an error', async () => {
@@ -165,19 +171,14 @@ describe('openshift-network-policies end to end', { timeout: 30_000 }, () => {
     // Stage (appint-ex-01) asks to be reached from the edge namespace on appint-ex-k8s; production
     // asks too, but its cluster disables this integration (`disable.integrations`).
     const namespaceFile = join(appInterfaceDir, 'data/services/example-app/namespaces');
-    const edit = async (file: string, change: (text: string) => string) =>
-      writeFile(
-        join(namespaceFile, file),
-        change(await readFile(join(namespaceFile, file), 'utf8')),
-      );
-    await edit('example-app-stage.yml', (t) =>
+    await editFile(join(namespaceFile, 'example-app-stage.yml'), (t) =>
       t.replace(
         'networkPoliciesAllow:\n',
         'networkPoliciesAllow:\n  - $ref: /services/example-app/namespaces/example-app-edge.yml\n',
       ),
     );
-    await edit(
-      'example-app-production.yml',
+    await editFile(
+      join(namespaceFile, 'example-app-production.yml'),
       (t) =>
         `${t}\nnetworkPoliciesAllow:\n  - $ref: /services/example-app/namespaces/example-app-legacy.yml\n`,
     );

@@ -1,15 +1,21 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  messages,
+  objectNames,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 beforeAll(async () => {
   // Resources live in namespaces: create them first, as production does.
-  env = await startWithNamespaces();
+  env = await start({ namespaces: true });
 });
-afterAll(async () => env.close());
 
 const quotas = (cluster: string, namespace: string) =>
   objectNames(env, cluster, 'v1', 'ResourceQuota', namespace);
@@ -29,7 +35,7 @@ describe('openshift-resourcequotas end to end', { timeout: 30_000 }, () => {
       'openshift-resourcequotas',
     ]);
     expect(dry.code).toBe(0);
-    const planned = messages(dry).filter((m) => m.startsWith('['));
+    const planned = planLines(dry);
     expect(planned.sort()).toEqual(
       [
         line('apply', 'appint-ex-01', 'example-app-stage', 'example-compute'),
@@ -82,7 +88,7 @@ describe('openshift-resourcequotas end to end', { timeout: 30_000 }, () => {
     const again = await runQontractReconcile(['--config', configPath, 'openshift-resourcequotas']);
     expect(again.code).toBe(0);
     expect(server.mutatingRequests()).toEqual([]);
-    expect(messages(again).filter((m) => m.startsWith('['))).toEqual([]);
+    expect(planLines(again)).toEqual([]);
   });
 
   it('deletes only its own stale quotas: --take-over is accepted and ignored, as upstream', async () => {

@@ -1,13 +1,13 @@
 import type { ExampleEnvironment } from '@qontract/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { messages, runQontractReconcile, useExampleEnvironment } from './harness.ts';
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 beforeAll(async () => {
   // Resources live in namespaces: create them first, as production does.
-  env = await startWithNamespaces();
+  env = await start({ namespaces: true });
 });
-afterAll(async () => env.close());
 
 /** dry-run (no writes) → wet run → second wet run (no writes); returns the wet run's log lines. */
 async function converge(integration: string): Promise<string[]> {

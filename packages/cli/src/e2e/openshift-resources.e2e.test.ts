@@ -1,27 +1,20 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
-import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
-import { type FakeS3, startFakeS3 } from '@qontract/testing/fake-s3';
-import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { startFakeGitHub } from '@qontract/testing/fake-github';
+import { startFakeS3 } from '@qontract/testing/fake-s3';
+import { startFakeVault } from '@qontract/testing/fake-vault';
 import { parse, stringify } from 'smol-toml';
-import { afterEach, describe, expect, it } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import {
+  createNamespaces,
+  editFile,
+  messages,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
-let env: ExampleEnvironment | undefined;
-let vault: FakeVault | undefined;
-let github: FakeGitHub | undefined;
-let s3: FakeS3 | undefined;
-afterEach(async () => {
-  await s3?.close();
-  s3 = undefined;
-  await env?.close();
-  await vault?.close();
-  await github?.close();
-  env = undefined;
-  vault = undefined;
-  github = undefined;
-});
+const start = useExampleEnvironment();
 
 type Obj = {
   metadata: { name: string; annotations?: Record<string, string> };
@@ -30,23 +23,11 @@ type Obj = {
 const cm = (e: ExampleEnvironment, cluster: string, ns: string, name: string) =>
   e.server.get(cluster, 'v1', 'ConfigMap', ns, name) as Obj | undefined;
 
-async function prepare(e: ExampleEnvironment): Promise<void> {
-  // The resources live in namespaces: create them first, as production does.
-  expect(
-    (await runQontractReconcile(['--config', e.configPath, 'openshift-namespaces'])).code,
-  ).toBe(0);
-}
-
-async function editFile(path: string, edit: (text: string) => string): Promise<void> {
-  await writeFile(path, edit(await readFile(path, 'utf8')));
-}
-
 const STAGE = 'data/services/example-app/namespaces/example-app-stage.yml';
 
 describe('openshift-resources end to end', () => {
   it('dry-run writes nothing, a wet run converges, the next one does nothing, drift is reverted', async () => {
-    env = await startExampleEnvironment();
-    await prepare(env);
+    const env = await start({ namespaces: true });
     const { server, configPath } = env;
     server.resetLog();
     const dry = await runQontractReconcile([
@@ -112,8 +93,7 @@ describe('openshift-resources end to end', () => {
   });
 
   it('deletes a removed resource only when it is ours; a render error fails the run and deletes nothing', async () => {
-    env = await startExampleEnvironment();
-    await prepare(env);
+    const env = await start({ namespaces: true });
     const { server, configPath, appInterfaceDir } = env;
     expect((await runQontractReconcile(['--config', configPath, 'openshift-resources'])).code).toBe(
       0,
@@ -158,8 +138,9 @@ describe('openshift-resources end to end', () => {
   });
 
   it('renders templates with secrets from Vault and never logs them', async () => {
-    env = await startExampleEnvironment();
-    vault = await startFakeVault({ mounts: { 'app-sre': { version: 2 } } });
+    const env = await start();
+    const vault = await startFakeVault({ mounts: { 'app-sre': { version: 2 } } });
+    onTestFinished(() => vault.close());
     vault.put('app-sre/example/db', { password: 's3cr3t-from-vault' });
     const { configPath, appInterfaceDir } = env;
     // app-interface switches to Vault; config.toml says where it is.
@@ -193,7 +174,7 @@ describe('openshift-resources end to end', () => {
         'openshiftResources:\n  - provider: resource-template\n    path: /example-app/db-secret.yml.j2\n',
       ),
     );
-    await prepare(env);
+    await createNamespaces(env);
     const run = await runQontractReconcile(['--config', configPath, 'openshift-resources']);
     expect(run.code).toBe(0);
     const secret = env.server.get('appint-ex-01', 'v1', 'Secret', 'example-app-stage', 'db') as {
@@ -208,9 +189,10 @@ describe('openshift-resources end to end', () => {
   });
 
   it('reads files from GitHub with the default organisation token (github() helper)', async () => {
-    env = await startExampleEnvironment();
+    const env = await start();
     // The token of the default org comes from config.toml ([github.app-sre-example] token).
-    github = await startFakeGitHub({ token: 'ghp_example_token_not_real' });
+    const github = await startFakeGitHub({ token: 'ghp_example_token_not_real' });
+    onTestFinished(() => github.close());
     const big = 'x'.repeat(1024 * 1024 + 10);
     github.addFile({
       repo: 'app-sre-example/configs',
@@ -239,7 +221,7 @@ describe('openshift-resources end to end', () => {
         'openshiftResources:\n  - provider: resource-template\n    path: /example-app/from-github.yml.j2\n',
       ),
     );
-    await prepare(env);
+    await createNamespaces(env);
     const run = await runQontractReconcile(['--config', configPath, 'openshift-resources'], {
       GITHUB_API: github.url,
     });
@@ -254,8 +236,9 @@ describe('openshift-resources end to end', () => {
   });
 
   it('reads objects and lists keys from S3 with an AWS account of app-interface (s3(), s3_ls())', async () => {
-    env = await startExampleEnvironment();
-    s3 = await startFakeS3({ buckets: ['example-configs'] });
+    const env = await start();
+    const s3 = await startFakeS3({ buckets: ['example-configs'] });
+    onTestFinished(() => s3.close());
     const { S3Client, PutObjectCommand } = await import('@aws-sdk/client-s3');
     const client = new S3Client({
       region: s3.region,
@@ -317,7 +300,7 @@ describe('openshift-resources end to end', () => {
         'openshiftResources:\n  - provider: resource-template\n    path: /example-app/from-s3.yml.j2\n',
       ),
     );
-    await prepare(env);
+    await createNamespaces(env);
     const run = await runQontractReconcile(['--config', configPath, 'openshift-resources'], {
       AWS_ENDPOINT_URL_S3: s3.endpoint,
     });

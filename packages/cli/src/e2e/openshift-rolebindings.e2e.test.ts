@@ -1,13 +1,13 @@
 import type { ExampleEnvironment } from '@qontract/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messages, objectNames, runQontractReconcile, startWithNamespaces } from './harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { messages, objectNames, runQontractReconcile, useExampleEnvironment } from './harness.ts';
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 beforeAll(async () => {
   // Resources live in namespaces: create them first, as production does.
-  env = await startWithNamespaces();
+  env = await start({ namespaces: true });
 });
-afterAll(async () => env.close());
 
 const bindings = (cluster: string, namespace: string) =>
   objectNames(env, cluster, 'rbac.authorization.k8s.io/v1', 'RoleBinding', namespace);

@@ -1,9 +1,15 @@
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import type { ExampleEnvironment } from '@qontract/testing';
 import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { messages, runQontractReconcile } from './harness.ts';
+import {
+  createNamespaces,
+  editFile,
+  messages,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
 type Secret = {
   type?: string;
@@ -11,10 +17,11 @@ type Secret = {
   data?: Record<string, string>;
 };
 
+const start = useExampleEnvironment();
 let env: ExampleEnvironment;
 let vault: FakeVault;
 beforeAll(async () => {
-  env = await startExampleEnvironment();
+  env = await start();
   vault = await startFakeVault({ mounts: { 'app-sre': { version: 2 } } });
   // --vault-output-path writes to config.toml's [vault], as upstream; reads stay on config.toml
   // because the example's app-interface settings say `vault: false`.
@@ -22,18 +29,13 @@ beforeAll(async () => {
     env.configPath,
     `\n[vault]\nserver = "${vault.url}"\ntoken = "${vault.rootToken}"\n`,
   );
-  expect(
-    (await runQontractReconcile(['--config', env.configPath, 'openshift-namespaces'])).code,
-  ).toBe(0);
+  await createNamespaces(env);
   env.server.seed('appint-ex-01', [
     serviceAccount('app-sre-observability', 'prometheus-reader'),
     serviceAccount('app-sre-pipelines', 'deployer'),
   ]);
 });
-afterAll(async () => {
-  await env.close();
-  await vault.close();
-});
+afterAll(async () => vault.close());
 
 const secrets = (cluster: string, namespace: string) =>
   env.server.list(cluster, 'v1', 'Secret', namespace) as unknown as Secret[];
@@ -201,22 +203,18 @@ describe('openshift-serviceaccount-tokens end to end', { timeout: 30_000 }, () =
         metadata: { ...ours.metadata, name: 'stale-token', namespace: 'example-app-stage' },
       },
     ]);
-    const file = join(
-      appInterfaceDir,
-      'data/services/example-app/namespaces/example-app-stage.yml',
-    );
-    const text = await readFile(file, 'utf8');
-    await writeFile(
-      file,
-      text.replace(
-        'openshiftServiceAccountTokens:\n',
-        `openshiftServiceAccountTokens:
+    await editFile(
+      join(appInterfaceDir, 'data/services/example-app/namespaces/example-app-stage.yml'),
+      (text) =>
+        text.replace(
+          'openshiftServiceAccountTokens:\n',
+          `openshiftServiceAccountTokens:
   - namespace:
       $ref: /openshift/appint-ex-01/namespaces/app-sre-pipelines.yml
     serviceAccountName: deployer
     name: observability-prometheus-reader
 `,
-      ),
+        ),
     );
     server.resetLog();
     const run = await runQontractReconcile([
@@ -241,51 +239,45 @@ describe('openshift-serviceaccount-tokens end to end', { timeout: 30_000 }, () =
 
 describe('openshift-serviceaccount-tokens with an unreachable cluster', { timeout: 30_000 }, () => {
   it('copies what it can, reports the cluster, exits 1 and deletes nothing', async () => {
-    const down = await startExampleEnvironment({ down: ['appint-ex-02'] });
-    try {
-      expect(
-        (await runQontractReconcile(['--config', down.configPath, 'openshift-namespaces'])).code,
-      ).toBe(1);
-      down.server.seed('appint-ex-01', [
-        serviceAccount('app-sre-observability', 'prometheus-reader'),
-        serviceAccount('app-sre-pipelines', 'deployer'),
-        {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          type: 'Opaque',
-          metadata: {
-            name: 'stale-token',
-            namespace: 'example-app-stage',
-            annotations: {
-              'qontract.integration': 'openshift-serviceaccount-tokens',
-              'qontract.integration_version': '0.1.0',
-              'qontract.sha256sum': 'abc',
-            },
+    const down = await start({ down: ['appint-ex-02'] });
+    expect(
+      (await runQontractReconcile(['--config', down.configPath, 'openshift-namespaces'])).code,
+    ).toBe(1);
+    down.server.seed('appint-ex-01', [
+      serviceAccount('app-sre-observability', 'prometheus-reader'),
+      serviceAccount('app-sre-pipelines', 'deployer'),
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'Opaque',
+        metadata: {
+          name: 'stale-token',
+          namespace: 'example-app-stage',
+          annotations: {
+            'qontract.integration': 'openshift-serviceaccount-tokens',
+            'qontract.integration_version': '0.1.0',
+            'qontract.sha256sum': 'abc',
           },
-          data: { token: b64('old') },
         },
-      ]);
-      const run = await runQontractReconcile([
-        '--config',
-        down.configPath,
-        'openshift-serviceaccount-tokens',
-      ]);
-      expect(run.code).toBe(1);
-      expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(
-        true,
-      );
-      expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
-      // appint-ex-01 still gets its token Secrets requested.
-      expect(
-        messages(run).some((m) =>
-          m.startsWith(
-            "['apply', 'privileged=False', 'appint-ex-01', 'app-sre-observability', 'Secret', 'prometheus-reader-token-",
-          ),
+        data: { token: b64('old') },
+      },
+    ]);
+    const run = await runQontractReconcile([
+      '--config',
+      down.configPath,
+      'openshift-serviceaccount-tokens',
+    ]);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(true);
+    expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+    // appint-ex-01 still gets its token Secrets requested.
+    expect(
+      messages(run).some((m) =>
+        m.startsWith(
+          "['apply', 'privileged=False', 'appint-ex-01', 'app-sre-observability', 'Secret', 'prometheus-reader-token-",
         ),
-      ).toBe(true);
-      expect(down.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
-    } finally {
-      await down.close();
-    }
+      ),
+    ).toBe(true);
+    expect(down.server.mutatingRequests({ verb: 'delete' })).toEqual([]);
   });
 });
