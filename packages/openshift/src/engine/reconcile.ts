@@ -31,7 +31,11 @@ export interface DesiredResource {
 
 export interface ReconcileSettings {
   readonly ctx: RunContext;
-  /** The original's module constant, with underscores (`openshift_rolebindings`): the `qontract.integration` annotation. */
+  /**
+   * The `qontract.integration` annotation: the original's module constant
+   * (`openshift-rolebindings`; `openshift_resources`, with its underscore, for openshift-resources),
+   * not always the CLI name.
+   */
   readonly integration: string;
   readonly integrationVersion: string;
   readonly clusters: ClusterMap;

@@ -111,7 +111,10 @@ export function patchDesiredResourceForRecycleAnnotations(
   dictSet(target, 'annotations', result);
 }
 
-/** The original's `normalize_object`: a shallow copy without server metadata and ownership annotations. */
+/**
+ * The original's `normalize_object`: a shallow copy without server metadata, the `qontract.*`
+ * annotations (the owning integration, version, sha, update time, caller) and last-applied.
+ */
 export function normalizeObject(resource: OpenshiftResource): PyObject | PyDict {
   const source = resource.body;
   if (!isDict(source)) throw typeError(`'${pyTypeName(source)}' object is not subscriptable`);
