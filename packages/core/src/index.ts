@@ -20,7 +20,6 @@ export * from './secrets/vault-reader.ts';
 export * from './sharding.ts';
 export * from './state/json-state-store.ts';
 export * from './state/local-state-store.ts';
-export * from './state/python-json.ts';
 export * from './state/settings.ts';
 export * from './state/transaction.ts';
 export * from './state/types.ts';

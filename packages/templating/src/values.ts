@@ -1,6 +1,5 @@
 import { types } from 'node:util';
-import { pythonNumber } from '@qontract/core';
-import { compareCodePoints } from '@qontract/pycompat';
+import { compareCodePoints, pyNumberRepr } from '@qontract/pycompat';
 import { checkCollectionSize, checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
 import { compareNumeric, intToDecimal, intToFloat, type PyInt } from './python-int.ts';
@@ -334,7 +333,7 @@ export function reprNumber(v: number | bigint | PyFloat): string {
   if (n === Number.NEGATIVE_INFINITY) return '-inf';
   if (typeof v === 'number' && Number.isInteger(n) && !Number.isSafeInteger(n))
     return intToDecimal(v);
-  const text = pythonNumber(n);
+  const text = pyNumberRepr(n);
   if (v instanceof PyFloat && /^-?\d+$/.test(text)) return `${text}.0`;
   return text;
 }

@@ -1,5 +1,5 @@
+import { pyJsonDumps } from '@qontract/pycompat';
 import pLimit from 'p-limit';
-import { pythonJsonDumps } from './python-json.ts';
 import { StateKeyExistsError, StateKeyNotFoundError, type StateStore } from './types.ts';
 
 /** Parallel reads in `getAll`; enough to hide S3 latency without flooding the bucket. */
@@ -63,7 +63,10 @@ export abstract class JsonStateStore implements StateStore {
   }
 
   async set(key: string, value: unknown, metadata: Record<string, string> = {}): Promise<void> {
-    await this.writeObject(this.objectKey(key), { text: pythonJsonDumps(value), metadata });
+    await this.writeObject(this.objectKey(key), {
+      text: pyJsonDumps(value, { sortKeys: true }),
+      metadata,
+    });
   }
 
   async add(

@@ -1,11 +1,14 @@
 /**
  * Python `json.dumps(obj, sort_keys=True)` with its defaults (`ensure_ascii=True`,
- * `allow_nan=True`, separators `", "` and `": "`), byte for byte. No JSON library writes this
- * format (code-point key order, Python float repr, `\uXXXX` for everything above 0x7e), and the
- * hash the original stores on cluster objects is computed over exactly this text.
+ * `allow_nan=True`, separators `", "` and `": "`), byte for byte, over the YAML loader's value
+ * model. The hash the original stores on cluster objects is computed over exactly this text.
+ * Strings, numbers and key order come from @qontract/pycompat; this encoder stays apart from
+ * pycompat's `pyJsonDumps` because its dicts may have non-str keys (Python converts int, float,
+ * bool and None keys, and raises on a mix), its strings may be `PyStr` (separate surrogate code
+ * points, which a JS string fuses), and it is the hot path of every hash (key text cache,
+ * insertion sort).
  */
-import { compareCodePoints } from '@qontract/pycompat';
-import { pyFloatRepr, pyIntRepr } from './py-numbers.ts';
+import { compareCodePoints, pyFloatRepr, pyIntRepr, pyJsonString } from '@qontract/pycompat';
 import { PyDict, PyFloat, type PyObject, PyStr, type PyValue, pyTypeName } from './py-values.ts';
 
 export class PyJsonError extends Error {
@@ -15,33 +18,7 @@ export class PyJsonError extends Error {
   }
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly the characters to escape
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\u007f-\uffff]/;
 const HIGH_KEY_CHAR = /[\ud800-\uffff]/;
-const SHORT_ESCAPES: Readonly<Record<number, string>> = {
-  34: '\\"',
-  92: '\\\\',
-  10: '\\n',
-  13: '\\r',
-  9: '\\t',
-  8: '\\b',
-  12: '\\f',
-};
-
-export function pyJsonString(s: string): string {
-  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
-  let out = '"';
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c) continue;
-    if (i > start) out += s.slice(start, i);
-    out += SHORT_ESCAPES[c] ?? `\\u${c.toString(16).padStart(4, '0')}`;
-    start = i + 1;
-  }
-  if (start < s.length) out += s.slice(start);
-  return `${out}"`;
-}
 
 export function compareCodePointArrays(a: readonly number[], b: readonly number[]): number {
   const n = Math.min(a.length, b.length);

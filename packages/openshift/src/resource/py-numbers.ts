@@ -1,11 +1,9 @@
 /**
- * Python number parsing and formatting the hash depends on: `int(text, base)`, `float(text)` and
- * `repr(float)`. JS `Number()`/`toString()` differ in accepted syntax and in when they switch to
- * exponent notation, so these are written out here.
+ * Python number parsing the YAML loader depends on: `int(text, base)` and `float(text)`. JS
+ * `Number()` accepts other syntax, so these are written out here; formatting (`repr(float)`,
+ * `str(int)`) is in @qontract/pycompat.
  */
-
-/** CPython's `sys.int_info.default_max_str_digits`: longer decimal ints cannot be read or printed. */
-export const PY_INT_MAX_STR_DIGITS = 4300;
+import { PY_INT_MAX_STR_DIGITS } from '@qontract/pycompat';
 
 const DIGITS_BY_BASE: Readonly<Record<number, RegExp>> = {
   2: /^[01](?:_?[01])*$/,
@@ -53,45 +51,4 @@ export function pyFloatParse(text: string): number | undefined {
   if (unsigned === 'inf' || unsigned === 'infinity') return negative ? -Infinity : Infinity;
   if (unsigned === 'nan') return Number.NaN;
   return Number(lower);
-}
-
-/**
- * Python `repr(float)`: shortest round-trip digits (the same digits JS picks), written in exponent
- * form when the decimal exponent is < -4 or >= 16, otherwise as a decimal that always has a dot.
- */
-export function pyFloatRepr(x: number, nonFinite: 'json' | 'python' = 'json'): string {
-  if (Number.isNaN(x)) return nonFinite === 'json' ? 'NaN' : 'nan';
-  if (x === Number.POSITIVE_INFINITY) return nonFinite === 'json' ? 'Infinity' : 'inf';
-  if (x === Number.NEGATIVE_INFINITY) return nonFinite === 'json' ? '-Infinity' : '-inf';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const sign = x < 0 ? '-' : '';
-  const exp = Math.abs(x).toExponential(); // shortest round-trip digits: "d.ddde+N"
-  const eAt = exp.indexOf('e');
-  const digits = exp.slice(0, eAt).replace('.', '');
-  const exponent = Number(exp.slice(eAt + 1));
-  if (exponent < -4 || exponent >= 16) {
-    const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    const expSign = exponent < 0 ? '-' : '+';
-    return `${sign}${mantissa}e${expSign}${String(Math.abs(exponent)).padStart(2, '0')}`;
-  }
-  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  if (digits.length <= exponent + 1)
-    return `${sign}${digits}${'0'.repeat(exponent + 1 - digits.length)}.0`;
-  return `${sign}${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}`;
-}
-
-/** Python `str(int)`, with CPython's digit limit. */
-export function pyIntRepr(v: number | bigint): string {
-  const s =
-    typeof v === 'bigint'
-      ? v.toString()
-      : Number.isSafeInteger(v)
-        ? String(v)
-        : BigInt(v).toString();
-  if (s.length - (s.startsWith('-') ? 1 : 0) > PY_INT_MAX_STR_DIGITS) {
-    throw new Error(
-      `Exceeds the limit (${PY_INT_MAX_STR_DIGITS} digits) for integer string conversion`,
-    );
-  }
-  return s;
 }

@@ -3,7 +3,7 @@
  * Secret `stringData` entry, so `True`, `None`, `1.0`, `[1, 'two']` and dates must be spelled the
  * way Python spells them.
  */
-import { pyFloatRepr, pyIntRepr } from './py-numbers.ts';
+import { pyFloatRepr, pyIntRepr } from '@qontract/pycompat';
 import {
   PyBytes,
   PyDate,
