@@ -1,4 +1,5 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMetrics, defineIntegration } from '@qontract/core';
@@ -128,4 +129,49 @@ describe('runIntegrationLoop', () => {
     expect(code).toBe(1);
     expect(runs).toBe(3);
   });
+
+  it('serves /healthz on PROMETHEUS_PORT: 200 while the loop runs, 503 once it stops', async () => {
+    const port = await freePort();
+    const controller = new AbortController();
+    const seen: number[] = [];
+    const probe = async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status;
+    const ok = defineIntegration({
+      name: 'loop-health',
+      version: '1.0.0',
+      description: 'x',
+      options: {},
+      run: async () => {
+        seen.push(await probe());
+        if (seen.length === 2) {
+          controller.abort();
+          seen.push(await probe());
+        }
+      },
+    });
+    await runIntegrationLoop(
+      {
+        INTEGRATION_NAME: 'loop-health',
+        CONFIG: config,
+        SLEEP_DURATION_SECS: '0',
+        PROMETHEUS_PORT: String(port),
+      },
+      {
+        registry: [ok],
+        signal: controller.signal,
+        io: { stdout: { write: () => true }, stderr: { write: () => true } },
+      },
+    );
+    expect(seen).toEqual([200, 200, 503]);
+    // The server is closed with the loop.
+    await expect(probe()).rejects.toThrow();
+  });
 });
+
+/** A TCP port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}

@@ -16,7 +16,7 @@ import { type CliDeps, runCli } from './main.ts';
  * The container entry point (`run-integration`), driven by the original's
  * environment variables: INTEGRATION_NAME, INTEGRATION_EXTRA_ARGS, CONFIG,
  * DRY_RUN, RUN_ONCE, SLEEP_DURATION_SECS, SLEEP_ON_ERROR, LOG_LEVEL,
- * PROMETHEUS_PORT, SHARDS, SHARD_ID, SHARD_KEY.
+ * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY.
  */
 export async function runIntegrationLoop(
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -50,7 +50,13 @@ export async function runIntegrationLoop(
   const runOnce = Boolean(env.RUN_ONCE);
   const server = runOnce
     ? undefined
-    : await serveMetrics(metrics.registry, Number(env.PROMETHEUS_PORT ?? 9090));
+    : // /healthz answers 200 while the loop runs, 503 once a stop signal ends it.
+      await serveMetrics(
+        metrics.registry,
+        Number(env.PROMETHEUS_PORT ?? 9090),
+        undefined,
+        () => !controller.signal.aborted,
+      );
   try {
     return await runLoop({
       runOnce,

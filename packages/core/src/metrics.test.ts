@@ -29,4 +29,19 @@ describe('metrics', () => {
       await new Promise<void>((r) => server.close(() => r()));
     }
   });
+
+  it('answers /healthz with 200 while healthy and 503 once stopping', async () => {
+    let healthy = true;
+    const server = await serveMetrics(createMetrics().registry, 0, '127.0.0.1', () => healthy);
+    try {
+      const { port } = server.address() as { port: number };
+      const alive = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(alive.status).toBe(200);
+      expect(await alive.text()).toBe('ok\n');
+      healthy = false;
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(503);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
 });

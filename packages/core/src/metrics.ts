@@ -47,13 +47,25 @@ export function createMetrics(registry = new Registry()): Metrics {
   };
 }
 
-/** Serves `GET /metrics` (and `/`) on `port`; resolves once listening. */
+/**
+ * Serves `GET /metrics` (and `/`) on `port`, and `GET /healthz` for the pod's
+ * probes: 200 while `healthy()` says so, 503 once it does not (the loop is
+ * stopping). Resolves once listening.
+ */
 export async function serveMetrics(
   registry: Registry,
   port: number,
   host = '0.0.0.0',
+  healthy: () => boolean = () => true,
 ): Promise<Server> {
   const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/healthz') {
+      const ok = healthy();
+      res
+        .writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' })
+        .end(ok ? 'ok\n' : 'stopping\n');
+      return;
+    }
     if (req.method !== 'GET' || !(req.url === '/metrics' || req.url === '/')) {
       res.writeHead(404).end();
       return;
