@@ -73,7 +73,7 @@ export interface ReconcileResult {
  */
 export async function reconcileResources(s: ReconcileSettings): Promise<ReconcileResult> {
   const { ctx } = s;
-  const inventory = new ResourceInventory(ctx.errors);
+  const inventory = new ResourceInventory();
   for (const spec of s.specs) {
     inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
   }

@@ -1,11 +1,9 @@
 /**
  * The original's `ResourceInventory` (upstream `reconcile/utils/openshift_resource.py`):
  * cluster → namespace → resource type, each with the desired and the current objects by name,
- * the names to handle with the admin token, and an optional managed-names list. Errors are
- * registered in the run's ErrorRegistry: a cluster-wide error makes the engine skip that
- * cluster, and any error switches deletions off.
+ * the names to handle with the admin token, and an optional managed-names list. It throws; the
+ * engine turns what it throws into errors of the run.
  */
-import { ErrorRegistry } from '@qontract/core';
 import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import {
   ResourceKeyExistsError,
@@ -13,21 +11,15 @@ import {
   ResourceTypeNotInitializedError,
 } from './errors.ts';
 
-/** What the inventory holds for one (cluster, namespace, resource type). */
-export interface InventoryEntry {
-  readonly current: Map<string, OpenshiftResource>;
-  readonly desired: Map<string, OpenshiftResource>;
-  /** Names to apply/delete with the cluster-admin token. */
-  readonly useAdminToken: Map<string, boolean>;
-  /** `undefined` when every name of the kind is managed. */
-  readonly managedNames: readonly string[] | undefined;
-}
-
-/** One (cluster, namespace, kind) of the inventory with its entry, in insertion order. */
-export interface InventoryItem extends InventoryEntry {
+/** One (cluster, namespace, kind) of the inventory with both sides by name, in insertion order. */
+export interface InventoryItem {
   readonly cluster: string;
   readonly namespace: string;
   readonly kind: string;
+  readonly current: ReadonlyMap<string, OpenshiftResource>;
+  readonly desired: ReadonlyMap<string, OpenshiftResource>;
+  /** Names to apply/delete with the cluster-admin token. */
+  readonly useAdminToken: ReadonlyMap<string, boolean>;
 }
 
 /** Sizes for the `qontract_reconcile_openshift_resource_inventory` gauge. */
@@ -46,17 +38,17 @@ export interface AddDesiredOptions {
   source?: string;
 }
 
-interface StoredEntry extends InventoryEntry {
+interface StoredEntry {
+  readonly current: Map<string, OpenshiftResource>;
+  readonly desired: Map<string, OpenshiftResource>;
+  readonly useAdminToken: Map<string, boolean>;
+  /** `undefined` when every name of the kind is managed. */
+  readonly managedNames: readonly string[] | undefined;
   readonly sources: Map<string, string>;
 }
 
 export class ResourceInventory {
-  readonly errors: ErrorRegistry;
   readonly #clusters = new Map<string, Map<string, Map<string, StoredEntry>>>();
-
-  constructor(errors: ErrorRegistry = new ErrorRegistry()) {
-    this.errors = errors;
-  }
 
   /** Registers a managed kind; a second registration keeps the first one's managed names. */
   initializeResourceType(
@@ -112,18 +104,18 @@ export class ResourceInventory {
       );
     const longKind = resource.kindAndGroup;
     const type = types.has(longKind) ? longKind : String(resource.kind);
-    this.addDesired(cluster, namespace, type, String(resource.name), resource, options);
+    this.#addDesired(cluster, namespace, type, String(resource.name), resource, options);
     return true;
   }
 
   /** Managed names are checked first, then duplicates (reported with both sources). */
-  addDesired(
+  #addDesired(
     cluster: string,
     namespace: string,
     type: string,
     name: string,
     resource: OpenshiftResource,
-    options: AddDesiredOptions = {},
+    options: AddDesiredOptions,
   ): void {
     const entry = this.#entry(cluster, namespace, type);
     if (entry.managedNames !== undefined && !entry.managedNames.includes(name)) {
@@ -151,46 +143,6 @@ export class ResourceInventory {
     this.#entry(cluster, namespace, type).current.set(name, resource);
   }
 
-  getDesired(
-    cluster: string,
-    namespace: string,
-    type: string,
-    name: string,
-  ): OpenshiftResource | undefined {
-    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.desired.get(name);
-  }
-
-  getCurrent(
-    cluster: string,
-    namespace: string,
-    type: string,
-    name: string,
-  ): OpenshiftResource | undefined {
-    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.current.get(name);
-  }
-
-  getDesiredByType(
-    cluster: string,
-    namespace: string,
-    type: string,
-  ): ReadonlyMap<string, OpenshiftResource> | undefined {
-    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.desired;
-  }
-
-  /** The app-interface path a desired object was added from, if it was given. */
-  getDesiredSource(
-    cluster: string,
-    namespace: string,
-    type: string,
-    name: string,
-  ): string | undefined {
-    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.sources.get(name);
-  }
-
-  managedNames(cluster: string, namespace: string, type: string): readonly string[] | undefined {
-    return this.#clusters.get(cluster)?.get(namespace)?.get(type)?.managedNames;
-  }
-
   /** Every (cluster, namespace, kind) with its entry, in insertion order. */
   *items(): IterableIterator<InventoryItem> {
     for (const [cluster, namespaces] of this.#clusters) {
@@ -203,36 +155,10 @@ export class ResourceInventory {
             current: entry.current,
             desired: entry.desired,
             useAdminToken: entry.useAdminToken,
-            managedNames: entry.managedNames,
           };
         }
       }
     }
-  }
-
-  /** The original's iteration: `(cluster, namespace, resource_type, data)`. */
-  *[Symbol.iterator](): IterableIterator<[string, string, string, InventoryEntry]> {
-    for (const item of this.items()) {
-      const { cluster, namespace, kind, ...entry } = item;
-      yield [cluster, namespace, kind, entry];
-    }
-  }
-
-  /**
-   * Registers an error for the run; with a cluster it is cluster-wide (that cluster is skipped
-   * when applying). Either way deletions are switched off for the whole run.
-   */
-  registerError(message: string, cluster?: string): void {
-    this.errors.register(
-      cluster ?? 'inventory',
-      message,
-      cluster === undefined ? {} : { clusterWide: true },
-    );
-  }
-
-  /** With a cluster: whether that cluster has a cluster-wide error; without: whether any error exists. */
-  hasErrorRegistered(cluster?: string): boolean {
-    return cluster === undefined ? this.errors.hasErrors : this.errors.hasClusterError(cluster);
   }
 
   /** Rows for the inventory gauge (`len(data[state])` per cluster/namespace/kind/state). */
