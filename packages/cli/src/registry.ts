@@ -1,4 +1,5 @@
 import type { AnyIntegration } from '@qontract/core';
+import { integrationsManager } from '@qontract/integration-integrations-manager';
 import { openshiftClusterrolebindings } from '@qontract/integration-openshift-clusterrolebindings';
 import { openshiftGroups } from '@qontract/integration-openshift-groups';
 import { openshiftLimitranges } from '@qontract/integration-openshift-limitranges';
@@ -32,5 +33,6 @@ export const integrations: readonly AnyIntegration[] = [
   openshiftVaultSecrets,
   openshiftRoutes,
   openshiftPrometheusRules,
+  integrationsManager(() => integrations),
   // registry:entries (the generator inserts entries above this line)
 ];

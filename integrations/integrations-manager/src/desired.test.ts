@@ -1,0 +1,120 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: OpenShift template parameters are ${NAME} inside plain strings
+import { describe, expect, it } from 'vitest';
+import { desiredDeployments, environmentParameters } from './desired.ts';
+import type { IntegrationsManagerQuery } from './integrations-manager.generated.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: walking rendered plain objects in assertions
+type Any = any;
+type Integration = NonNullable<IntegrationsManagerQuery['integrations']>[number];
+type Managed = NonNullable<Integration['managed']>[number];
+
+const cluster = (name: string) =>
+  ({ name, serverUrl: `https://${name}`, internal: false }) as Managed['namespace']['cluster'];
+const namespace = (name: string, env: string, parameters: unknown = null) =>
+  ({
+    path: `/ns/${name}.yml`,
+    name,
+    environment: { name: env, parameters },
+    cluster: cluster('c1'),
+  }) as Managed['namespace'];
+const managed = (ns: Managed['namespace'], over: Partial<Managed> = {}): Managed =>
+  ({ namespace: ns, spec: {}, sharding: null, ...over }) as Managed;
+const integration = (name: string, m: Managed[], upstream = 'https://up'): Integration => ({
+  path: `/integrations/${name}.yml`,
+  name,
+  upstream,
+  managed: m,
+});
+const data = (integrations: Integration[]): IntegrationsManagerQuery => ({
+  integrations,
+  clusters: [{ name: 'c1', disable: null }],
+  awsAccounts: [],
+  ocmOrganizations: [],
+});
+const settings = { flagsOf: () => new Set<string>(), env: {} };
+const names = (r: ReturnType<typeof desiredDeployments>) =>
+  r.namespaces.map((ns) => [ns.name, ns.objects.map((o: Any) => `${o.kind}/${o.metadata.name}`)]);
+
+const prod = namespace('prod-ns', 'production', { IMAGE_TAG: 'p1', SLEEP_DURATION_SECS: 77 });
+const stage = namespace('stage-ns', 'stage');
+
+describe('desiredDeployments', () => {
+  const all = data([
+    integration('a', [managed(prod), managed(stage)]),
+    integration(
+      'b',
+      [managed(prod, { spec: { cron: '0 * * * *' } as Managed['spec'] })],
+      'https://other',
+    ),
+  ]);
+
+  it('groups managed entries per namespace, one template each', () => {
+    expect(names(desiredDeployments(all, settings))).toEqual([
+      [
+        'prod-ns',
+        [
+          'Deployment/qontract-reconcile-a',
+          'CronJob/qontract-reconcile-b',
+          'Service/qontract-reconcile',
+        ],
+      ],
+      ['stage-ns', ['Deployment/qontract-reconcile-a', 'Service/qontract-reconcile']],
+    ]);
+  });
+
+  it('keeps only the entries of its environment and its upstream', () => {
+    expect(names(desiredDeployments(all, { ...settings, environmentName: 'stage' }))).toEqual([
+      ['stage-ns', ['Deployment/qontract-reconcile-a', 'Service/qontract-reconcile']],
+    ]);
+    expect(names(desiredDeployments(all, { ...settings, upstream: 'https://other' }))).toEqual([
+      ['prod-ns', ['CronJob/qontract-reconcile-b', 'Service/qontract-reconcile']],
+    ]);
+  });
+
+  it('processes with the environment parameters, then the manager env, then --image', () => {
+    const r = desiredDeployments(all, {
+      ...settings,
+      environmentName: 'production',
+      env: { IMAGE_TAG: 'from-env', UNRELATED: 'x' },
+      image: 'quay.io/me/qr',
+    });
+    const d: Any = r.namespaces[0]!.objects[0];
+    const c = d.spec.template.spec.containers[0];
+    expect(c.image).toBe('quay.io/me/qr:from-env');
+    expect(c.env.find((e: Any) => e.name === 'SLEEP_DURATION_SECS').value).toBe('77');
+  });
+
+  it('names the integration file of bad sharding data and leaves its entry out', () => {
+    const bad = data([
+      integration('a', [managed(prod, { sharding: { strategy: 'per-openshift-cluster' } as Any })]),
+      integration('ok', [managed(prod)]),
+    ]);
+    const r = desiredDeployments(bad, settings);
+    expect(r.problems).toEqual([
+      {
+        scope: '/integrations/a.yml',
+        message: expect.stringMatching(
+          /^\/integrations\/a\.yml: managed entry for namespace \/ns\/prod-ns\.yml: integration a does not support the argument --cluster-name/,
+        ),
+      },
+    ]);
+    expect(names(r)).toEqual([
+      ['prod-ns', ['Deployment/qontract-reconcile-ok', 'Service/qontract-reconcile']],
+    ]);
+  });
+
+  it('refuses a namespace whose IMAGE_TAG would come from a git ref (not resolved yet)', () => {
+    const r = desiredDeployments(all, {
+      ...settings,
+      imageTagFromRef: new Map([['stage', 'main']]),
+    });
+    expect(r.problems.map((p) => p.scope)).toEqual(['/ns/stage-ns.yml']);
+    expect(r.namespaces.map((n) => n.name)).toEqual(['prod-ns']);
+  });
+
+  it('reads environment parameters as an object or JSON text', () => {
+    expect(environmentParameters('{"A": 1}')).toEqual({ A: 1 });
+    expect(environmentParameters({ B: 'x' })).toEqual({ B: 'x' });
+    expect(environmentParameters(null)).toEqual({});
+  });
+});

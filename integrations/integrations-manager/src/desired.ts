@@ -1,0 +1,161 @@
+import type {
+  ClusterConnectionFragment,
+  IntegrationsManagerQuery,
+} from './integrations-manager.generated.ts';
+import {
+  type IntegrationValues,
+  type KubeBody,
+  processTemplate,
+  renderTemplate,
+} from './render.ts';
+import { buildShardSpecs, ShardingError, type ShardingObjects } from './sharding.ts';
+
+export const UPSTREAM_DEFAULT = 'https://github.com/app-sre/qontract-reconcile';
+
+/** One target namespace of this manager and the objects the chart renders for it. */
+interface NamespaceDeployment {
+  readonly path: string;
+  readonly name: string;
+  readonly cluster: ClusterConnectionFragment;
+  readonly objects: readonly KubeBody[];
+}
+
+export interface DesiredSettings {
+  /** Only `managed` entries of namespaces in this environment (all when unset). */
+  readonly environmentName?: string | undefined;
+  /** Only integrations with this `upstream` (all when unset). */
+  readonly upstream?: string | undefined;
+  /** `--image-tag-from-ref ENV=REF`, by environment name. */
+  readonly imageTagFromRef?: ReadonlyMap<string, string>;
+  /** `IMAGE` of every namespace (`--image`). */
+  readonly image?: string | undefined;
+  /** The CLI flags of an integration (`--cluster-name`, ...); unknown ones have none. */
+  readonly flagsOf: (integration: string) => ReadonlySet<string>;
+  /** The manager's environment: a variable named like a template parameter sets it. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface DesiredDeployments {
+  readonly namespaces: NamespaceDeployment[];
+  /** Bad data, each naming the integration file: registered as errors (nothing is deleted). */
+  readonly problems: Array<{ readonly scope: string; readonly message: string }>;
+}
+
+type Namespace = NonNullable<
+  NonNullable<IntegrationsManagerQuery['integrations']>[number]['managed']
+>[number]['namespace'];
+
+/**
+ * The desired objects of every namespace this manager deploys to: the
+ * managed entries grouped by namespace, their shards, the chart's template
+ * and its processing with the environment's parameters (spec §8.2–8.6).
+ */
+export function desiredDeployments(
+  data: IntegrationsManagerQuery,
+  settings: DesiredSettings,
+): DesiredDeployments {
+  const objects: ShardingObjects = {
+    clusters: data.clusters ?? [],
+    awsAccounts: data.awsAccounts ?? [],
+    ocmOrganizations: data.ocmOrganizations ?? [],
+  };
+  const problems: DesiredDeployments['problems'] = [];
+  const groups = new Map<string, { namespace: Namespace; values: IntegrationValues[] }>();
+  for (const integration of data.integrations ?? []) {
+    if (settings.upstream && integration.upstream !== settings.upstream) continue;
+    for (const managed of integration.managed ?? []) {
+      const ns = managed.namespace;
+      if (settings.environmentName && ns.environment.name !== settings.environmentName) continue;
+      let shardSpecs: IntegrationValues['shardSpecs'];
+      try {
+        shardSpecs = managed.spec.cron
+          ? []
+          : buildShardSpecs(integration.name, settings.flagsOf(integration.name), managed, objects);
+      } catch (e) {
+        if (!(e instanceof ShardingError)) throw e;
+        problems.push({
+          scope: integration.path,
+          message: `${integration.path}: managed entry for namespace ${ns.path}: ${e.message}`,
+        });
+        continue;
+      }
+      const group = groups.get(ns.path) ?? { namespace: ns, values: [] };
+      groups.set(ns.path, group);
+      group.values.push({ ...managed.spec, name: integration.name, shardSpecs });
+    }
+  }
+  const namespaces = [...groups.values()].flatMap(({ namespace, values }) => {
+    const template = renderTemplate({
+      integrations: values.filter((v) => !v.cron),
+      cronjobs: values.filter((v) => v.cron),
+    });
+    const ref = refToResolve(namespace, settings);
+    if (ref) {
+      // Resolving a ref to a commit sha needs the GitHub client, which this port does not
+      // have yet: refuse rather than deploy the wrong image tag.
+      problems.push({
+        scope: namespace.path,
+        message: `[${namespace.path}] IMAGE_TAG from ${ref} needs the GitHub ref resolution, which is not implemented`,
+      });
+      return [];
+    }
+    const given = parametersFor(namespace, template.parameters, settings);
+    return [
+      {
+        path: namespace.path,
+        name: namespace.name,
+        cluster: namespace.cluster,
+        objects: processTemplate(template, given),
+      },
+    ];
+  });
+  return { namespaces, problems };
+}
+
+/**
+ * The processing parameters of one namespace (§8.6), lowest first: the
+ * environment's `parameters`, then any template parameter set in the
+ * manager's environment, then `--image`.
+ */
+function parametersFor(
+  namespace: Namespace,
+  declared: ReadonlyArray<{ readonly name: string }>,
+  settings: DesiredSettings,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(environmentParameters(namespace.environment.parameters))) {
+    out[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  }
+  for (const { name } of declared) {
+    const v = settings.env[name];
+    if (v !== undefined) out[name] = v;
+  }
+  if (settings.image) out.IMAGE = settings.image;
+  return out;
+}
+
+/** The git ref whose commit sha would be `IMAGE_TAG` of the namespace, if any (§8.6). */
+function refToResolve(namespace: Namespace, settings: DesiredSettings): string | undefined {
+  const upstream = settings.upstream ?? UPSTREAM_DEFAULT;
+  const params = environmentParameters(namespace.environment.parameters);
+  const repos = params.INTEGRATION_UPSTREAM_REPOS;
+  let found: string | undefined;
+  if (Array.isArray(repos)) {
+    const entry = repos.find((r) => (r as { repo?: unknown })?.repo === upstream) as
+      | { ref?: unknown }
+      | undefined;
+    if (entry) found = `INTEGRATION_UPSTREAM_REPOS ${upstream}@${String(entry.ref)}`;
+  }
+  const fromFlag = settings.imageTagFromRef?.get(namespace.environment.name);
+  if (fromFlag) found = `--image-tag-from-ref ${namespace.environment.name}=${fromFlag}`;
+  return found;
+}
+
+/** `parameters` is JSON: an object from the embedded engine, its text from some servers. */
+export function environmentParameters(raw: unknown): Record<string, unknown> {
+  if (raw == null) return {};
+  const parsed: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : {};
+}

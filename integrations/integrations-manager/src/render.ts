@@ -1,0 +1,657 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: OpenShift template parameters are ${NAME} inside plain strings
+import type { ManagerDeployResourcesFragment } from './integrations-manager.generated.ts';
+import type { ManagedSpec, ShardSpec } from './sharding.ts';
+
+/**
+ * The native renderer of the original's Helm chart (`helm/qontract-reconcile`,
+ * spec §8.5): the same values in, the same OpenShift Template out, as plain
+ * objects; `processTemplate` then substitutes the parameters like
+ * `oc process --local`. No Helm binary, no Go templates.
+ */
+
+/** One long-running (or cron) integration of a namespace: its managed spec, name and shards. */
+export interface IntegrationValues extends Partial<ManagedSpec> {
+  readonly name: string;
+  readonly shardSpecs: readonly ShardSpec[];
+}
+
+export interface ChartValues {
+  readonly integrations: readonly IntegrationValues[];
+  readonly cronjobs: readonly IntegrationValues[];
+  readonly excludeService?: boolean;
+  readonly govSlack?: boolean;
+}
+
+export type KubeBody = Record<string, unknown>;
+
+interface TemplateParameter {
+  readonly name: string;
+  readonly value?: string;
+}
+
+export interface OpenshiftTemplate {
+  readonly apiVersion: 'template.openshift.io/v1';
+  readonly kind: 'Template';
+  readonly metadata: { readonly name: string };
+  readonly objects: KubeBody[];
+  readonly parameters: TemplateParameter[];
+}
+
+/** The metrics port of every pod (`PROMETHEUS_PORT` of run-integration). */
+const METRICS_PORT = 9090;
+/** SIGTERM → the run stops within seconds; this leaves it time to finish the action under way. */
+const TERMINATION_GRACE_SECONDS = 30;
+const SERVICE_ACCOUNT = 'qontract-reconcile';
+
+const GLOBAL_PARAMETERS: readonly TemplateParameter[] = [
+  { name: 'IMAGE', value: 'quay.io/app-sre/qontract-reconcile' },
+  { name: 'IMAGE_TAG', value: 'latest' },
+  { name: 'IMAGE_DIGEST', value: '' },
+  { name: 'BUSYBOX_IMAGE', value: 'registry.access.redhat.com/ubi8/ubi-minimal' },
+  { name: 'BUSYBOX_IMAGE_TAG', value: 'latest' },
+  { name: 'BUSYBOX_IMAGE_DIGEST', value: '' },
+  { name: 'BUSYBOX_IMAGE_PULL_POLICY', value: 'Always' },
+  { name: 'FLUENTD_IMAGE', value: 'quay.io/app-sre/fluentd' },
+  { name: 'FLUENTD_IMAGE_TAG', value: 'latest' },
+  { name: 'FLUENTD_IMAGE_DIGEST', value: '' },
+  { name: 'FLUENTD_IMAGE_PULL_POLICY', value: 'Always' },
+  { name: 'ENVIRONMENT_NAME', value: 'app-interface' },
+  { name: 'DRY_RUN', value: '--dry-run' },
+  { name: 'MANAGER_DRY_RUN', value: '--dry-run' },
+  { name: 'SLEEP_DURATION_SECS', value: '300' },
+  { name: 'LOG_LEVEL', value: 'INFO' },
+  { name: 'QONTRACT_RECONCILE_TOML_SECRET_NAME', value: 'qontract-reconcile-toml' },
+  { name: 'APP_INTERFACE_SQS_SECRET_NAME', value: 'app-interface-sqs' },
+  { name: 'APP_INTERFACE_STATE_BUCKET_ACCOUNT', value: 'app-sre' },
+  { name: 'AWS_CONFIG_SECRET_NAME', value: 'app-interface-aws-config' },
+  { name: 'APP_INTERFACE_PROJECT_ID', value: '' },
+  { name: 'USER_ID', value: 'dummy' },
+  { name: 'KUBE_SA_TOKEN_MOUNT_PATH', value: '/var/run/secrets/kubernetes.io/serviceaccount' },
+  { name: 'KUBE_SA_TOKEN_FILENAME', value: 'token' },
+  { name: 'LOG_FILE', value: '/fluentd/log/integration.log' },
+  { name: 'SLACK_CHANNEL', value: 'sd-app-sre-reconcile-stage' },
+  { name: 'SLACK_CHANNEL_TRIGGER', value: 'sd-app-sre-triggers-stage' },
+  { name: 'SLACK_ICON_EMOJI', value: ':bust_in_silhouette:' },
+  { name: 'GITHUB_API', value: 'https://api.github.com' },
+  { name: 'CLOUDWATCH_SECRET', value: 'app-interface-cloudwatch' },
+  { name: 'SENTRY_DSN', value: '' },
+  { name: 'SLOW_OC_RECONCILE_THRESHOLD', value: '600' },
+  { name: 'LOG_SLOW_OC_RECONCILE', value: 'false' },
+  { name: 'USE_NATIVE_CLIENT', value: '' },
+  { name: 'INTERNAL_CERTIFICATES_IMAGE', value: 'quay.io/app-sre/internal-redhat-ca' },
+  { name: 'INTERNAL_CERTIFICATES_IMAGE_TAG', value: 'latest' },
+  { name: 'INTERNAL_CERTIFICATES_IMAGE_PULL_POLICY', value: 'Always' },
+  { name: 'INTEGRATIONS_MANAGER_UPSTREAM', value: '' },
+  { name: 'INTEGRATIONS_MANAGER_IMAGE', value: '' },
+  { name: 'INTEGRATIONS_MANAGER_IMAGE_TAG_FROM_REF', value: '' },
+  { name: 'PUSHGATEWAY_SECRET_NAME', value: 'push-gateway-auth-url' },
+  { name: 'USED_FOR_SECURITY', value: 'false' },
+];
+
+/** `openshift-foo` → `OPENSHIFT_FOO`: the prefix of an integration's own parameters. */
+export function parameterPrefix(name: string): string {
+  return name.toUpperCase().replaceAll('-', '_');
+}
+
+type Env = Record<string, unknown>;
+const value = (name: string, v: string): Env => ({ name, value: v });
+const fromSecret = (name: string, secret: string, key: string, optional?: boolean): Env => ({
+  name,
+  valueFrom: { secretKeyRef: { name: secret, key, ...(optional ? { optional: true } : {}) } },
+});
+const fromConfigMap = (name: string, configMap: string, key: string): Env => ({
+  name,
+  valueFrom: { configMapKeyRef: { name: configMap, key } },
+});
+
+/** An image reference; an empty digest parameter leaves the bare tag (see processTemplate). */
+const imageOf = (image: string, tag: string, digest: string) => `\${${image}}:${tag}@${digest}`;
+
+function resourcesOf(
+  prefix: string,
+  resources: ManagerDeployResourcesFragment,
+  literal: boolean,
+): KubeBody {
+  // Literal values (a shard override) or the integration's own template parameters.
+  const v = (param: string, given: string) => (literal ? given : `\${${prefix}_${param}}`);
+  return {
+    limits: {
+      ...(resources.limits.cpu == null ? {} : { cpu: v('CPU_LIMIT', resources.limits.cpu) }),
+      memory: v('MEMORY_LIMIT', resources.limits.memory),
+    },
+    requests: {
+      cpu: v('CPU_REQUEST', resources.requests.cpu),
+      memory: v('MEMORY_REQUEST', resources.requests.memory),
+    },
+  };
+}
+
+function extraEnvOf(spec: Partial<ManagedSpec>): Env[] {
+  return (spec.extraEnv ?? []).flatMap((e) => {
+    if (e.secretName && e.secretKey) return [fromSecret(e.secretKey, e.secretName, e.secretKey)];
+    if (e.name) return [value(e.name, e.value ?? '')];
+    return [];
+  });
+}
+
+function unleashEnv(spec: Partial<ManagedSpec>): Env[] {
+  if (spec.disableUnleash) return [];
+  return [
+    fromSecret('UNLEASH_API_URL', 'unleash', 'API_URL', true),
+    fromSecret('UNLEASH_CLIENT_ACCESS_TOKEN', 'unleash', 'CLIENT_ACCESS_TOKEN', true),
+  ];
+}
+
+const KUBE_SA_TOKEN_PATH = value(
+  'KUBE_SA_TOKEN_PATH',
+  '${KUBE_SA_TOKEN_MOUNT_PATH}/${KUBE_SA_TOKEN_FILENAME}',
+);
+
+const saTokenVolume = {
+  name: 'qontract-reconcile-sa-token',
+  projected: {
+    sources: [
+      { serviceAccountToken: { path: '${KUBE_SA_TOKEN_FILENAME}', expirationSeconds: 1800 } },
+    ],
+  },
+};
+const configVolume = {
+  name: 'qontract-reconcile-toml',
+  secret: { secretName: '${QONTRACT_RECONCILE_TOML_SECRET_NAME}' },
+};
+
+/** The fluentd configuration the `config` init container writes (the chart's fluent.conf). */
+function fluentConf(it: IntegrationValues, govSlack: boolean): string {
+  const logs = it.logs;
+  const drops = [
+    'using gql endpoint',
+    'request_id: ',
+    'Certificate did not match expected hostname',
+  ];
+  const lines = [
+    '<source>',
+    '  @type tail',
+    '  path /fluentd/log/integration.log',
+    '  pos_file /fluentd/log/integration.log.pos',
+    '  tag integration',
+    '  <parse>',
+    '    @type none',
+    '  </parse>',
+    '</source>',
+    ...drops.flatMap((d) => [
+      '<filter integration>',
+      '  @type grep',
+      '  <exclude>',
+      '    key message',
+      `    pattern /${d}/`,
+      '  </exclude>',
+      '</filter>',
+    ]),
+    '<match integration>',
+    '  @type copy',
+    '  <store>',
+    '    @type cloudwatch_logs',
+    '    log_group_name ${LOG_GROUP_NAME}',
+    `    log_stream_name ${it.name}`,
+    '    auto_create_stream true',
+    '  </store>',
+  ];
+  if (logs?.slack) {
+    lines.push(
+      '  <store>',
+      govSlack ? '    @type gov_slack' : '    @type slack',
+      '    webhook_url ${SLACK_WEBHOOK_URL}',
+      '    channel ${SLACK_CHANNEL}',
+      '    icon_emoji ${SLACK_ICON_EMOJI}',
+      '    username sd-app-sre-bot',
+      '    flush_interval 10s',
+      `    message "\`\`\`[${it.name}] %s\`\`\`"`,
+      '  </store>',
+    );
+  }
+  if (logs?.googleChat) {
+    lines.push(
+      '  <store>',
+      '    @type google_chat',
+      '    webhook_url ${GOOGLE_CHAT_WEBHOOK_URL}',
+      '    thread_key ${POD_NAME}',
+      '    match_pattern /^\\[ERROR\\]/',
+      '  </store>',
+    );
+  }
+  if (logs?.slackErrorFilter) {
+    lines.push(
+      '  <store>',
+      '    @type slack',
+      '    webhook_url ${SLACK_ERRORS_WEBHOOK_URL}',
+      '    channel ${SLACK_RECONCILE_ERR_CHANNEL_NAME}',
+      '    match_pattern /^\\[ERROR\\]/',
+      '  </store>',
+    );
+  }
+  lines.push('</match>');
+  return `${lines.join('\n')}\n`;
+}
+
+function configInitContainer(it: IntegrationValues, govSlack: boolean): KubeBody {
+  const webhook = it.trigger ? 'slack.triggers_url' : 'slack.webhook_url';
+  const env: Env[] = [fromSecret('LOG_GROUP_NAME', '${CLOUDWATCH_SECRET}', 'log_group_name')];
+  if (it.logs?.slack) {
+    env.push(
+      fromSecret('SLACK_WEBHOOK_URL', 'app-interface', webhook),
+      value('SLACK_CHANNEL', it.trigger ? '${SLACK_CHANNEL_TRIGGER}' : '${SLACK_CHANNEL}'),
+      value('SLACK_ICON_EMOJI', '${SLACK_ICON_EMOJI}'),
+    );
+  }
+  if (it.logs?.googleChat) {
+    const key = it.trigger ? 'google_chat.triggers_url' : 'google_chat.webhook_url';
+    env.push(fromSecret('GOOGLE_CHAT_WEBHOOK_URL', 'app-interface', key));
+  }
+  if (it.logs?.slackErrorFilter) {
+    env.push(
+      fromSecret('SLACK_ERRORS_WEBHOOK_URL', 'app-interface', 'slack.errors_only_webhook_url'),
+    );
+  }
+  return {
+    name: 'config',
+    image: imageOf('BUSYBOX_IMAGE', '${BUSYBOX_IMAGE_TAG}', '${BUSYBOX_IMAGE_DIGEST}'),
+    imagePullPolicy: '${BUSYBOX_IMAGE_PULL_POLICY}',
+    resources: {
+      requests: { memory: '10Mi', cpu: '15m' },
+      limits: { memory: '20Mi' },
+    },
+    env,
+    command: ['/bin/sh', '-c'],
+    args: [`cat > /fluentd/etc/fluent.conf <<EOF\n${fluentConf(it, govSlack)}EOF\n`],
+    volumeMounts: [{ name: 'fluentd-config', mountPath: '/fluentd/etc/' }],
+  };
+}
+
+const probe = (failureThreshold: number) => ({
+  httpGet: { path: '/healthz', port: 'http' },
+  initialDelaySeconds: 10,
+  periodSeconds: 10,
+  timeoutSeconds: 3,
+  failureThreshold,
+});
+
+function integrationContainer(
+  it: IntegrationValues,
+  shard: ShardSpec,
+  govSlack: boolean,
+): KubeBody {
+  const prefix = parameterPrefix(it.name);
+  const isManager = it.name === 'integrations-manager';
+  const tag = shard.overrides?.imageRef ?? it.imageRef;
+  const env: Env[] = [];
+  if (it.logs?.googleChat || govSlack) env.push(value('PREFIX_LOG_LEVEL', 'true'));
+  if (shard.shardId !== '') {
+    env.push(value('SHARDS', shard.shards), value('SHARD_ID', shard.shardId));
+  }
+  if (shard.shardKey) env.push(value('SHARD_KEY', shard.shardKey));
+  env.push(value('DRY_RUN', isManager ? '${MANAGER_DRY_RUN}' : '${DRY_RUN}'));
+  if (it.command) env.push(value('COMMAND_NAME', it.command));
+  if (isManager) {
+    env.push(
+      value('MANAGER_DRY_RUN', '${MANAGER_DRY_RUN}'),
+      value('INTEGRATIONS_MANAGER_UPSTREAM', '${INTEGRATIONS_MANAGER_UPSTREAM}'),
+      value('INTEGRATIONS_MANAGER_IMAGE', '${INTEGRATIONS_MANAGER_IMAGE}'),
+      value(
+        'INTEGRATIONS_MANAGER_IMAGE_TAG_FROM_REF',
+        '${INTEGRATIONS_MANAGER_IMAGE_TAG_FROM_REF}',
+      ),
+    );
+  }
+  env.push(
+    value('INTEGRATION_NAME', it.name),
+    value('INTEGRATION_EXTRA_ARGS', shard.extraArgs),
+    value(
+      'SLEEP_DURATION_SECS',
+      it.sleepDurationSecs ? `\${${prefix}_SLEEP_DURATION_SECS}` : '${SLEEP_DURATION_SECS}',
+    ),
+    value('CONFIG', '/config/config.toml'),
+    value('LOG_LEVEL', '${LOG_LEVEL}'),
+    value('PROMETHEUS_PORT', String(METRICS_PORT)),
+    fromConfigMap('GITHUB_API', 'app-interface', 'GITHUB_API'),
+    fromConfigMap('SENTRY_DSN', 'app-interface', 'SENTRY_DSN'),
+    value('LOG_FILE', '${LOG_FILE}'),
+  );
+  if (it.state) {
+    env.push(
+      fromSecret('APP_INTERFACE_STATE_BUCKET', 'app-interface', 'aws.s3.bucket'),
+      value('APP_INTERFACE_STATE_BUCKET_ACCOUNT', '${APP_INTERFACE_STATE_BUCKET_ACCOUNT}'),
+      fromSecret('APP_INTERFACE_STATE_BUCKET_REGION', 'app-interface', 'aws.region', true),
+      value('AWS_CONFIG_FILE', '/aws/config'),
+      fromSecret('APP_INTERFACE_STATE_AWS_PROFILE', 'app-interface', 'aws.profile.state', true),
+    );
+  }
+  env.push(
+    ...unleashEnv(it),
+    value('SLOW_OC_RECONCILE_THRESHOLD', '${SLOW_OC_RECONCILE_THRESHOLD}'),
+    value('LOG_SLOW_OC_RECONCILE', '${LOG_SLOW_OC_RECONCILE}'),
+    value('USE_NATIVE_CLIENT', '${USE_NATIVE_CLIENT}'),
+    KUBE_SA_TOKEN_PATH,
+    value('USED_FOR_SECURITY', '${USED_FOR_SECURITY}'),
+  );
+  if (it.environmentAware) {
+    const passed = [
+      'ENVIRONMENT_NAME',
+      ...(govSlack ? ['GOV_SLACK'] : []),
+      'IMAGE',
+      'IMAGE_TAG',
+      'IMAGE_DIGEST',
+      'BUSYBOX_IMAGE',
+      'BUSYBOX_IMAGE_TAG',
+      'BUSYBOX_IMAGE_DIGEST',
+      'BUSYBOX_IMAGE_PULL_POLICY',
+      'FLUENTD_IMAGE',
+      'FLUENTD_IMAGE_TAG',
+      'FLUENTD_IMAGE_DIGEST',
+      'FLUENTD_IMAGE_PULL_POLICY',
+      'CLOUDWATCH_SECRET',
+      'INTERNAL_CERTIFICATES_IMAGE',
+      'INTERNAL_CERTIFICATES_IMAGE_TAG',
+      'INTERNAL_CERTIFICATES_IMAGE_PULL_POLICY',
+    ];
+    env.push(...passed.map((p) => value(p, `\${${p}}`)));
+  }
+  env.push(...extraEnvOf(it));
+
+  const override = shard.overrides?.resources;
+  const resources = override
+    ? resourcesOf(prefix, override, true)
+    : it.resources
+      ? resourcesOf(prefix, it.resources, false)
+      : undefined;
+  const mounts: KubeBody[] = [
+    { name: 'tmp', mountPath: '/tmp' },
+    { name: 'qontract-reconcile-toml', mountPath: '/config' },
+    ...(it.cache ? [{ name: 'cache', mountPath: '/.cache' }] : []),
+    ...(it.internalCertificates ? [{ name: 'internal-certificates', mountPath: '/etc/pki' }] : []),
+    { name: 'logs', mountPath: '/fluentd/log/' },
+    { name: 'qontract-reconcile-sa-token', mountPath: '${KUBE_SA_TOKEN_MOUNT_PATH}' },
+    ...(it.state
+      ? [
+          { name: 'aws-config', mountPath: '/aws' },
+          {
+            name: 'bound-qontract-reconcile-sa-token',
+            mountPath: '/var/run/secrets/openshift/serviceaccount',
+            readOnly: true,
+          },
+        ]
+      : []),
+  ];
+  return {
+    name: 'int',
+    image: tag ? `\${IMAGE}:${tag}` : imageOf('IMAGE', '${IMAGE_TAG}', '${IMAGE_DIGEST}'),
+    ports: [{ name: 'http', containerPort: METRICS_PORT }],
+    env,
+    ...(resources ? { resources } : {}),
+    livenessProbe: probe(6),
+    readinessProbe: probe(3),
+    volumeMounts: mounts,
+  };
+}
+
+function fluentdContainer(it: IntegrationValues): KubeBody {
+  const prefix = parameterPrefix(it.name);
+  return {
+    name: 'fluentd',
+    image: imageOf('FLUENTD_IMAGE', '${FLUENTD_IMAGE_TAG}', '${FLUENTD_IMAGE_DIGEST}'),
+    imagePullPolicy: '${FLUENTD_IMAGE_PULL_POLICY}',
+    env: [
+      fromSecret('AWS_REGION', '${CLOUDWATCH_SECRET}', 'aws_region'),
+      fromSecret('AWS_ACCESS_KEY_ID', '${CLOUDWATCH_SECRET}', 'aws_access_key_id'),
+      fromSecret('AWS_SECRET_ACCESS_KEY', '${CLOUDWATCH_SECRET}', 'aws_secret_access_key'),
+    ],
+    resources: it.fluentdResources
+      ? resourcesOf(`${prefix}_FLUENTD`, it.fluentdResources, false)
+      : { requests: { memory: '30Mi', cpu: '15m' }, limits: { memory: '120Mi' } },
+    volumeMounts: [
+      { name: 'logs', mountPath: '/fluentd/log/' },
+      { name: 'fluentd-config', mountPath: '/fluentd/etc/' },
+    ],
+  };
+}
+
+function longRunning(it: IntegrationValues, shard: ShardSpec, govSlack: boolean): KubeBody {
+  const app = `qontract-reconcile-${it.name}`;
+  const initContainers: KubeBody[] = [];
+  if (it.internalCertificates) {
+    initContainers.push({
+      name: 'internal-certificates',
+      image: '${INTERNAL_CERTIFICATES_IMAGE}:${INTERNAL_CERTIFICATES_IMAGE_TAG}',
+      imagePullPolicy: '${INTERNAL_CERTIFICATES_IMAGE_PULL_POLICY}',
+      command: ['/bin/sh', '-c'],
+      args: ['cp -r /etc/pki/. /tmp/etc-pki/'],
+      volumeMounts: [{ name: 'internal-certificates', mountPath: '/tmp/etc-pki/' }],
+    });
+  }
+  initContainers.push(configInitContainer(it, govSlack));
+  const volumes: KubeBody[] = [
+    { name: 'tmp', emptyDir: {} },
+    configVolume,
+    ...(it.internalCertificates ? [{ name: 'internal-certificates', emptyDir: {} }] : []),
+    { name: 'logs', emptyDir: {} },
+    { name: 'fluentd-config', emptyDir: {} },
+    saTokenVolume,
+    ...(it.state
+      ? [
+          {
+            name: 'aws-config',
+            secret: { secretName: '${AWS_CONFIG_SECRET_NAME}', optional: true },
+          },
+          {
+            name: 'bound-qontract-reconcile-sa-token',
+            projected: {
+              sources: [
+                {
+                  serviceAccountToken: {
+                    path: 'token',
+                    audience: 'openshift',
+                    expirationSeconds: 1800,
+                  },
+                },
+              ],
+            },
+          },
+        ]
+      : []),
+  ];
+  const spec: KubeBody = {
+    replicas: shard.overrides?.disabled ? 0 : 1,
+    revisionHistoryLimit: 5,
+    selector: { matchLabels: { app } },
+    ...(it.cache ? { serviceName: 'qontract-reconcile' } : {}),
+    template: {
+      metadata: { labels: { app, component: 'qontract-reconcile' } },
+      spec: {
+        serviceAccountName: SERVICE_ACCOUNT,
+        terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+        initContainers,
+        containers: [integrationContainer(it, shard, govSlack), fluentdContainer(it)],
+        volumes,
+      },
+    },
+    ...(it.cache
+      ? {
+          volumeClaimTemplates: [
+            {
+              metadata: { name: 'cache' },
+              spec: {
+                accessModes: ['ReadWriteOnce'],
+                storageClassName: it.storageClassName ?? 'gp2',
+                resources: { requests: { storage: it.storage ?? '1Gi' } },
+              },
+            },
+          ],
+        }
+      : {}),
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: it.cache ? 'StatefulSet' : 'Deployment',
+    metadata: {
+      name: `${app}${shard.shardNameSuffix}`,
+      labels: { app },
+      annotations: {
+        'ignore-check.kube-linter.io/minimum-three-replicas':
+          'qontract-reconcile integrations are sharded and not replicated',
+        'ignore-check.kube-linter.io/unset-cpu-requirements': 'no cpu limits',
+      },
+    },
+    spec,
+  };
+}
+
+function cronJob(it: IntegrationValues): KubeBody {
+  const app = `qontract-reconcile-${it.name}`;
+  const env: Env[] = [
+    value('RUN_ONCE', 'true'),
+    value('DRY_RUN', '${DRY_RUN}'),
+    ...(it.command ? [value('COMMAND_NAME', it.command)] : []),
+    value('INTEGRATION_NAME', it.name),
+    value('INTEGRATION_EXTRA_ARGS', it.extraArgs ?? ''),
+    value('CONFIG', '/config/config.toml'),
+    value('LOG_LEVEL', '${LOG_LEVEL}'),
+    fromConfigMap('GITHUB_API', 'app-interface', 'GITHUB_API'),
+    ...unleashEnv(it),
+    ...extraEnvOf(it),
+    ...(it.dashdotdb ? [value('DASHDOTDB_SECRET', '${DASHDOTDB_SECRET}')] : []),
+    KUBE_SA_TOKEN_PATH,
+    ...(it.enablePushgateway
+      ? [
+          fromSecret('PUSHGATEWAY_URL', '${PUSHGATEWAY_SECRET_NAME}', 'server'),
+          fromSecret('PUSHGATEWAY_USERNAME', '${PUSHGATEWAY_SECRET_NAME}', 'username'),
+          fromSecret('PUSHGATEWAY_PASSWORD', '${PUSHGATEWAY_SECRET_NAME}', 'password'),
+        ]
+      : []),
+  ];
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: { name: app, labels: { app } },
+    spec: {
+      schedule: it.cron,
+      concurrencyPolicy: it.concurrencyPolicy ?? 'Allow',
+      successfulJobsHistoryLimit: it.successfulJobHistoryLimit ?? 3,
+      failedJobsHistoryLimit: it.failedJobHistoryLimit ?? 1,
+      jobTemplate: {
+        spec: {
+          template: {
+            metadata: { labels: { app, component: 'qontract-reconcile' } },
+            spec: {
+              serviceAccountName: SERVICE_ACCOUNT,
+              terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+              containers: [
+                {
+                  name: 'int',
+                  image: it.imageRef
+                    ? `\${IMAGE}:${it.imageRef}`
+                    : imageOf('IMAGE', '${IMAGE_TAG}', '${IMAGE_DIGEST}'),
+                  env,
+                  ...(it.resources
+                    ? { resources: resourcesOf(parameterPrefix(it.name), it.resources, false) }
+                    : {}),
+                  volumeMounts: [
+                    { name: 'qontract-reconcile-toml', mountPath: '/config' },
+                    {
+                      name: 'qontract-reconcile-sa-token',
+                      mountPath: '${KUBE_SA_TOKEN_MOUNT_PATH}',
+                    },
+                  ],
+                },
+              ],
+              restartPolicy: it.restartPolicy ?? 'OnFailure',
+              volumes: [configVolume, saTokenVolume],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+const SERVICE: KubeBody = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'qontract-reconcile', labels: { app: 'qontract-reconcile' } },
+  spec: {
+    ports: [{ protocol: 'TCP', port: 80, targetPort: METRICS_PORT, name: 'http' }],
+    selector: { component: 'qontract-reconcile' },
+  },
+};
+
+function integrationParameters(it: IntegrationValues): TemplateParameter[] {
+  const prefix = parameterPrefix(it.name);
+  const out: TemplateParameter[] = [];
+  if (it.sleepDurationSecs) {
+    out.push({ name: `${prefix}_SLEEP_DURATION_SECS`, value: it.sleepDurationSecs });
+  }
+  const res = (p: string, r: ManagerDeployResourcesFragment | null | undefined) => {
+    if (!r) return;
+    if (r.limits.cpu != null) out.push({ name: `${p}_CPU_LIMIT`, value: r.limits.cpu });
+    out.push(
+      { name: `${p}_MEMORY_LIMIT`, value: r.limits.memory },
+      { name: `${p}_CPU_REQUEST`, value: r.requests.cpu },
+      { name: `${p}_MEMORY_REQUEST`, value: r.requests.memory },
+    );
+  };
+  res(prefix, it.resources);
+  res(`${prefix}_FLUENTD`, it.fluentdResources);
+  if (it.logs?.slackErrorFilter) {
+    out.push({ name: 'SLACK_RECONCILE_ERR_CHANNEL_NAME', value: 'sd-app-sre-reconcile-errors' });
+  }
+  return out;
+}
+
+/** The chart's output for `values`: one OpenShift Template named `qontract-reconcile`. */
+export function renderTemplate(values: ChartValues): OpenshiftTemplate {
+  const govSlack = values.govSlack ?? false;
+  const objects: KubeBody[] = [
+    ...values.integrations.flatMap((it) => it.shardSpecs.map((s) => longRunning(it, s, govSlack))),
+    ...values.cronjobs.map(cronJob),
+    ...(values.excludeService ? [] : [SERVICE]),
+  ];
+  const parameters = [
+    ...GLOBAL_PARAMETERS,
+    ...(govSlack ? [{ name: 'GOV_SLACK', value: 'true' }] : []),
+    { name: 'DASHDOTDB_SECRET', value: 'app-sre/dashdot/auth-proxy-production' },
+    ...[...values.integrations, ...values.cronjobs].flatMap(integrationParameters),
+  ];
+  return {
+    apiVersion: 'template.openshift.io/v1',
+    kind: 'Template',
+    metadata: { name: 'qontract-reconcile' },
+    objects,
+    parameters,
+  };
+}
+
+/**
+ * OpenShift Template processing (`oc process --local`): every `${P}` in a
+ * string value becomes the given value of P, else the parameter's default,
+ * else is left as is (unknown parameters are not touched by OpenShift
+ * either). An image whose digest parameter is empty keeps its bare tag (a
+ * trailing `@` is dropped), so an unset digest never yields an invalid image.
+ */
+export function processTemplate(
+  template: OpenshiftTemplate,
+  given: Readonly<Record<string, string>>,
+): KubeBody[] {
+  const values = new Map<string, string>();
+  for (const p of template.parameters) values.set(p.name, p.value ?? '');
+  for (const [k, v] of Object.entries(given)) if (values.has(k)) values.set(k, v);
+  const substitute = (v: unknown, key?: string): unknown => {
+    if (typeof v === 'string') {
+      const out = v.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, name: string) => values.get(name) ?? m);
+      return key === 'image' && out.endsWith('@') ? out.slice(0, -1) : out;
+    }
+    if (Array.isArray(v)) return v.map((x) => substitute(x));
+    if (v && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, k)]));
+    }
+    return v;
+  };
+  return template.objects.map((o) => substitute(o) as KubeBody);
+}
