@@ -2,7 +2,6 @@ import { X509Certificate } from 'node:crypto';
 import { errorMessage, QontractError, type SecretReader } from '@qontract/core';
 import {
   base64EncodeSecretFieldValue,
-  dictDelete,
   dictGet,
   dictSet,
   isDict,
@@ -147,7 +146,8 @@ function fromContent(
   pc: ProviderContext,
   options: { validateJson?: boolean; alertmanagerKey?: string | undefined; rendered?: boolean },
 ): OpenshiftResource {
-  let body: PyValue;
+  // parseResource refuses anything but a mapping and drops a top-level `$schema`.
+  let body: PyObject | PyDict;
   try {
     body = parseResource(content, 'yaml');
   } catch (e) {
@@ -155,13 +155,6 @@ function fromContent(
       `Could not parse data. Skipping resource: ${path}: ${parseFailure(e, options.rendered === true)}`,
     );
   }
-  if (!isDict(body)) {
-    // parseResource already refuses anything but a mapping; this narrows the type.
-    throw new FetchResourceError(
-      `Could not parse data. Skipping resource: ${path}: a resource file must hold a mapping`,
-    );
-  }
-  dictDelete(body, '$schema');
   if (options.validateJson) {
     const data = dictGet(body, 'data');
     if (isDict(data)) {

@@ -4,7 +4,14 @@
  * string, tab indentation fails), then openshift-resources drops a top-level `$schema`.
  */
 import { ResourceDataError } from './errors.ts';
-import { dictDelete, isDict, type PyValue, pyTypeName } from './py-values.ts';
+import {
+  dictDelete,
+  isDict,
+  type PyDict,
+  type PyObject,
+  type PyValue,
+  pyTypeName,
+} from './py-values.ts';
 import { composeSingleDocument } from './yaml/composer.ts';
 import { constructDocument } from './yaml/constructor.ts';
 import { YamlError } from './yaml/scanner.ts';
@@ -23,7 +30,7 @@ export function pyYamlSafeLoad(text: string): PyValue {
  * Throws `YamlError` for documents PyYAML rejects and `ResourceDataError` when the document is
  * not a mapping.
  */
-export function parseResource(text: string, format: ResourceFormat = 'yaml'): PyValue {
+export function parseResource(text: string, format: ResourceFormat = 'yaml'): PyObject | PyDict {
   void format;
   const value = pyYamlSafeLoad(text);
   if (!isDict(value)) {
