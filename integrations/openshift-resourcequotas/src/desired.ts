@@ -1,4 +1,4 @@
-import { type CurrentStateSpec, specsForKind } from '@qontract/openshift';
+import { type CurrentStateSpec, type PyValue, pyStr, specsForKind } from '@qontract/openshift';
 import type { OpenshiftResourcequotasNamespacesQuery } from './namespaces.generated.ts';
 
 type Namespace = NonNullable<OpenshiftResourcequotasNamespacesQuery['namespaces']>[number];
@@ -39,14 +39,9 @@ export function flattenResources(resources: object, prefix = ''): Record<string,
     if (value === null || value === undefined) continue;
     const path = prefix ? `${prefix}.${key}` : key;
     if (typeof value === 'object') Object.assign(out, flattenResources(value, path));
-    else out[path] = pyStr(value);
+    else out[path] = pyStr(value as PyValue);
   }
   return out;
-}
-
-function pyStr(value: unknown): string {
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  return String(value);
 }
 
 /** A `quota-1` item as a ResourceQuota: `spec.hard` from its resources, `spec.scopes` only when non-empty. */

@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { compareCodePoints, pyNumberRepr } from '@qontract/pycompat';
+import { compareCodePoints, pyNumberRepr, pyStrRepr } from '@qontract/pycompat';
 import { checkCollectionSize, checkStringSize } from './context.ts';
 import { failure } from './errors.ts';
 import { compareNumeric, intToDecimal, intToFloat, type PyInt } from './python-int.ts';
@@ -298,7 +298,7 @@ function reprOne(v: unknown, seen: Set<unknown>, budget: { chars: number }): str
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
-  if (typeof v === 'string') return reprString(v);
+  if (typeof v === 'string') return pyStrRepr(v);
   if (typeof v === 'number' || typeof v === 'bigint' || v instanceof PyFloat) return reprNumber(v);
   // Python's repr() of even a StrictUndefined succeeds; only str() and friends fail.
   if (v instanceof Undefined) return 'Undefined';
@@ -315,7 +315,7 @@ function reprOne(v: unknown, seen: Set<unknown>, budget: { chars: number }): str
     if (seen.has(v)) return '{...}';
     seen.add(v);
     const inner = dictEntries(v)
-      .map(([k, x]) => `${reprString(k)}: ${reprInner(x, seen, budget)}`)
+      .map(([k, x]) => `${pyStrRepr(k)}: ${reprInner(x, seen, budget)}`)
       .join(', ');
     seen.delete(v);
     return `{${inner}}`;
@@ -336,22 +336,6 @@ export function reprNumber(v: number | bigint | PyFloat): string {
   const text = pyNumberRepr(n);
   if (v instanceof PyFloat && /^-?\d+$/.test(text)) return `${text}.0`;
   return text;
-}
-
-export function reprString(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === quote || ch === '\\') out += `\\${ch}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0x80 && cp < 0xa0) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + quote;
 }
 
 function checkUndefined(v: unknown): void {

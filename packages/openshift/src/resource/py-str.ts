@@ -3,7 +3,7 @@
  * Secret `stringData` entry, so `True`, `None`, `1.0`, `[1, 'two']` and dates must be spelled the
  * way Python spells them.
  */
-import { pyFloatRepr, pyIntRepr } from '@qontract/pycompat';
+import { pyFloatRepr, pyIntRepr, pyStrRepr } from '@qontract/pycompat';
 import {
   PyBytes,
   PyDate,
@@ -14,37 +14,6 @@ import {
   type PyValue,
   pyTuples,
 } from './py-values.ts';
-
-const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-function escapeCodePoint(cp: number): string {
-  if (cp < 0x100) return `\\x${cp.toString(16).padStart(2, '0')}`;
-  if (cp < 0x10000) return `\\u${cp.toString(16).padStart(4, '0')}`;
-  return `\\U${cp.toString(16).padStart(8, '0')}`;
-}
-
-function codePointsOf(s: string | PyStr): number[] {
-  return typeof s === 'string' ? Array.from(s, (c) => c.codePointAt(0) ?? 0) : [...s.codePoints];
-}
-
-export function pyStrRepr(s: string | PyStr): string {
-  const cps = codePointsOf(s);
-  const hasSingle = cps.includes(0x27);
-  const hasDouble = cps.includes(0x22);
-  const quote = hasSingle && !hasDouble ? '"' : "'";
-  let out = quote;
-  for (const cp of cps) {
-    const ch = String.fromCodePoint(cp);
-    if (ch === quote || ch === '\\') out += `\\${ch}`;
-    else if (cp === 0x09) out += '\\t';
-    else if (cp === 0x0a) out += '\\n';
-    else if (cp === 0x0d) out += '\\r';
-    else if (cp !== 0x20 && ((cp >= 0xd800 && cp <= 0xdfff) || NON_PRINTABLE.test(ch)))
-      out += escapeCodePoint(cp);
-    else out += ch;
-  }
-  return out + quote;
-}
 
 function bytesRepr(b: Uint8Array): string {
   const hasSingle = b.includes(0x27);
@@ -110,7 +79,8 @@ function dateRepr(d: PyDate): string {
 }
 
 function repr(v: PyValue, active: Set<object>): string {
-  if (typeof v === 'string' || v instanceof PyStr) return pyStrRepr(v);
+  if (typeof v === 'string') return pyStrRepr(v);
+  if (v instanceof PyStr) return pyStrRepr(v.codePoints);
   if (v instanceof PyDate) return dateRepr(v);
   return str(v, active);
 }
