@@ -20,7 +20,7 @@ export function isManagedCluster(cluster: ManagedClusterCandidate): boolean {
   return Boolean(cluster.managedClusterRoles) && Boolean(cluster.automationToken);
 }
 
-export interface DesiredClusterRoleBinding {
+interface DesiredClusterRoleBinding {
   readonly cluster: string;
   readonly body: {
     apiVersion: 'rbac.authorization.k8s.io/v1';
@@ -34,7 +34,7 @@ export interface DesiredClusterRoleBinding {
 }
 
 /** A binding the API server would refuse; reported instead of applied. */
-export interface InvalidClusterRoleBinding {
+interface InvalidClusterRoleBinding {
   readonly cluster: string;
   readonly name: string;
   readonly role: string;

@@ -5,8 +5,8 @@ import { desiredClusterRoleBindings, isManagedCluster } from './desired.ts';
 import { OpenshiftClusterrolebindingsRolesDocument } from './roles.generated.ts';
 
 /** The original's module constants: the `qontract.integration` annotation value and version. */
-export const QONTRACT_INTEGRATION = 'openshift-clusterrolebindings';
-export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+const QONTRACT_INTEGRATION = 'openshift-clusterrolebindings';
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 const MANAGED_TYPE = 'ClusterRoleBinding.rbac.authorization.k8s.io';
 /** The original's pseudo namespace of cluster-scoped objects in the inventory and log lines. */
 const NAMESPACE_CLUSTER_SCOPE = 'cluster';
@@ -48,5 +48,3 @@ export const openshiftClusterrolebindings = defineEngineIntegration({
     };
   },
 });
-
-export default openshiftClusterrolebindings;

@@ -14,7 +14,7 @@ export interface GroupMember {
  * Groups OCM owns on its clusters (the original's OCMClusterGroupId values):
  * the ocm-groups integration manages them, so they leave both states here.
  */
-export const OCM_MANAGED_GROUPS: readonly string[] = ['dedicated-admins', 'cluster-admins'];
+const OCM_MANAGED_GROUPS: readonly string[] = ['dedicated-admins', 'cluster-admins'];
 
 export interface DesiredMembersInput {
   readonly roles: readonly Role[];

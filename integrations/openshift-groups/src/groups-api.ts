@@ -2,7 +2,7 @@ import { type ClusterHandle, KubeApiError, type KubeObject } from '@qontract/ope
 import type { GroupChange } from './plan.ts';
 
 /** OpenShift's user groups; plain Kubernetes clusters do not serve it. */
-export const GROUP_KIND = 'Group.user.openshift.io';
+const GROUP_KIND = 'Group.user.openshift.io';
 
 /** How often a write refused as stale (409) is re-read and retried. */
 const CONFLICT_ATTEMPTS = 5;

@@ -25,9 +25,9 @@ import { type GroupAction, groupSteps, invalidCombinations, planGroupActions } f
 import { clusterScope } from './scope.ts';
 
 /** The original's module constant (it writes no annotations; it names metrics and logs). */
-export const QONTRACT_INTEGRATION = 'openshift-groups';
+const QONTRACT_INTEGRATION = 'openshift-groups';
 /** The original declares no version; the CLI's convention for integrations without one. */
-export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 
 export const openshiftGroups = defineIntegration({
   name: 'openshift-groups',
@@ -181,5 +181,3 @@ async function realize(
     { concurrency },
   );
 }
-
-export default openshiftGroups;

@@ -1,12 +1,12 @@
 import { type GroupMember, memberKey } from './desired.ts';
 
-export const GroupActionName = {
+const GroupActionName = {
   createGroup: 'create_group',
   addUser: 'add_user_to_group',
   delUser: 'del_user_from_group',
   deleteGroup: 'delete_group',
 } as const;
-export type GroupActionName = (typeof GroupActionName)[keyof typeof GroupActionName];
+type GroupActionName = (typeof GroupActionName)[keyof typeof GroupActionName];
 
 /** One step of the plan, in the original's shape (`user` is null for group actions). */
 export interface GroupAction {

@@ -6,10 +6,10 @@ type LimitRange = NonNullable<Namespace['limitRanges']>;
 type LimitItem = LimitRange['limits'][number];
 
 /** The only kind this integration reads and writes (the original's override_managed_types). */
-export const MANAGED_TYPE = 'LimitRange';
+const MANAGED_TYPE = 'LimitRange';
 
 /** The keys of a limit item copied into the object, in the original's order. */
-export const SUPPORTED_LIMITRANGE_TYPES = [
+const SUPPORTED_LIMITRANGE_TYPES = [
   'default',
   'defaultRequest',
   'max',
@@ -18,7 +18,7 @@ export const SUPPORTED_LIMITRANGE_TYPES = [
   'type',
 ] as const satisfies ReadonlyArray<keyof LimitItem>;
 
-export type LimitRangeItemSpec = {
+type LimitRangeItemSpec = {
   [K in (typeof SUPPORTED_LIMITRANGE_TYPES)[number]]?: LimitItem[K];
 };
 

@@ -28,5 +28,3 @@ export const openshiftLimitranges = defineEngineIntegration({
   // not desired is deleted, unannotated ones (without ownerReferences) included.
   takeOver: (opts) => opts.takeOver,
 });
-
-export default openshiftLimitranges;

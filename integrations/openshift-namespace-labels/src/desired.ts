@@ -16,7 +16,7 @@ export interface DesiredNamespaceLabels {
 }
 
 /** Bad data found while building the desired state; the namespace concerned is left alone. */
-export interface NamespaceLabelError {
+interface NamespaceLabelError {
   readonly cluster: string;
   readonly namespace: string;
   readonly message: string;

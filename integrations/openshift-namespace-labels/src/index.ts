@@ -24,9 +24,9 @@ import { OpenshiftNamespaceLabelsNamespacesDocument } from './namespaces.generat
 import { managedLabelsStateKey, type NamespaceLabelPlan, planNamespaceLabels } from './plan.ts';
 
 /** The original's module constant: also the state store's folder (`state/openshift-namespace-labels/`). */
-export const QONTRACT_INTEGRATION = 'openshift-namespace-labels';
+const QONTRACT_INTEGRATION = 'openshift-namespace-labels';
 /** The original has no version constant (it writes no annotations); this is ours. */
-export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 
 export const openshiftNamespaceLabels = defineIntegration({
   name: 'openshift-namespace-labels',
@@ -220,5 +220,3 @@ async function realize(
     { concurrency },
   );
 }
-
-export default openshiftNamespaceLabels;

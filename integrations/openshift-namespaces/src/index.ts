@@ -15,8 +15,7 @@ import {
 import { desiredNamespaces, type NamespaceAction, planNamespaceActions } from './desired.ts';
 import { OpenshiftNamespacesDocument } from './openshift-namespaces.generated.ts';
 
-export const QONTRACT_INTEGRATION = 'openshift_namespaces';
-export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 
 export const openshiftNamespaces = defineIntegration({
   name: 'openshift-namespaces',
@@ -113,5 +112,3 @@ async function applyNamespaceAction(handle: ClusterHandle, action: NamespaceActi
   const resource = handle.catalog.get(useProject ? 'Project.project.openshift.io' : 'Namespace');
   await handle.client.delete(resource, undefined, action.namespace);
 }
-
-export default openshiftNamespaces;

@@ -5,7 +5,7 @@ type Namespace = NonNullable<OpenshiftNetworkPoliciesNamespacesQuery['namespaces
 type AllowedNamespace = NonNullable<Namespace['networkPoliciesAllow']>[number];
 
 /** The only kind this integration reads and writes (the original's override_managed_types). */
-export const MANAGED_TYPE = 'NetworkPolicy';
+const MANAGED_TYPE = 'NetworkPolicy';
 
 export interface NetworkPolicyBody {
   apiVersion: 'networking.k8s.io/v1';

@@ -25,5 +25,3 @@ export const openshiftNetworkPolicies = defineEngineIntegration({
     return { objects: desired, problems };
   },
 });
-
-export default openshiftNetworkPolicies;

@@ -1,8 +1,8 @@
 import { definePipelineIntegration } from '@qontract/resource-pipeline';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
-export const QONTRACT_INTEGRATION = 'openshift-prometheus-rules';
-export const QONTRACT_INTEGRATION_VERSION = '1.0.0';
+const QONTRACT_INTEGRATION = 'openshift-prometheus-rules';
+const QONTRACT_INTEGRATION_VERSION = '1.0.0';
 
 export const openshiftPrometheusRules = definePipelineIntegration({
   name: 'openshift-prometheus-rules',
@@ -12,5 +12,3 @@ export const openshiftPrometheusRules = definePipelineIntegration({
   providers: ['prometheus-rule'],
   overrideManagedTypes: ['PrometheusRule.monitoring.coreos.com', 'PrometheusRule.monitoring.rhobs'],
 });
-
-export default openshiftPrometheusRules;

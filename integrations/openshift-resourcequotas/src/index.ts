@@ -33,5 +33,3 @@ export const openshiftResourcequotas = defineEngineIntegration({
   // quotas it did not write are never deleted. Users rely on hand-made quotas staying.
   takeOver: () => false,
 });
-
-export default openshiftResourcequotas;

@@ -1,8 +1,8 @@
 import { definePipelineIntegration } from '@qontract/resource-pipeline';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
-export const QONTRACT_INTEGRATION = 'openshift_resources';
-export const QONTRACT_INTEGRATION_VERSION = '1.9.3';
+const QONTRACT_INTEGRATION = 'openshift_resources';
+const QONTRACT_INTEGRATION_VERSION = '1.9.3';
 
 export const openshiftResources = definePipelineIntegration({
   name: 'openshift-resources',
@@ -12,5 +12,3 @@ export const openshiftResources = definePipelineIntegration({
   providers: ['resource', 'resource-template'],
   excludeCluster: true,
 });
-
-export default openshiftResources;

@@ -5,8 +5,8 @@ import { OpenshiftRolebindingsNamespacesDocument } from './namespaces.generated.
 import { OpenshiftRolebindingsRolesDocument } from './roles.generated.ts';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
-export const QONTRACT_INTEGRATION = 'openshift-rolebindings';
-export const QONTRACT_INTEGRATION_VERSION = '0.3.0';
+const QONTRACT_INTEGRATION = 'openshift-rolebindings';
+const QONTRACT_INTEGRATION_VERSION = '0.3.0';
 const MANAGED_TYPE = 'RoleBinding.rbac.authorization.k8s.io';
 
 export const openshiftRolebindings = defineEngineIntegration({
@@ -45,5 +45,3 @@ export const openshiftRolebindings = defineEngineIntegration({
     }).map((binding) => ({ ...binding, source: `role ${binding.role}` })),
   }),
 });
-
-export default openshiftRolebindings;

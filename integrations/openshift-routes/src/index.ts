@@ -1,8 +1,8 @@
 import { definePipelineIntegration } from '@qontract/resource-pipeline';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
-export const QONTRACT_INTEGRATION = 'openshift-routes';
-export const QONTRACT_INTEGRATION_VERSION = '1.9.3';
+const QONTRACT_INTEGRATION = 'openshift-routes';
+const QONTRACT_INTEGRATION_VERSION = '1.9.3';
 
 export const openshiftRoutes = definePipelineIntegration({
   name: 'openshift-routes',
@@ -12,5 +12,3 @@ export const openshiftRoutes = definePipelineIntegration({
   providers: ['route'],
   overrideManagedTypes: ['Route'],
 });
-
-export default openshiftRoutes;

@@ -1,7 +1,7 @@
 import type { ClusterRef, ScopedNamespace, TokenSpecInput } from './scope.ts';
 
-export const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
-export const SERVICE_ACCOUNT_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
+const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+const SERVICE_ACCOUNT_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
 
 /** A Secret as the API returns it, as far as token lookup cares. */
 export interface SecretObject {
@@ -33,7 +33,7 @@ export interface DesiredTokenSecret {
  * cluster's token controller fills in its `data.token` (OpenShift 4.16+ no
  * longer makes one per ServiceAccount by itself).
  */
-export interface TokenRequestSecret {
+interface TokenRequestSecret {
   readonly cluster: string;
   readonly namespace: string;
   readonly serviceAccountName: string;
@@ -45,7 +45,7 @@ export interface TokenRequestSecret {
   };
 }
 
-export interface TokenProblem {
+interface TokenProblem {
   /** `<cluster>/<namespace>` of the ServiceAccount. */
   readonly scope: string;
   readonly message: string;
@@ -132,10 +132,7 @@ export function tokenSecretName(spec: TokenSpecInput): string {
 }
 
 /** The ServiceAccount's token Secrets, sorted by name. */
-export function tokenSecretsFor(
-  serviceAccount: string,
-  secrets: readonly SecretObject[],
-): SecretObject[] {
+function tokenSecretsFor(serviceAccount: string, secrets: readonly SecretObject[]): SecretObject[] {
   return secrets
     .filter((s) => {
       const annotations = s.metadata?.annotations as Record<string, unknown> | undefined;

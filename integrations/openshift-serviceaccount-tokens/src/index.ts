@@ -16,14 +16,14 @@ import { ServiceAccountTokensDocument } from './tokens.generated.ts';
 import { vaultWriterFor, writeTokensToVault } from './vault-output.ts';
 
 /** The original's module constants: the `qontract.integration` annotation and its version. */
-export const QONTRACT_INTEGRATION = 'openshift-serviceaccount-tokens';
-export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+const QONTRACT_INTEGRATION = 'openshift-serviceaccount-tokens';
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 /**
  * Requested token Secrets are annotated with this other identity, so that
  * this integration never updates or deletes them later (the cluster removes
  * them with their ServiceAccount).
  */
-export const UNMANAGED_INTEGRATION = `${QONTRACT_INTEGRATION}-unmanaged`;
+const UNMANAGED_INTEGRATION = `${QONTRACT_INTEGRATION}-unmanaged`;
 const MANAGED_TYPE = 'Secret';
 
 export const openshiftServiceaccountTokens = defineIntegration({
@@ -178,5 +178,3 @@ async function readSourceSecrets(
   );
   return out;
 }
-
-export default openshiftServiceaccountTokens;

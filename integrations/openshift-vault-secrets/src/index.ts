@@ -1,8 +1,8 @@
 import { definePipelineIntegration } from '@qontract/resource-pipeline';
 
 /** The original's module constant: the `qontract.integration` annotation value. */
-export const QONTRACT_INTEGRATION = 'openshift-vault-secrets';
-export const QONTRACT_INTEGRATION_VERSION = '1.9.3';
+const QONTRACT_INTEGRATION = 'openshift-vault-secrets';
+const QONTRACT_INTEGRATION_VERSION = '1.9.3';
 
 export const openshiftVaultSecrets = definePipelineIntegration({
   name: 'openshift-vault-secrets',
@@ -12,5 +12,3 @@ export const openshiftVaultSecrets = definePipelineIntegration({
   providers: ['vault-secret'],
   overrideManagedTypes: ['Secret'],
 });
-
-export default openshiftVaultSecrets;

@@ -28,13 +28,13 @@ import yargs, { type Argv } from 'yargs';
 import { defaultServices, executeIntegration, type RunServices } from './compose.ts';
 import { integrations as registeredIntegrations } from './registry.ts';
 
-export const VERSION = (
+const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     version: string;
   }
 ).version;
 
-export interface CliIo {
+interface CliIo {
   readonly stdout: { write(s: string): unknown; isTTY?: boolean };
   readonly stderr: { write(s: string): unknown; isTTY?: boolean };
 }
@@ -344,10 +344,7 @@ function addIntegrationOptions(
 }
 
 /** The integration's typed options from yargs' parsed arguments. */
-export function integrationOptions(
-  def: AnyIntegration,
-  args: Record<string, unknown>,
-): OptionValues {
+function integrationOptions(def: AnyIntegration, args: Record<string, unknown>): OptionValues {
   const out: OptionValues = {};
   for (const [key, spec] of Object.entries(def.options) as [string, OptionSpec][]) {
     const flag = flagOf(key, spec);

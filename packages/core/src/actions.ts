@@ -42,7 +42,7 @@ export interface ActionRun {
   readonly signal?: AbortSignal;
 }
 
-export type ActionOutcome =
+type ActionOutcome =
   /** Written (wet run). */
   | 'done'
   /** Logged only (dry-run). */

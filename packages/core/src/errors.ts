@@ -9,7 +9,6 @@ export const ExitCode = {
   INTEGRATION_NOT_FOUND: 4,
   FORBIDDEN_SCHEMA: 5,
 } as const;
-export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
  * An expected failure: its message is shown to the user without a stack trace

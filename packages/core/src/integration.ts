@@ -67,7 +67,7 @@ export interface RunContext {
 }
 
 /** How the runner decides which shards a sharded dry-run covers (the original's DesiredStateShardConfig). */
-export interface ShardedDryRunConfig<O> {
+interface ShardedDryRunConfig<O> {
   /** Dotted paths with `*` wildcards into the early-exit state whose values name shards, e.g. `state.*.shard`. */
   readonly shardPathSelectors: readonly string[];
   /** Returns the options for one shard's run. */

@@ -54,7 +54,7 @@ type ValueOf<S extends OptionSpec> = S extends BooleanOption
 
 export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: ValueOf<O[K]> };
 
-export function kebabCase(key: string): string {
+function kebabCase(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
@@ -103,5 +103,5 @@ export const commonOptions = {
     }) as const satisfies StringOption,
 } as const;
 
-export type OptionValue = string | number | boolean | string[] | undefined;
+type OptionValue = string | number | boolean | string[] | undefined;
 export type OptionValues = Record<string, OptionValue>;

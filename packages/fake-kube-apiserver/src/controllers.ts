@@ -16,7 +16,7 @@ const REVISION = 'deployment.kubernetes.io/revision';
 // The alphabet the real controller encodes its hash with (no vowels, no look-alikes).
 const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
 
-export function podTemplateHash(template: unknown): string {
+function podTemplateHash(template: unknown): string {
   const digest = createHash('sha256')
     .update(JSON.stringify(template ?? {}))
     .digest();

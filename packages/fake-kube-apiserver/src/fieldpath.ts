@@ -48,7 +48,7 @@ export interface FieldSetOptions {
   readonly skipStatus: boolean;
 }
 
-export function itemKey(item: unknown, keys: readonly string[]): string {
+function itemKey(item: unknown, keys: readonly string[]): string {
   const source = isObject(item) ? item : {};
   const parts: string[] = [];
   for (const k of [...keys].sort()) {
@@ -120,10 +120,6 @@ function walk(
 
 export function splitPath(path: string): string[] {
   return path.split(SEP);
-}
-
-export function joinPath(elements: readonly string[]): string {
-  return elements.join(SEP);
 }
 
 /** The `FieldsV1` JSON of a set, keys sorted as the real server writes them. */

@@ -83,7 +83,7 @@ export interface ClusterHandle {
   readonly state: FakeCluster;
 }
 
-export interface FaultControl {
+interface FaultControl {
   /** Adds a rule; rules apply in the order added. */
   set(cluster: string, rule: FaultRule): void;
   /** Removes the rules of one cluster, or of all. */

@@ -1,6 +1,6 @@
 import { qualifiedResource, type ResourceType } from './catalogue.ts';
 
-export interface StatusCause {
+interface StatusCause {
   reason?: string;
   message?: string;
   field?: string;

@@ -73,7 +73,7 @@ export interface ObjectRef {
   readonly name: string;
 }
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface StoreEvent {
   readonly type: WatchEventType;
@@ -94,7 +94,7 @@ export interface ListPage {
   readonly remainingItemCount?: number;
 }
 
-export function objectKey(namespace: string, name: string): string {
+function objectKey(namespace: string, name: string): string {
   return namespace === '' ? name : `${namespace}/${name}`;
 }
 

@@ -93,7 +93,7 @@ function columnsFor(kind: unknown): readonly Column[] {
   return (typeof kind === 'string' ? COLUMNS_BY_KIND[kind] : undefined) ?? GENERIC;
 }
 
-export function tableRow(
+function tableRow(
   obj: JsonObject,
   includeObject: string,
   columns: readonly Column[] = columnsFor(obj.kind),

@@ -20,7 +20,7 @@ export type Provider =
   | 'route'
   | 'prometheus-rule';
 
-export interface ResourceFile {
+interface ResourceFile {
   readonly path: string;
   readonly content: string;
 }

@@ -25,7 +25,7 @@ import {
 /** A resource could not be built; registered as an error for its namespace, the others go on. */
 export class FetchResourceError extends QontractError {}
 
-export type TemplateType = 'jinja2' | 'extracurlyjinja2';
+type TemplateType = 'jinja2' | 'extracurlyjinja2';
 
 /** Renders a template body (a resource-template or templated prometheus-rule). */
 export type TemplateRenderer = (
@@ -112,7 +112,7 @@ function templateType(type: string, path: string): TemplateType {
  * openshiftResource as app-interface returns it, with `namespace` the whole
  * namespace object).
  */
-export function templateVariables(
+function templateVariables(
   sel: SelectedNamespace,
   r: OpenshiftResourceData,
 ): Record<string, unknown> {
@@ -377,7 +377,7 @@ function checkAlertmanagerKey(body: PyObject | PyDict, key: string, path: string
  * first: YAML that is a mapping with a `route` and a `receivers` list, and
  * every receiver a route names defined.
  */
-export function validateAlertmanagerConfig(text: string, path: string): void {
+function validateAlertmanagerConfig(text: string, path: string): void {
   let doc: unknown;
   try {
     doc = parseYaml(text);

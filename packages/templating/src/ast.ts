@@ -18,7 +18,7 @@ export type Expr =
   | { kind: 'condexpr'; line: number; test: Expr; whenTrue: Expr; whenFalse?: Expr }
   | { kind: 'concat'; line: number; items: Expr[] };
 
-export type BinaryOp = '+' | '-' | '*' | '/' | '//' | '%' | '**' | 'and' | 'or';
+type BinaryOp = '+' | '-' | '*' | '/' | '//' | '%' | '**' | 'and' | 'or';
 export type CompareOp = '==' | '!=' | '<' | '<=' | '>' | '>=' | 'in' | 'notin';
 
 export interface CallArgs {

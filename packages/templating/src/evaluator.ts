@@ -751,7 +751,7 @@ function floatOp(op: string, x: number, y: number): number | undefined {
 }
 
 /** Python's `%` on floats: fmod, moved to the divisor's sign (a zero takes the divisor's sign). */
-export function pyMod(x: number, y: number): number {
+function pyMod(x: number, y: number): number {
   let m = x % y;
   if (m !== 0 && y < 0 !== m < 0) m += y;
   if (m === 0) return y < 0 ? -0 : 0;
@@ -759,7 +759,7 @@ export function pyMod(x: number, y: number): number {
 }
 
 /** Python's `//` on floats, consistent with `pyMod` (Python's `float_floor_div`). */
-export function pyFloorDiv(x: number, y: number): number {
+function pyFloorDiv(x: number, y: number): number {
   const mod = x % y;
   let div = (x - mod) / y;
   if (mod !== 0 && y < 0 !== mod < 0) div -= 1;
@@ -770,7 +770,7 @@ export function pyFloorDiv(x: number, y: number): number {
 }
 
 /** Python's `textwrap.dedent`: removes the common leading whitespace of all non-blank lines. */
-export function dedent(text: string): string {
+function dedent(text: string): string {
   const lines = text.split('\n');
   let margin: string | undefined;
   for (const line of lines) {

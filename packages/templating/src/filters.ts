@@ -61,7 +61,7 @@ function str(v: unknown): string {
 const LINE_BREAKS = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 /** Python `str.splitlines()`. */
-export function splitLines(s: string): string[] {
+function splitLines(s: string): string[] {
   const lines = s.split(LINE_BREAKS);
   if (lines[lines.length - 1] === '') lines.pop();
   return lines;

@@ -29,7 +29,7 @@ export const EXTRA_CURLY_DELIMITERS: Delimiters = {
   commentEnd: '#}}',
 };
 
-export type TokenType =
+type TokenType =
   | 'data'
   | 'block_begin'
   | 'block_end'

@@ -5,7 +5,7 @@ import { type PyInt, parseIntText } from './python-int.ts';
 import { pyFloat } from './values.ts';
 
 /** Nesting beyond this is refused, so a hostile template cannot overflow the parser's stack. */
-export const MAX_NESTING = 100;
+const MAX_NESTING = 100;
 
 const COMPARE_OPS = new Set(['==', '!=', '<', '<=', '>', '>=']);
 const RESERVED_AFTER_TEST = new Set(['else', 'or', 'and']);

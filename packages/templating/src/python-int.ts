@@ -14,14 +14,14 @@ export type PyInt = number | bigint;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Python's limit for decimal conversions of ints (`sys.get_int_max_str_digits()`, 3.11+). */
-export const INT_MAX_STR_DIGITS = 4300;
+const INT_MAX_STR_DIGITS = 4300;
 
 /**
  * Results beyond this many bits are refused (a render limit, not Python's:
  * Python would spend minutes and gigabytes on `2 ** 10**10`). 2^20 bits is
  * about 315 000 decimal digits, far more than can ever be printed (4300).
  */
-export const MAX_INT_BITS = 1 << 20;
+const MAX_INT_BITS = 1 << 20;
 
 export function normalizeInt(b: bigint): PyInt {
   return b >= -MAX_SAFE && b <= MAX_SAFE ? Number(b) : b;

@@ -15,7 +15,7 @@ function text(v: unknown): string {
 }
 
 /** JSON as Python's `json.loads` reads it (key order kept, `1.0` a float). */
-export function parseJsonValue(source: string): unknown {
+function parseJsonValue(source: string): unknown {
   return parseJson(source);
 }
 
@@ -58,7 +58,7 @@ function fromYaml(v: unknown, memo: Map<object, unknown>): unknown {
  * `017` is octal). Floats such as `1.0` stay floats; timestamps stay the text
  * they were written as (PyYAML's `date` prints the same for `YYYY-MM-DD`).
  */
-export function parseYamlValue(source: string): unknown {
+function parseYamlValue(source: string): unknown {
   // Integers as bigint (then `number` where safe): PyYAML reads them exactly at any size.
   const doc = parseDocument(source, { version: '1.1', uniqueKeys: false, intAsBigInt: true });
   if (doc.errors.length) throw failure.value(`invalid YAML: ${doc.errors[0]!.message}`);

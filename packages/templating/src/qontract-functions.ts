@@ -62,7 +62,7 @@ function optionalText(v: unknown): string | undefined {
 }
 
 /** `hash_list(list)`: sha256 of `"a"` + the sorted `str()` of every element; elements must be scalars. */
-export function hashList(input: unknown): string {
+function hashList(input: unknown): string {
   const items = pyIterate(input);
   const strings = items.map((el) => {
     if (Array.isArray(el) || isDict(el)) {
@@ -79,7 +79,7 @@ export function hashList(input: unknown): string {
 }
 
 /** `flatten_dict(d)`: nested keys joined with dots, values as `str()`, `None` values dropped. */
-export function flattenDict(input: unknown): PyDict {
+function flattenDict(input: unknown): PyDict {
   if (!isDict(input)) throw failure.type(`flatten_dict() expects a dict, not ${typeName(input)}`);
   const out = newDict();
   const walk = (d: Dict, prefix: string): void => {
@@ -97,7 +97,7 @@ export function flattenDict(input: unknown): PyDict {
 }
 
 /** `yesterday()`: the UTC date one day before now, `YYYY-MM-DD`. */
-export function yesterday(now: Date): string {
+function yesterday(now: Date): string {
   return new Date(now.getTime() - 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
 }
 

@@ -5,7 +5,7 @@ import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-k
 import { parse, stringify } from 'smol-toml';
 
 /** The repository's example app-interface and config (the README demo's data). */
-export const EXAMPLES_DIR = resolve(import.meta.dirname, '../../../examples');
+const EXAMPLES_DIR = resolve(import.meta.dirname, '../../../examples');
 
 export interface ExampleEnvironment {
   readonly server: FakeKubeApiServer;

@@ -22,7 +22,7 @@ export interface FakeVaultOptions {
   readonly tokenTtlSeconds?: number;
 }
 
-export interface FakeVaultRequest {
+interface FakeVaultRequest {
   readonly method: string;
   /** URL path and query, e.g. `/v1/app-sre/data/creds?version=2`. */
   readonly path: string;

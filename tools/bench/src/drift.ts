@@ -1,3 +1,4 @@
+import { seededRandom } from '@qontract/fake-kube-apiserver';
 /**
  * Which objects a drift scenario changes on the cluster: a seeded,
  * reproducible choice of exactly round(fraction × total) of them, half
@@ -11,7 +12,7 @@ export interface DriftChoice {
 
 export function chooseDrift(total: number, fraction: number, seed: number): DriftChoice {
   const count = Math.round(total * fraction);
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   // Partial Fisher–Yates over the indices: the first `count` slots are the sample.
   const indices = Array.from({ length: total }, (_, i) => i);
   for (let i = 0; i < count; i++) {
@@ -25,15 +26,3 @@ export function chooseDrift(total: number, fraction: number, seed: number): Drif
 }
 
 export const NO_DRIFT: DriftChoice = { changed: new Set(), missing: new Set() };
-
-/** A small, well-known 32-bit PRNG: the same seed gives the same drift on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,5 +1,5 @@
 /** The fake's page size and our client's: `limit=500` per list request. */
-export const PAGE_SIZE = 500;
+const PAGE_SIZE = 500;
 
 export interface LowerBoundInput {
   /** Objects of each listed kind, per cluster: one cluster-wide paginated list each. */

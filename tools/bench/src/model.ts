@@ -27,12 +27,8 @@ export function scaleLabel(s: Scale): string {
   return `${s.clusters}×${s.namespaces}×${s.resources}`;
 }
 
-export function totalResources(s: Scale): number {
-  return s.clusters * s.namespaces * s.resources;
-}
-
 /** Three ConfigMaps, one Secret, one Deployment in every five resources. */
-export function kindOf(index: number): ManagedKind {
+function kindOf(index: number): ManagedKind {
   const slot = index % 5;
   return slot < 3 ? 'ConfigMap' : slot === 3 ? 'Secret' : 'Deployment';
 }
@@ -40,13 +36,6 @@ export function kindOf(index: number): ManagedKind {
 export function resourceName(index: number): string {
   const prefix = { ConfigMap: 'config', Secret: 'secret', Deployment: 'web' }[kindOf(index)];
   return `${prefix}-${String(index + 1).padStart(4, '0')}`;
-}
-
-/** How many of the R resources of a namespace are of `kind`. */
-export function countOfKind(resources: number, kind: ManagedKind): number {
-  let n = 0;
-  for (let i = 0; i < resources; i++) if (kindOf(i) === kind) n++;
-  return n;
 }
 
 /**

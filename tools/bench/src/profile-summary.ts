@@ -17,7 +17,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-export function summarizeProfile(profile: Profile, top = 25): string {
+function summarizeProfile(profile: Profile, top = 25): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => {

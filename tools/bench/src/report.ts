@@ -254,8 +254,8 @@ function targetLines(report: SuiteReport): string[] {
   return out;
 }
 
-export const DOCS_START = '<!-- bench:results:start -->';
-export const DOCS_END = '<!-- bench:results:end -->';
+const DOCS_START = '<!-- bench:results:start -->';
+const DOCS_END = '<!-- bench:results:end -->';
 
 /** Replaces the generated part of docs/benchmarks.md, keeping the hand-written text around it. */
 export function spliceResults(doc: string, markdown: string): string {

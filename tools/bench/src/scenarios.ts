@@ -1,12 +1,12 @@
 import { Workload } from './cluster-state.ts';
 import type { Scale } from './model.ts';
 
-export const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
+const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
 export const SMALL_SCALE: Scale = { clusters: 2, namespaces: 3, resources: 5 };
 /** 20 clusters × 50 namespaces × 9 resources: 1,000 namespace and 9,000 resource files. */
-export const ENGINE_LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 9 };
+const ENGINE_LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 9 };
 /** The loop of the large set: 5 clusters × 20 namespaces × 20 resources (2,000), many runs. */
-export const LOOP_LARGE_SCALE: Scale = { clusters: 5, namespaces: 20, resources: 20 };
+const LOOP_LARGE_SCALE: Scale = { clusters: 5, namespaces: 20, resources: 20 };
 /** The pod the loop's second variant emulates: the launcher's heap size for this limit. */
 export const LOOP_POD_MEMORY_LIMIT_MIB = 512;
 
@@ -25,25 +25,25 @@ export interface IntegrationScenario {
 }
 
 /** Canonicalise + sha256 + three-way compare, objects per CPU second. */
-export interface ComputeScenario {
+interface ComputeScenario {
   readonly kind: 'compute';
   readonly objects: number;
 }
 
 /** Load the generated tree into the embedded engine and answer the openshift-resources query. */
-export interface EmbeddedLoadScenario {
+interface EmbeddedLoadScenario {
   readonly kind: 'embedded-load';
   readonly scale: Scale;
 }
 
 /** The openshift-resources query against `qontract-bundle serve`'s server (startBundleServer). */
-export interface RemoteQueryScenario {
+interface RemoteQueryScenario {
   readonly kind: 'remote-query';
   readonly scale: Scale;
 }
 
 /** The engine's API client: many small requests, and how many connections they take. */
-export interface ConnectionsScenario {
+interface ConnectionsScenario {
   readonly kind: 'connections';
   readonly requests: number;
   readonly concurrency: number;

@@ -33,7 +33,7 @@ export function rolebindingUsers(scale: Scale): number {
   return Math.max(1, Math.floor(scale.resources / 2));
 }
 
-export function resourcePath(cluster: string, namespace: string, index: number): string {
+function resourcePath(cluster: string, namespace: string, index: number): string {
   return `/bench/${cluster}/${namespace}/${resourceName(index)}.yml`;
 }
 

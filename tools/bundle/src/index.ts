@@ -1,1 +1,1 @@
-export { type MainOptions, main, type Output } from './main.ts';
+export {};

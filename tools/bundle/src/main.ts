@@ -16,7 +16,7 @@ import {
 import { ExitCode, QontractError } from '@qontract/core';
 import { compareCodePoints } from '@qontract/pycompat';
 
-export interface Output {
+interface Output {
   write(text: string): unknown;
 }
 
@@ -207,7 +207,7 @@ async function serve(
   return ExitCode.SUCCESS;
 }
 
-/** Entry point of `bin/qontract-bundle.js`. */
+/** @public Entry point of `bin/qontract-bundle.js` (loaded through the Node-version launcher). */
 export default async function run(): Promise<void> {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -17,7 +17,7 @@ export function camelName(name: string): string {
 }
 
 /** `openshift-foo` → `OpenshiftFoo` */
-export function pascalName(name: string): string {
+function pascalName(name: string): string {
   const camel = camelName(name);
   return camel[0]!.toUpperCase() + camel.slice(1);
 }
@@ -148,8 +148,8 @@ import { desired${pascal}, isManagedNamespace, MANAGED_TYPE } from './desired.ts
 import { ${pascal}NamespacesDocument } from './${name}.generated.ts';
 
 /** The \`qontract.integration\` annotation of the objects it writes, and their version. */
-export const QONTRACT_INTEGRATION = '${name.replaceAll('-', '_')}';
-export const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+const QONTRACT_INTEGRATION = '${name.replaceAll('-', '_')}';
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
 
 export const ${camel} = defineEngineIntegration({
   name: '${name}',
@@ -166,8 +166,6 @@ export const ${camel} = defineEngineIntegration({
   specs: (managed) => specsForKind(managed, MANAGED_TYPE),
   desired: (managed, { clusters }) => ({ objects: desired${pascal}({ namespaces: managed, clusters }) }),
 });
-
-export default ${camel};
 `,
     [`${dir}/README.md`]: `# ${name}
 

@@ -14,7 +14,7 @@ import type { GqlClient } from './types.ts';
  * A view of `ctx` whose `client(gqlClient)` is `gql`: the integration's
  * early-exit hook then reads the bundle `gql` is pinned to.
  */
-export function withGqlClient(ctx: RunContext, gql: GqlClient): RunContext {
+function withGqlClient(ctx: RunContext, gql: GqlClient): RunContext {
   return {
     ...ctx,
     client: <T>(key: ClientKey<T>): Promise<T> =>

@@ -41,7 +41,7 @@ export function describeMalformed(
  * credentials the client sent are masked before it is shortened, and an HTML
  * page is reduced to its text (a login page says what it is in its title).
  */
-export function excerptOf(answer: HttpAnswer, redactor: SecretRedactor): string | null {
+function excerptOf(answer: HttpAnswer, redactor: SecretRedactor): string | null {
   const raw = oneLine(redactor.redact(answer.body));
   const isHtml = /html/i.test(answer.contentType ?? '') || /^<(!doctype|html)/i.test(raw);
   const text = (isHtml && oneLine(textOfHtml(raw))) || raw;

@@ -267,7 +267,7 @@ function parseServerUrl(server: string): URL {
 }
 
 /** A URL as shown in logs and errors: user info (a `user:password@`) is dropped. */
-export function withoutCredentials(url: URL): string {
+function withoutCredentials(url: URL): string {
   const copy = new URL(url);
   copy.username = '';
   copy.password = '';

@@ -13,7 +13,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 5, delayMs: 1000 };
 
 /** A server's `Retry-After` is honoured up to this; a longer one would stall the whole run. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 
 /**
  * A failure the next attempt may not see: no connection, a time-out, a 5xx,
@@ -30,7 +30,7 @@ export class RetryableError extends Error {
 }
 
 /** The last retryable failure, once the attempts are used up; its message says how many. */
-export class RetriesExhaustedError extends Error {
+class RetriesExhaustedError extends Error {
   constructor(last: RetryableError, attempts: number) {
     super(attempts > 1 ? `${last.message} (gave up after ${attempts} attempts)` : last.message, {
       cause: last,

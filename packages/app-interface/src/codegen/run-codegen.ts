@@ -22,7 +22,7 @@ export interface CodegenResult {
 }
 
 /** The repository this file belongs to. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 /**
  * Generates `<name>.generated.ts` beside every `src/**\/*.graphql` of

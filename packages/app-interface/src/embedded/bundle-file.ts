@@ -34,7 +34,7 @@ export async function readBundleFile(path: string): Promise<LoadedBundle> {
   return parseBundleText(text, path);
 }
 
-export function parseBundleText(text: string, source = 'bundle.json'): LoadedBundle {
+function parseBundleText(text: string, source = 'bundle.json'): LoadedBundle {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -39,11 +39,7 @@ export function readDataFiles(jobs: readonly DataFileJob[]): DataFileResults {
   return out;
 }
 
-export function parseDataFile(
-  key: string,
-  raw: Buffer,
-  problems: BundleProblem[],
-): JsonObject | null {
+function parseDataFile(key: string, raw: Buffer, problems: BundleProblem[]): JsonObject | null {
   const doc = parseStructured(key, raw, problems, ProblemKind.PARSE);
   if (doc === undefined) return null;
   if (!isObject(doc)) {

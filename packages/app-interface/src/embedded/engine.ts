@@ -159,7 +159,7 @@ function toErrorEntry(error: GraphQLError): GraphqlErrorEntry {
  * qontract-server removes every `{}` from every list in the response
  * (interface items that matched no fragment), recursively.
  */
-export function pruneEmptyObjects(value: unknown): unknown {
+function pruneEmptyObjects(value: unknown): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {

@@ -26,7 +26,7 @@ export interface AppInterfaceLayout {
   graphqlSchemaFile: string;
 }
 
-export function defaultLayout(root: string): AppInterfaceLayout {
+function defaultLayout(root: string): AppInterfaceLayout {
   return {
     dataDir: join(root, 'data'),
     resourcesDir: join(root, 'resources'),

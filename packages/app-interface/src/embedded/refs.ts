@@ -1,7 +1,7 @@
 import type { BundleDatabase } from './database.ts';
 
 /** A crossref: a plain object whose only key is `$ref`. */
-export function isCrossRef(value: unknown): value is { $ref: string } {
+function isCrossRef(value: unknown): value is { $ref: string } {
   if (value === null) {
     // qontract-server inspects `.constructor` of every value it resolves (`isRef` in its
     // `src/schema.ts`), so an explicit null in the data fails the field instead of yielding null.
@@ -20,7 +20,7 @@ export function isCrossRef(value: unknown): value is { $ref: string } {
  * A `#fragment` therefore stays part of the key and never resolves.
  * A missing target gives null.
  */
-export function resolveCrossRef(db: BundleDatabase, ref: { $ref: string }): unknown {
+function resolveCrossRef(db: BundleDatabase, ref: { $ref: string }): unknown {
   const text = String(ref.$ref);
   const dollar = text.indexOf('$');
   const path = dollar < 0 ? text : text.slice(0, dollar);

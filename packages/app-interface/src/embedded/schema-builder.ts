@@ -32,7 +32,7 @@ type Source = Record<string, unknown>;
 type Resolver = GraphQLFieldResolver<Source, EngineContext, Record<string, unknown>>;
 
 /** qontract-server's `JSON` scalar: values leave as JSON text, arguments arrive untyped. */
-export const JsonScalar = new GraphQLScalarType({
+const JsonScalar = new GraphQLScalarType({
   name: 'JSON',
   serialize: (value) => JSON.stringify(value),
   parseValue: (value) => value,
@@ -50,7 +50,7 @@ const SCALARS: Record<string, GraphQLOutputType> = {
 const RESOURCE_TYPE = 'Resource_v1';
 const DATAFILE_OBJECT = 'DatafileObject_v1';
 
-export class GraphqlSchemaBuildError extends Error {
+class GraphqlSchemaBuildError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'GraphqlSchemaBuildError';

@@ -22,7 +22,7 @@ export interface GraphqlFieldConf {
   datafileSchema?: string;
 }
 
-export interface GraphqlInterfaceResolve {
+interface GraphqlInterfaceResolve {
   strategy: 'fieldMap' | 'schema';
   field?: string;
   fieldMap?: Record<string, string>;
@@ -51,14 +51,11 @@ export interface ResourceRecord {
   backrefs: ResourceBackref[];
 }
 
-export interface ResourceBackref {
+interface ResourceBackref {
   path: string;
   datafileSchema: string;
   jsonpath: string;
 }
-
-/** A datafile: a JSON object that carries at least `$schema`. */
-export type Datafile = JsonObject & { $schema: string };
 
 /**
  * The qontract-validator bundle (written by its `validator/bundler.py`, loaded

@@ -11,7 +11,7 @@ import type { JsonValue } from './types.ts';
  */
 
 /** A value PyYAML would turn into a date/datetime, which the bundler cannot serialise to JSON. */
-export class YamlTimestamp {
+class YamlTimestamp {
   readonly text: string;
   constructor(text: string) {
     this.text = text;
@@ -168,7 +168,7 @@ export function parseJsonData(text: string): JsonValue {
 }
 
 /** Copies parsed data into plain JSON with keys in code-point order (the bundle's order). */
-export function toJsonData(value: unknown, where: string): JsonValue {
+function toJsonData(value: unknown, where: string): JsonValue {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return value;
   if (value === undefined) return null;

@@ -9,7 +9,7 @@ import { LocalDirStateStore } from './local-state-store.ts';
 import { StateInaccessibleError, type StateStore } from './types.ts';
 
 /** Where S3 credentials come from. */
-export type AwsCredentialSource =
+type AwsCredentialSource =
   | { readonly kind: 'profile'; readonly profile: string; readonly configFile: string }
   | { readonly kind: 'static'; readonly accessKeyId: string; readonly secretAccessKey: string }
   /** The SDK's default chain (environment, shared files, instance roles). */
@@ -28,7 +28,7 @@ export type StateSettings =
   | { readonly provider: 'local'; readonly path: string; readonly source: string };
 
 /** An app-interface AWS account's automation credentials (option 4). */
-export interface AccountCredentials {
+interface AccountCredentials {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
   /** The account's `resourcesDefaultRegion`, used when no region is given. */
@@ -36,7 +36,7 @@ export interface AccountCredentials {
 }
 
 /** app-interface settings' `state` section (option 6). */
-export interface AppInterfaceStateSettings {
+interface AppInterfaceStateSettings {
   readonly provider: string;
   readonly bucket?: string | undefined;
   readonly region?: string | undefined;

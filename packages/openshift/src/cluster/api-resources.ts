@@ -10,10 +10,6 @@ export interface ApiResource {
   readonly verbs: readonly string[];
 }
 
-export function groupVersion(r: Pick<ApiResource, 'group' | 'version'>): string {
-  return r.group ? `${r.group}/${r.version}` : r.version;
-}
-
 /** The REST path of a collection or object of `r`. */
 export function resourcePath(r: ApiResource, namespace?: string, name?: string): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;

@@ -21,7 +21,7 @@ export interface ClusterInfo {
   readonly disable?: { readonly integrations?: ReadonlyArray<string> | null } | null;
 }
 
-export interface AutomationTokenEntry {
+interface AutomationTokenEntry {
   readonly active?: boolean | null;
   readonly delete?: boolean | null;
   readonly secret?: SecretRef | null;
@@ -166,6 +166,15 @@ export class ClusterMap {
       if (options.includeErrors || !isClusterProblem(value)) names.push(name);
     }
     return names.sort();
+  }
+
+  /** Closes the connections of every client of the map (the end of a run). */
+  async close(): Promise<void> {
+    await Promise.all(
+      [...this.#entries.values()].map((entry) =>
+        isClusterProblem(entry) ? undefined : entry.client.close(),
+      ),
+    );
   }
 
   /** Every error-level problem (missing tokens, unreachable clusters, ...). */

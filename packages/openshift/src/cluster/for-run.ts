@@ -1,4 +1,4 @@
-import type { RunContext } from '@qontract/core';
+import { defineClient, type RunContext } from '@qontract/core';
 import {
   type ClusterInfo,
   ClusterMap,
@@ -8,7 +8,21 @@ import {
 
 /** What the cluster map of a run reads from its context (`signal`: the run's stop signal). */
 export type RunClusterContext = Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'> &
-  Partial<Pick<RunContext, 'signal'>>;
+  Partial<Pick<RunContext, 'signal' | 'client'>>;
+
+/** The cluster maps of a run, closed when the run ends (keep-alive connections and TLS state). */
+const runClusterMaps = defineClient(
+  'openshift:cluster-maps',
+  () => new Set<ClusterMap>(),
+  async (maps) => {
+    await Promise.all([...maps].map((map) => map.close()));
+  },
+);
+
+async function closeWithRun(ctx: RunClusterContext, map: ClusterMap): Promise<ClusterMap> {
+  if (ctx.client) (await ctx.client(runClusterMaps)).add(map);
+  return map;
+}
 
 export interface RunClusterOptions {
   readonly internal?: boolean | undefined;
@@ -28,7 +42,7 @@ export async function clusterMapForNamespaces(
 ): Promise<ClusterMap> {
   const map = await ClusterMap.fromNamespaces(namespaces, settingsFor(ctx, options));
   registerProblems(ctx, map);
-  return map;
+  return closeWithRun(ctx, map);
 }
 
 /** The cluster clients of a run for `clusters` (cluster-scoped integrations). */
@@ -39,7 +53,7 @@ export async function clusterMapForClusters(
 ): Promise<ClusterMap> {
   const map = await ClusterMap.fromClusters(clusters, settingsFor(ctx, options));
   registerProblems(ctx, map);
-  return map;
+  return closeWithRun(ctx, map);
 }
 
 function settingsFor(

@@ -435,6 +435,20 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Closes the client's keep-alive connections. A loop runs one integration
+   * every few minutes in the same process: without this every run's
+   * connections (and their TLS state) stay open until the server drops them.
+   */
+  async close(): Promise<void> {
+    const auth = this.#auth;
+    this.#auth = undefined;
+    const dispatcher = (await auth?.catch(() => undefined))?.dispatcher as
+      | { close?: () => Promise<void> }
+      | undefined;
+    await dispatcher?.close?.();
+  }
+
   #throwIfStopped(): void {
     if (this.#runSignal?.aborted) throw new RequestAbortedError(this.name, this.#runSignal.reason);
     if (this.#givenUp.signal.aborted) throw this.#givenUp.signal.reason;

@@ -17,16 +17,16 @@ const engineOptions = {
   threadPoolSize: commonOptions.threadPoolSize(10),
   internal: commonOptions.internal(),
 } as const;
-export type EngineOptions<O extends OptionSpecs> = InferOptions<typeof engineOptions & O>;
+type EngineOptions<O extends OptionSpecs> = InferOptions<typeof engineOptions & O>;
 
 /** A problem found while building the desired state: registered as an error (no deletions). */
-export interface DesiredProblem {
+interface DesiredProblem {
   readonly scope: string;
   readonly message: string;
 }
 
 /** What `desired` may use besides the loaded data. */
-export interface DesiredEnvironment<O extends OptionSpecs> {
+interface DesiredEnvironment<O extends OptionSpecs> {
   /** The clusters of the run with a working client: desired objects elsewhere are left out. */
   readonly clusters: ReadonlySet<string>;
   readonly opts: EngineOptions<O>;

@@ -516,6 +516,17 @@ describe('reconcileResources against the fake API server', () => {
     ).toEqual([expect.stringContaining('propagationPolicy=Orphan')]);
   });
 
+  it('closes its cluster connections when the run ends (a loop does not pile them up)', async () => {
+    const sockets = () =>
+      process.getActiveResourcesInfo().filter((r) => r === 'TLSWRAP' || r === 'TCPSocketWrap')
+        .length;
+    const desired = [{ cluster: 'c1', namespace: 'app', body: cm('loop', { a: '1' }) }];
+    expect((await run({ desired, dryRun: true })).code).toBe(0);
+    await vi.waitFor(() => expect(sockets()).toBe(0));
+    for (let i = 0; i < 3; i++) expect((await run({ desired, dryRun: true })).code).toBe(0);
+    await vi.waitFor(() => expect(sockets()).toBe(0));
+  });
+
   it('reports a duplicate desired object with both sources and an unknown kind, exit 1', async () => {
     const r = await run({
       desired: [

@@ -40,7 +40,7 @@ export const QONTRACT_ANNOTATIONS: readonly string[] = [
   QONTRACT_ANNOTATION_UPDATE,
   QONTRACT_ANNOTATION_CALLER_NAME,
 ];
-export const SECRET_UPDATED_AT = 'external-resources/updated_at';
+const SECRET_UPDATED_AT = 'external-resources/updated_at';
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 export const IGNORABLE_DATA_FIELDS: readonly string[] = ['service-ca.crt'];
 
@@ -78,7 +78,7 @@ function typeError(message: string): ResourceDataError {
 }
 
 /** `d[key]` where d must be a dict. */
-export function item(d: PyValue | undefined, key: string): PyValue {
+function item(d: PyValue | undefined, key: string): PyValue {
   if (!isDict(d)) throw typeError(`'${pyTypeName(d)}' object is not subscriptable by '${key}'`);
   const v = dictGet(d, key);
   if (v === undefined) throw keyError(key);
@@ -86,13 +86,13 @@ export function item(d: PyValue | undefined, key: string): PyValue {
 }
 
 /** `d` used as a dict (`.get`, `.pop`, `in`): anything else raises like in Python. */
-export function asDict(d: PyValue | undefined, what: string): Dict {
+function asDict(d: PyValue | undefined, what: string): Dict {
   if (!isDict(d)) throw typeError(`'${pyTypeName(d)}' object has no dict methods (${what})`);
   return d;
 }
 
 /** Python `key in container` for the shapes resource bodies can have. */
-export function pyContains(container: PyValue | undefined, key: string): boolean {
+function pyContains(container: PyValue | undefined, key: string): boolean {
   if (isDict(container)) return dictHas(container, key);
   if (typeof container === 'string') return container.includes(key);
   if (container instanceof PyStr) return container.js.includes(key);

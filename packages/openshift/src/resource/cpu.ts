@@ -6,7 +6,7 @@ import { pyFloatParse } from './py-numbers.ts';
 import { PyFloat, PyStr, type PyValue, pyEquals } from './py-values.ts';
 
 /** `f"{int(float(v) * 1000)}m"` when Python can compute it, else the value itself. */
-export function normalizeCpu(value: PyValue | undefined): PyValue | undefined {
+function normalizeCpu(value: PyValue | undefined): PyValue | undefined {
   let f: number | undefined;
   if (typeof value === 'string') f = pyFloatParse(value);
   else if (value instanceof PyStr) f = undefined;

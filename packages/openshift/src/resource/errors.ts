@@ -1,6 +1,6 @@
 /** Errors of the resource model, named after the original's exceptions. */
 
-export const CONSTRUCT_ERROR_PREFIX = 'error constructing openshift resource: ';
+const CONSTRUCT_ERROR_PREFIX = 'error constructing openshift resource: ';
 
 /** A resource body that cannot become an OpenshiftResource (bad name, containers, shape). */
 export class ConstructResourceError extends Error {

@@ -32,7 +32,7 @@ export interface JsonPatchOperation {
   from?: string;
 }
 
-export class JsonPointerError extends Error {
+class JsonPointerError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'JsonPointerException';
@@ -44,7 +44,7 @@ function escapePart(part: string): string {
   return part.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-export function parsePointer(pointer: string): string[] {
+function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
   if (!pointer.startsWith('/'))
     throw new JsonPointerError(`Location must start with /: ${pointer}`);

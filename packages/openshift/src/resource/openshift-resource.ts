@@ -28,8 +28,7 @@ import {
   pyTruthy,
 } from './py-values.ts';
 
-export const DNS_NAMES_URL =
-  'https://kubernetes.io/docs/concepts/overview/working-with-objects/names/';
+const DNS_NAMES_URL = 'https://kubernetes.io/docs/concepts/overview/working-with-objects/names/';
 const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_SUBDOMAIN_MAX_LENGTH = 253;
 const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -55,7 +54,7 @@ function pyLen(s: string): number {
   return n;
 }
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return hash('sha256', text, 'hex');
 }
 

@@ -11,7 +11,7 @@
 import { compareCodePoints, pyFloatRepr, pyIntRepr, pyJsonString } from '@qontract/pycompat';
 import { PyDict, PyFloat, type PyObject, PyStr, type PyValue, pyTypeName } from './py-values.ts';
 
-export class PyJsonError extends Error {
+class PyJsonError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'PyJsonError';
@@ -20,7 +20,7 @@ export class PyJsonError extends Error {
 
 const HIGH_KEY_CHAR = /[\ud800-\uffff]/;
 
-export function compareCodePointArrays(a: readonly number[], b: readonly number[]): number {
+function compareCodePointArrays(a: readonly number[], b: readonly number[]): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
@@ -28,21 +28,6 @@ export function compareCodePointArrays(a: readonly number[], b: readonly number[
 
 function strCodePoints(v: string | PyStr): readonly number[] {
   return typeof v === 'string' ? Array.from(v, (c) => c.codePointAt(0) ?? 0) : v.codePoints;
-}
-
-/** Python `sorted()` on str values (code point order); throws for non-str members. */
-export function sortPyStrings<T extends PyValue>(values: T[]): T[] {
-  for (const v of values) {
-    if (typeof v !== 'string' && !(v instanceof PyStr)) {
-      throw new PyJsonError(`'<' not supported between instances of '${pyTypeName(v)}' and 'str'`);
-    }
-  }
-  if (values.every((v) => typeof v === 'string')) {
-    return (values as string[]).sort(compareCodePoints) as T[];
-  }
-  return values.sort((a, b) =>
-    compareCodePointArrays(strCodePoints(a as string | PyStr), strCodePoints(b as string | PyStr)),
-  );
 }
 
 function numericKey(v: PyValue): number | bigint | undefined {

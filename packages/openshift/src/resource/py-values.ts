@@ -103,16 +103,7 @@ export class PyDict {
   }
 }
 
-export type PyScalar =
-  | string
-  | number
-  | bigint
-  | boolean
-  | null
-  | PyFloat
-  | PyStr
-  | PyBytes
-  | PyDate;
+type PyScalar = string | number | bigint | boolean | null | PyFloat | PyStr | PyBytes | PyDate;
 export type PyValue = PyScalar | PyValue[] | PyObject | PyDict | PySet;
 export interface PyObject {
   [key: string]: PyValue;
@@ -216,7 +207,7 @@ function strEquals(a: string | PyStr, b: string | PyStr): boolean {
 }
 
 /** Equality of hashable values as dict keys (Python `hash` + `==`). */
-export function pyKeyEquals(a: PyValue, b: PyValue): boolean {
+function pyKeyEquals(a: PyValue, b: PyValue): boolean {
   return pyEquals(a, b);
 }
 

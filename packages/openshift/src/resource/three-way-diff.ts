@@ -33,11 +33,11 @@ import {
   setOwn,
 } from './py-values.ts';
 
-export const RECYCLE_POD_ANNOTATIONS: readonly string[] = [
+const RECYCLE_POD_ANNOTATIONS: readonly string[] = [
   'kubectl.kubernetes.io/restartedAt',
   'openshift.openshift.io/restartedAt',
 ];
-export const POD_RECYCLE_SUPPORTED_OWNER_KINDS: readonly string[] = [
+const POD_RECYCLE_SUPPORTED_OWNER_KINDS: readonly string[] = [
   'DaemonSet',
   'Deployment',
   'DeploymentConfig',

@@ -17,7 +17,7 @@ export interface ScalarNode {
   readonly style: string | null;
   readonly mark: Mark;
 }
-export interface SequenceNode {
+interface SequenceNode {
   readonly kind: 'sequence';
   tag: string;
   readonly items: Node[];
@@ -62,7 +62,7 @@ addResolver('null', NULL_RE, ['~', 'n', 'N', '']);
 addResolver('timestamp', TIMESTAMP_RE, [...'0123456789']);
 addResolver('value', VALUE_RE, ['=']);
 
-export function resolveScalarTag(value: string, implicitPlain: boolean): string {
+function resolveScalarTag(value: string, implicitPlain: boolean): string {
   if (implicitPlain) {
     const first = value === '' ? '' : (Array.from(value.slice(0, 2))[0] ?? '');
     for (const [tag, re] of RESOLVERS.get(first) ?? []) {

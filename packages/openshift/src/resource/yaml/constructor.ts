@@ -132,7 +132,7 @@ function constructTimestamp(node: ScalarNode): PyDate {
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /** Python `base64.decodebytes` (binascii.a2b_base64, non-strict): skips junk, checks padding. */
-export function pyBase64Decode(text: string): Uint8Array {
+function pyBase64Decode(text: string): Uint8Array {
   const out: number[] = [];
   let quadPos = 0;
   let leftChar = 0;

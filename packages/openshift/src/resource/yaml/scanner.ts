@@ -25,7 +25,7 @@ export interface Mark {
 /** A scalar chunk that is a code point from an escape (kept apart so surrogates do not fuse). */
 export type ScalarPart = string | { readonly escapedCodePoint: number };
 
-export type SimpleTokenKind =
+type SimpleTokenKind =
   | 'STREAM-START'
   | 'STREAM-END'
   | 'DOCUMENT-START'
