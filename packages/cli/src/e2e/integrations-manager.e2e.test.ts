@@ -1,0 +1,227 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  editFile,
+  messages,
+  objectNames,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
+
+const start = useExampleEnvironment();
+let env: ExampleEnvironment;
+beforeAll(async () => {
+  env = await start({ namespaces: true });
+});
+
+const NS = 'app-sre-observability';
+const STAGE_NS = 'example-app-stage';
+const CLUSTER = 'appint-ex-01';
+const manager = (...args: string[]) =>
+  runQontractReconcile(['--config', env.configPath, 'integrations-manager', ...args]);
+const production = ['--environment-name', 'example-production'];
+
+/** Every object the manager owns in a namespace, as `Kind/name`. */
+function owned(namespace: string): string[] {
+  const kinds: Array<[string, string]> = [
+    ['apps/v1', 'Deployment'],
+    ['apps/v1', 'StatefulSet'],
+    ['batch/v1', 'CronJob'],
+    ['v1', 'Service'],
+  ];
+  return kinds.flatMap(([apiVersion, kind]) =>
+    objectNames(env, CLUSTER, apiVersion, kind, namespace).map((n) => `${kind}/${n}`),
+  );
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: reading plain objects of the fake API server
+type Any = any;
+const deployment = (name: string): Any =>
+  env.server.get(CLUSTER, 'apps/v1', 'Deployment', NS, name);
+
+const PRODUCTION_OBJECTS = [
+  'Deployment/qontract-reconcile-openshift-namespaces-appint-ex-01',
+  'Deployment/qontract-reconcile-openshift-namespaces-appint-ex-02',
+  'Deployment/qontract-reconcile-openshift-namespaces-appint-ex-k8s',
+  'StatefulSet/qontract-reconcile-openshift-resources-0',
+  'StatefulSet/qontract-reconcile-openshift-resources-1',
+  'CronJob/qontract-reconcile-openshift-limitranges',
+  'Service/qontract-reconcile',
+];
+
+describe('integrations-manager end to end', { timeout: 60_000 }, () => {
+  it('dry-run plans the objects of its environment and writes nothing', async () => {
+    env.server.resetLog();
+    const dry = await manager('--dry-run', '--environment-name', 'example-production');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toHaveLength(PRODUCTION_OBJECTS.length);
+    expect(planLines(dry)).toContain(
+      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'StatefulSet', 'qontract-reconcile-openshift-resources-0']`,
+    );
+    expect(env.server.mutatingRequests()).toEqual([]);
+  });
+
+  it('creates exactly the objects of its environment, then has nothing to do', async () => {
+    const wet = await manager(...production);
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(owned(NS).sort()).toEqual([...PRODUCTION_OBJECTS].sort());
+    // The stage namespace belongs to the other environment's manager.
+    expect(owned(STAGE_NS)).toEqual([]);
+
+    const shard = deployment('qontract-reconcile-openshift-namespaces-appint-ex-01');
+    expect(shard.metadata.annotations).toMatchObject({
+      'qontract.integration': 'integrations-manager',
+      'qontract.caller_name': 'https://github.com/app-sre/qontract-reconcile',
+    });
+    expect(shard.spec.replicas).toBe(1);
+    const env0 = Object.fromEntries(
+      shard.spec.template.spec.containers[0].env.map((e: Any) => [e.name, e.value]),
+    );
+    expect(env0).toMatchObject({
+      SHARD_KEY: 'appint-ex-01',
+      INTEGRATION_NAME: 'openshift-namespaces',
+      INTEGRATION_EXTRA_ARGS: ' --cluster-name appint-ex-01',
+      DRY_RUN: '--dry-run',
+    });
+    // The disabled shard is scaled to zero.
+    expect(deployment('qontract-reconcile-openshift-namespaces-appint-ex-k8s').spec.replicas).toBe(
+      0,
+    );
+    const sts: Any = env.server.get(
+      CLUSTER,
+      'apps/v1',
+      'StatefulSet',
+      NS,
+      'qontract-reconcile-openshift-resources-1',
+    );
+    expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('2Gi');
+
+    env.server.resetLog();
+    const again = await manager(...production);
+    expect(again.code, again.stderr).toBe(0);
+    expect(planLines(again)).toEqual([]);
+    expect(env.server.mutatingRequests()).toEqual([]);
+  });
+
+  it('the other environment deploys only its own namespace', async () => {
+    const stage = await manager('--environment-name', 'example-stage');
+    expect(stage.code, stage.stderr).toBe(0);
+    expect(owned(STAGE_NS).sort()).toEqual([
+      'Deployment/qontract-reconcile-openshift-resources',
+      'Service/qontract-reconcile',
+    ]);
+    expect(owned(NS).sort()).toEqual([...PRODUCTION_OBJECTS].sort());
+  });
+
+  it('a new cluster adds a per-openshift-cluster shard; disabling the integration there removes it', async () => {
+    const cluster = (name: string, extra = '') =>
+      [
+        '---',
+        '$schema: /openshift/cluster-1.yml',
+        'labels: {}',
+        `name: ${name}`,
+        'description: a cluster added later',
+        'serverUrl: https://127.0.0.1:1',
+        'consoleUrl: https://console.example.com',
+        'prometheusUrl: https://prometheus.example.com',
+        'alertmanagerUrl: https://alertmanager.example.com',
+        'elbFQDN: elb.example.com',
+        'internal: false',
+        'auth: []',
+        extra,
+      ].join('\n');
+    const file = join(env.appInterfaceDir, 'data/openshift/appint-ex-03.yml');
+    await writeFile(file, cluster('appint-ex-03'));
+    const added = await manager(...production);
+    expect(added.code, added.stderr).toBe(0);
+    expect(planLines(added)).toEqual([
+      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'Deployment', 'qontract-reconcile-openshift-namespaces-appint-ex-03']`,
+    ]);
+    expect(deployment('qontract-reconcile-openshift-namespaces-appint-ex-03').spec.replicas).toBe(
+      1,
+    );
+
+    await writeFile(
+      file,
+      cluster('appint-ex-03', 'disable:\n  integrations:\n    - openshift-namespaces\n'),
+    );
+    const removed = await manager(...production);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(planLines(removed)).toEqual([
+      `['delete', 'privileged=False', '${CLUSTER}', '${NS}', 'Deployment', 'qontract-reconcile-openshift-namespaces-appint-ex-03']`,
+    ]);
+    expect(owned(NS).sort()).toEqual([...PRODUCTION_OBJECTS].sort());
+  });
+
+  it('managers of two upstreams share a namespace, each seeing only its own objects', async () => {
+    const fork = 'https://example.com/fork/qontract-reconcile';
+    await writeFile(
+      join(env.appInterfaceDir, 'data/app-sre/integrations/fork-only.yml'),
+      [
+        '---',
+        '$schema: /app-sre/integration-1.yml',
+        'labels: {}',
+        'name: fork-only',
+        'description: an integration of another upstream (not in this CLI)',
+        `upstream: ${fork}`,
+        'schemas: [/openshift/namespace-1.yml]',
+        'managed:',
+        '  - namespace:',
+        '      $ref: /openshift/appint-ex-01/namespaces/app-sre-observability.yml',
+        '    spec: {}',
+        '',
+      ].join('\n'),
+    );
+    const forkRun = await manager(...production, '--upstream', fork);
+    expect(forkRun.code, forkRun.stderr).toBe(0);
+    // Its own objects only: nothing of the other upstream is deleted. The chart of each
+    // upstream renders the Service; the fork's manager does not see the other one's, so it
+    // applies its own (as upstream does).
+    expect(planLines(forkRun)).toEqual([
+      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'Deployment', 'qontract-reconcile-fork-only']`,
+      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'Service', 'qontract-reconcile']`,
+    ]);
+    expect(owned(NS)).toEqual(expect.arrayContaining(PRODUCTION_OBJECTS));
+  });
+
+  it('bad managed data is an error naming the file, exit 1, nothing deleted', async () => {
+    const file = join(env.appInterfaceDir, 'data/app-sre/integrations/openshift-limitranges.yml');
+    // openshift-limitranges has no --cluster-name: it cannot be sharded per cluster.
+    await editFile(file, (t) =>
+      t
+        .replace('      cron: "*/10 * * * *"\n', '')
+        .concat('    sharding:\n      strategy: per-openshift-cluster\n'),
+    );
+    env.server.resetLog();
+    const bad = await manager(...production);
+    expect(bad.code).toBe(1);
+    expect(messages(bad, 50).join('\n')).toMatch(
+      /\/app-sre\/integrations\/openshift-limitranges\.yml: .*does not support the argument --cluster-name/,
+    );
+    expect(env.server.mutatingRequests()).toEqual([]);
+    expect(owned(NS)).toContain('CronJob/qontract-reconcile-openshift-limitranges');
+
+    // An unknown strategy is refused by the integration file's schema when app-interface loads.
+    await editFile(file, (t) => t.replace('strategy: per-openshift-cluster', 'strategy: per-moon'));
+    const unknown = await manager(...production);
+    expect(unknown.code).toBe(1);
+    expect(messages(unknown, 50).join('\n')).toMatch(
+      /\/app-sre\/integrations\/openshift-limitranges\.yml: .*strategy/,
+    );
+    expect(env.server.mutatingRequests()).toEqual([]);
+  });
+
+  it('deletes the objects of an integration no longer managed', async () => {
+    const file = join(env.appInterfaceDir, 'data/app-sre/integrations/openshift-limitranges.yml');
+    await editFile(file, (t) => t.slice(0, t.indexOf('\n# Where integrations-manager')) + '\n');
+    const run = await manager(...production);
+    expect(run.code, run.stderr).toBe(0);
+    expect(planLines(run)).toEqual([
+      `['delete', 'privileged=False', '${CLUSTER}', '${NS}', 'CronJob', 'qontract-reconcile-openshift-limitranges']`,
+    ]);
+    expect(owned(NS)).not.toContain('CronJob/qontract-reconcile-openshift-limitranges');
+  });
+});
