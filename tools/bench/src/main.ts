@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { markdownReport, spliceResults } from './report.ts';
 import { runSuite } from './run-suite.ts';
 import { largeSuite, scenarioName, smallSuite } from './scenarios.ts';
+import { runStartupMeasurements, startupMarkdown } from './startup.ts';
 import { REPO_ROOT } from './tree.ts';
 
 const { values } = parseArgs({
@@ -36,9 +37,9 @@ const suiteOptions = {
 };
 const suiteName = values.small ? 'small' : 'large';
 let scenarios = values.small ? smallSuite(suiteOptions) : largeSuite(suiteOptions);
-if (values.only?.length) {
-  scenarios = scenarios.filter((s) => values.only!.some((o) => scenarioName(s).includes(o)));
-}
+const selected = (name: string) =>
+  !values.only?.length || values.only.some((o) => name.includes(o));
+scenarios = scenarios.filter((s) => selected(scenarioName(s)));
 
 const startedAt = performance.now();
 const report = await runSuite(scenarios, {
@@ -46,14 +47,22 @@ const report = await runSuite(scenarios, {
   cpuProfileDir: values['cpu-prof'],
   progress: (line) => process.stdout.write(`${line}\n`),
 });
-const markdown = markdownReport(report);
+// Start-up of the commands, sources against the bundle (`--only startup` runs only these).
+const startup = await runStartupMeasurements({
+  runs: values.small ? 5 : 10,
+  selected,
+  progress: (line) => process.stdout.write(`${line}\n`),
+});
+const markdown = [report.scenarios.length ? markdownReport(report) : '', startupMarkdown(startup)]
+  .filter(Boolean)
+  .join('\n');
 process.stdout.write(`\n${markdown}`);
 
 const out =
   values.out ??
   join(REPO_ROOT, 'tools/bench/results', values.small ? 'latest-small.json' : 'latest.json');
 await mkdir(dirname(out), { recursive: true });
-await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+await writeFile(out, `${JSON.stringify({ ...report, startup }, null, 2)}\n`);
 process.stdout.write(`\nJSON report: ${out}\n`);
 // Partial and CI runs never replace the published table.
 if (!values.small && !values.only?.length && !values['no-docs']) {
@@ -66,7 +75,7 @@ if (!values.small && !values.only?.length && !values['no-docs']) {
   process.stdout.write(`Table written to ${docs}\n`);
 }
 process.stdout.write(`Total ${((performance.now() - startedAt) / 1000).toFixed(0)} s\n`);
-const failed = report.scenarios.filter((s) => s.exitCode !== 0);
+const failed = [...report.scenarios, ...startup].filter((s) => s.exitCode !== 0);
 if (failed.length) {
   process.stderr.write(
     `${failed.length} run(s) exited non-zero: ${failed.map((s) => s.name).join('; ')}\n`,
