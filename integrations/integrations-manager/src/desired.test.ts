@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: OpenShift template parameters are ${NAME} inside plain strings
 import { describe, expect, it } from 'vitest';
-import { desiredDeployments, environmentParameters } from './desired.ts';
+import { desiredDeployments, environmentParameters, refsToResolve } from './desired.ts';
 import type { IntegrationsManagerQuery } from './integrations-manager.generated.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: walking rendered plain objects in assertions
@@ -103,13 +103,59 @@ describe('desiredDeployments', () => {
     ]);
   });
 
-  it('refuses a namespace whose IMAGE_TAG would come from a git ref (not resolved yet)', () => {
-    const r = desiredDeployments(all, {
-      ...settings,
-      imageTagFromRef: new Map([['stage', 'main']]),
+  it('takes IMAGE_TAG from a resolved ref: INTEGRATION_UPSTREAM_REPOS, then --image-tag-from-ref', () => {
+    const repos = namespace('prod-ns', 'production', {
+      IMAGE_TAG: 'p1',
+      INTEGRATION_UPSTREAM_REPOS: [
+        { repo: 'https://github.com/app-sre/qontract-reconcile', ref: 'stable' },
+      ],
     });
-    expect(r.problems.map((p) => p.scope)).toEqual(['/ns/stage-ns.yml']);
-    expect(r.namespaces.map((n) => n.name)).toEqual(['prod-ns']);
+    const d = data([integration('a', [managed(repos), managed(stage)])]);
+    const selection = { imageTagFromRef: new Map([['stage', 'main']]) };
+    expect(refsToResolve(d, selection)).toEqual([
+      {
+        repo: 'app-sre/qontract-reconcile',
+        ref: 'stable',
+        source: 'INTEGRATION_UPSTREAM_REPOS of environment production',
+      },
+      {
+        repo: 'app-sre/qontract-reconcile',
+        ref: 'main',
+        source: '--image-tag-from-ref stage=main',
+      },
+    ]);
+    const imageOf = (r: ReturnType<typeof desiredDeployments>, ns: string) =>
+      (r.namespaces.find((n) => n.name === ns)!.objects[0] as Any).spec.template.spec.containers[0]
+        .image;
+    const resolved = desiredDeployments(d, {
+      ...settings,
+      ...selection,
+      imageTags: new Map<string, string | Error>([
+        ['app-sre/qontract-reconcile@stable', 'abc1234'],
+        ['app-sre/qontract-reconcile@main', 'def5678'],
+      ]),
+    });
+    expect(resolved.problems).toEqual([]);
+    expect(imageOf(resolved, 'prod-ns')).toBe('quay.io/app-sre/qontract-reconcile:abc1234');
+    expect(imageOf(resolved, 'stage-ns')).toBe('quay.io/app-sre/qontract-reconcile:def5678');
+
+    // A ref that could not be resolved: that namespace is refused, the others deployed.
+    const failed = desiredDeployments(d, {
+      ...settings,
+      ...selection,
+      imageTags: new Map<string, string | Error>([
+        ['app-sre/qontract-reconcile@stable', 'abc1234'],
+        ['app-sre/qontract-reconcile@main', new Error('HTTP 404')],
+      ]),
+    });
+    expect(failed.problems).toEqual([
+      {
+        scope: '/ns/stage-ns.yml',
+        message:
+          '[/ns/stage-ns.yml] cannot resolve app-sre/qontract-reconcile@main (--image-tag-from-ref stage=main) to a commit: HTTP 404',
+      },
+    ]);
+    expect(failed.namespaces.map((n) => n.name)).toEqual(['prod-ns']);
   });
 
   it('reads environment parameters as an object or JSON text', () => {

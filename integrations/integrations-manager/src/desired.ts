@@ -27,6 +27,8 @@ export interface DesiredSettings {
   readonly upstream?: string | undefined;
   /** `--image-tag-from-ref ENV=REF`, by environment name. */
   readonly imageTagFromRef?: ReadonlyMap<string, string>;
+  /** Resolved refs (`refKey`): the image tag (the sha's first `hashLength` characters) or why not. */
+  readonly imageTags?: ReadonlyMap<string, string | Error>;
   /** `IMAGE` of every namespace (`--image`). */
   readonly image?: string | undefined;
   /** The CLI flags of an integration (`--cluster-name`, ...); unknown ones have none. */
@@ -90,16 +92,18 @@ export function desiredDeployments(
       cronjobs: values.filter((v) => v.cron),
     });
     const ref = refToResolve(namespace, settings);
-    if (ref) {
-      // Resolving a ref to a commit sha needs the GitHub client, which this port does not
-      // have yet: refuse rather than deploy the wrong image tag.
+    const tag = ref ? settings.imageTags?.get(refKey(ref)) : undefined;
+    if (ref && typeof tag !== 'string') {
+      // Never deploy with a wrong image tag: the namespace is left as it is.
       problems.push({
         scope: namespace.path,
-        message: `[${namespace.path}] IMAGE_TAG from ${ref} needs the GitHub ref resolution, which is not implemented`,
+        message: `[${namespace.path}] cannot resolve ${ref.repo}@${ref.ref} (${ref.source}) to a commit: ${tag?.message ?? 'not resolved'}`,
       });
       return [];
     }
     const given = parametersFor(namespace, template.parameters, settings);
+    // Above the environment and the process environment; --image (IMAGE) is another key.
+    if (typeof tag === 'string') given.IMAGE_TAG = tag;
     return [
       {
         path: namespace.path,
@@ -134,21 +138,71 @@ function parametersFor(
   return out;
 }
 
-/** The git ref whose commit sha would be `IMAGE_TAG` of the namespace, if any (§8.6). */
-function refToResolve(namespace: Namespace, settings: DesiredSettings): string | undefined {
+/** A git ref whose commit sha becomes a namespace's `IMAGE_TAG`. */
+export interface RefRequest {
+  /** `owner/name` on GitHub. */
+  readonly repo: string;
+  readonly ref: string;
+  /** Where it was asked for, for error messages. */
+  readonly source: string;
+}
+
+/** The key of a resolved ref in `DesiredSettings.imageTags`. */
+export const refKey = (r: Pick<RefRequest, 'repo' | 'ref'>) => `${r.repo}@${r.ref}`;
+
+/**
+ * The ref whose commit gives the namespace's `IMAGE_TAG` (§8.6): an
+ * `INTEGRATION_UPSTREAM_REPOS` entry of the environment for the effective
+ * upstream, overridden by `--image-tag-from-ref` for the environment.
+ */
+function refToResolve(
+  namespace: Namespace,
+  settings: Pick<DesiredSettings, 'upstream' | 'imageTagFromRef'>,
+): RefRequest | undefined {
   const upstream = settings.upstream ?? UPSTREAM_DEFAULT;
+  const repo = upstream.replace(/^https:\/\/github\.com\//, '');
   const params = environmentParameters(namespace.environment.parameters);
   const repos = params.INTEGRATION_UPSTREAM_REPOS;
-  let found: string | undefined;
+  let found: RefRequest | undefined;
   if (Array.isArray(repos)) {
     const entry = repos.find((r) => (r as { repo?: unknown })?.repo === upstream) as
       | { ref?: unknown }
       | undefined;
-    if (entry) found = `INTEGRATION_UPSTREAM_REPOS ${upstream}@${String(entry.ref)}`;
+    if (entry) {
+      found = {
+        repo,
+        ref: String(entry.ref),
+        source: `INTEGRATION_UPSTREAM_REPOS of environment ${namespace.environment.name}`,
+      };
+    }
   }
   const fromFlag = settings.imageTagFromRef?.get(namespace.environment.name);
-  if (fromFlag) found = `--image-tag-from-ref ${namespace.environment.name}=${fromFlag}`;
+  if (fromFlag) {
+    found = {
+      repo,
+      ref: fromFlag,
+      source: `--image-tag-from-ref ${namespace.environment.name}=${fromFlag}`,
+    };
+  }
   return found;
+}
+
+/** Every ref the selected namespaces need resolved (before `desiredDeployments`). */
+export function refsToResolve(
+  data: IntegrationsManagerQuery,
+  settings: Omit<DesiredSettings, 'flagsOf' | 'env'>,
+): RefRequest[] {
+  const out = new Map<string, RefRequest>();
+  for (const integration of data.integrations ?? []) {
+    if (settings.upstream && integration.upstream !== settings.upstream) continue;
+    for (const { namespace } of integration.managed ?? []) {
+      if (settings.environmentName && namespace.environment.name !== settings.environmentName)
+        continue;
+      const r = refToResolve(namespace, settings);
+      if (r) out.set(refKey(r), r);
+    }
+  }
+  return [...out.values()];
 }
 
 /** `parameters` is JSON: an object from the embedded engine, its text from some servers. */

@@ -13,7 +13,8 @@ import {
   OpenshiftResource,
   reconcileResources,
 } from '@qontract/openshift';
-import { desiredDeployments, UPSTREAM_DEFAULT } from './desired.ts';
+import { desiredDeployments, refsToResolve, UPSTREAM_DEFAULT } from './desired.ts';
+import { resolveImageTags } from './github.ts';
 import { IntegrationsManagerDocument } from './integrations-manager.generated.ts';
 
 /** The original's module constants: the `qontract.integration` annotation and its version. */
@@ -91,11 +92,16 @@ export function integrationsManager(known: () => readonly AnyIntegration[]) {
       const imageTagFromRef = parseImageTagFromRef(opts.imageTagFromRef);
       const gql = await ctx.client(gqlClient);
       const data = await gql.query(IntegrationsManagerDocument);
-      const desired = desiredDeployments(data, {
+      const selection = {
         environmentName: opts.environmentName || undefined,
         upstream: opts.upstream || undefined,
         image: opts.image || undefined,
         imageTagFromRef,
+      };
+      const refs = refsToResolve(data, selection);
+      const desired = desiredDeployments(data, {
+        ...selection,
+        imageTags: refs.length > 0 ? await resolveImageTags(ctx, refs) : new Map(),
         flagsOf: flagsOf(known()),
         env: ctx.env.vars,
       });

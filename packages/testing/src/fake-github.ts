@@ -15,6 +15,8 @@ export interface FakeGitHub {
   readonly token: string;
   readonly requestLog: ReadonlyArray<{ method: string; path: string; status: number }>;
   addFile(file: FakeGitHubFile): void;
+  /** `GET /repos/{owner}/{repo}/commits/{ref}` answers this sha. */
+  addCommit(repo: string, ref: string, sha: string): void;
   close(): Promise<void>;
 }
 
@@ -23,8 +25,9 @@ const CONTENTS_LIMIT = 1024 * 1024;
 
 /**
  * The parts of GitHub's REST API the project uses: repository contents
- * (`GET /repos/{owner}/{repo}/contents/{path}?ref=`) and blobs
- * (`GET /repos/{owner}/{repo}/git/blobs/{sha}`), with token auth (401),
+ * (`GET /repos/{owner}/{repo}/contents/{path}?ref=`), blobs
+ * (`GET /repos/{owner}/{repo}/git/blobs/{sha}`) and the commit of a ref
+ * (`GET /repos/{owner}/{repo}/commits/{ref}`), with token auth (401),
  * 404 for missing files, and the real JSON shapes.
  */
 export async function startFakeGitHub(
@@ -33,6 +36,7 @@ export async function startFakeGitHub(
   const token = options.token ?? 'ghp_fake_token';
   const files = new Map<string, string>();
   const blobs = new Map<string, string>();
+  const commits = new Map<string, string>();
   const log: Array<{ method: string; path: string; status: number }> = [];
   const add = (f: FakeGitHubFile) => {
     files.set(`${f.repo}@${f.ref}:${f.path}`, f.content);
@@ -73,6 +77,13 @@ export async function startFakeGitHub(
         content: large ? '' : Buffer.from(content).toString('base64'),
       });
     }
+    const commit = /^\/repos\/([^/]+)\/([^/]+)\/commits\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && commit) {
+      const [, owner, repo, ref] = commit;
+      const sha = commits.get(`${owner}/${repo}@${decodeURIComponent(ref!)}`);
+      if (sha === undefined) return send(422, { message: `No commit found for SHA: ${ref}` });
+      return send(200, { sha, commit: { message: 'fake commit' } });
+    }
     const blob = /^\/repos\/([^/]+)\/([^/]+)\/git\/blobs\/([0-9a-f]+)$/.exec(url.pathname);
     if (req.method === 'GET' && blob) {
       const [, owner, repo, sha] = blob;
@@ -94,6 +105,7 @@ export async function startFakeGitHub(
     token,
     requestLog: log,
     addFile: add,
+    addCommit: (repo, ref, sha) => commits.set(`${repo}@${ref}`, sha),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { startFakeGitHub } from '@qontract/testing/fake-github';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
   editFile,
   messages,
@@ -223,5 +224,50 @@ describe('integrations-manager end to end', { timeout: 60_000 }, () => {
       `['delete', 'privileged=False', '${CLUSTER}', '${NS}', 'CronJob', 'qontract-reconcile-openshift-limitranges']`,
     ]);
     expect(owned(NS)).not.toContain('CronJob/qontract-reconcile-openshift-limitranges');
+  });
+
+  it("--image-tag-from-ref: IMAGE_TAG is the ref's commit on GitHub; an unknown ref refuses the namespace", async () => {
+    const own = await start({ namespaces: true });
+    const github = await startFakeGitHub({ token: 'ghp_example_token_not_real' });
+    onTestFinished(() => github.close());
+    github.addCommit(
+      'app-sre/qontract-reconcile',
+      'main',
+      '0123456789abcdef0123456789abcdef01234567',
+    );
+    const run = (ref: string) =>
+      runQontractReconcile(
+        [
+          '--config',
+          own.configPath,
+          'integrations-manager',
+          ...production,
+          '--image-tag-from-ref',
+          `example-production=${ref}`,
+        ],
+        { GITHUB_API: github.url },
+      );
+    const ok = await run('main');
+    expect(ok.code, ok.stderr).toBe(0);
+    const d: Any = own.server.get(
+      CLUSTER,
+      'apps/v1',
+      'Deployment',
+      NS,
+      'qontract-reconcile-openshift-namespaces-appint-ex-01',
+    );
+    // hashLength of app-interface settings: 7.
+    expect(d.spec.template.spec.containers[0].image).toBe(
+      'quay.io/app-sre/qontract-reconcile:0123456',
+    );
+    expect(ok.stderr).not.toContain('ghp_example_token_not_real');
+
+    own.server.resetLog();
+    const unknown = await run('no-such-branch');
+    expect(unknown.code).toBe(1);
+    expect(messages(unknown, 50).join('\n')).toContain(
+      `[/openshift/appint-ex-01/namespaces/${NS}.yml] cannot resolve app-sre/qontract-reconcile@no-such-branch (--image-tag-from-ref example-production=no-such-branch) to a commit: HTTP 422`,
+    );
+    expect(own.server.mutatingRequests()).toEqual([]);
   });
 });
