@@ -286,6 +286,121 @@ describe('renderTemplate + processTemplate', () => {
         });
       },
     ],
+    [
+      'trigger + logs.slack → the triggers webhook and channel in the fluentd config',
+      {
+        trigger: true,
+        logs: { slack: true, googleChat: null, slackErrorFilter: null, govSlack: null },
+      },
+      (o) => {
+        const init = podOf(o[0]!).initContainers.find((c: Any) => c.name === 'config');
+        const env = Object.fromEntries(init.env.map((e: Any) => [e.name, e.value ?? e.valueFrom]));
+        expect(env.SLACK_WEBHOOK_URL).toEqual({
+          secretKeyRef: { name: 'app-interface', key: 'slack.triggers_url' },
+        });
+        expect(env.SLACK_CHANNEL).toBe('sd-app-sre-triggers-stage');
+        expect(init.args[0]).toContain('message "```[foo-bar] %s```"');
+      },
+    ],
+    [
+      'logs.slackErrorFilter → the errors-only webhook',
+      { logs: { slack: null, googleChat: null, slackErrorFilter: true, govSlack: null } },
+      (o) => {
+        const init = podOf(o[0]!).initContainers.find((c: Any) => c.name === 'config');
+        expect(init.env.map((e: Any) => e.name)).toContain('SLACK_ERRORS_WEBHOOK_URL');
+        expect(init.args[0]).toContain('channel sd-app-sre-reconcile-errors');
+      },
+    ],
+    [
+      'every pod logs to CloudWatch through the fluentd sidecar (default resources)',
+      {},
+      (o) => {
+        const f = podOf(o[0]!).containers.find((c: Any) => c.name === 'fluentd');
+        expect(f.resources).toEqual({
+          requests: { memory: '30Mi', cpu: '15m' },
+          limits: { memory: '120Mi' },
+        });
+        expect(f.env.map((e: Any) => e.name)).toEqual([
+          'AWS_REGION',
+          'AWS_ACCESS_KEY_ID',
+          'AWS_SECRET_ACCESS_KEY',
+        ]);
+        const init = podOf(o[0]!).initContainers.find((c: Any) => c.name === 'config');
+        expect(init.args[0]).toContain('@type cloudwatch_logs');
+        expect(init.args[0]).toContain('log_stream_name foo-bar');
+      },
+    ],
+    [
+      'fluentdResources → the <NAME>_FLUENTD_* parameters',
+      { fluentdResources: resources },
+      (o) =>
+        expect(podOf(o[0]!).containers.find((c: Any) => c.name === 'fluentd').resources).toEqual({
+          limits: { memory: '400Mi' },
+          requests: { cpu: '100m', memory: '200Mi' },
+        }),
+    ],
+    [
+      'state → a bound SA token with audience openshift',
+      { state: true },
+      (o) =>
+        expect(podOf(o[0]!).volumes).toContainEqual({
+          name: 'bound-qontract-reconcile-sa-token',
+          projected: {
+            sources: [
+              {
+                serviceAccountToken: {
+                  path: 'token',
+                  audience: 'openshift',
+                  expirationSeconds: 1800,
+                },
+              },
+            ],
+          },
+        }),
+    ],
+    [
+      'Unleash credentials are optional secret keys',
+      {},
+      (o) =>
+        expect(envOf(o[0]!).UNLEASH_CLIENT_ACCESS_TOKEN).toEqual({
+          secretKeyRef: { name: 'unleash', key: 'CLIENT_ACCESS_TOKEN', optional: true },
+        }),
+    ],
+    [
+      'cron: dashdotdb, Pushgateway, concurrency, restart policy and history limits',
+      {
+        cron: '0 * * * *',
+        shardSpecs: [],
+        dashdotdb: true,
+        enablePushgateway: true,
+        concurrencyPolicy: 'Forbid',
+        restartPolicy: 'Never',
+        successfulJobHistoryLimit: 5,
+        failedJobHistoryLimit: 2,
+        resources,
+      },
+      (o) => {
+        const c: Any = o[0];
+        expect(c.spec).toMatchObject({
+          concurrencyPolicy: 'Forbid',
+          successfulJobsHistoryLimit: 5,
+          failedJobsHistoryLimit: 2,
+        });
+        const pod = c.spec.jobTemplate.spec.template.spec;
+        expect(pod.restartPolicy).toBe('Never');
+        const names = pod.containers[0].env.map((e: Any) => e.name);
+        expect(names).toEqual(
+          expect.arrayContaining([
+            'DASHDOTDB_SECRET',
+            'PUSHGATEWAY_URL',
+            'PUSHGATEWAY_USERNAME',
+            'PUSHGATEWAY_PASSWORD',
+          ]),
+        );
+        expect(pod.containers[0].resources.requests).toEqual({ cpu: '100m', memory: '200Mi' });
+        expect(pod.containers.map((x: Any) => x.name)).toEqual(['int']);
+      },
+    ],
   ])('%s', (_, values, check) => check(render(values).objects));
 
   it('takes processing parameters over the defaults and keeps a given digest', () => {
@@ -312,6 +427,20 @@ describe('renderTemplate + processTemplate', () => {
       { name: 'FOO_BAR_MEMORY_REQUEST', value: '200Mi' },
     ]);
     expect(parameterPrefix('a-b-c')).toBe('A_B_C');
+  });
+
+  it('gov_slack: PREFIX_LOG_LEVEL, the GOV_SLACK parameter and the gov Slack output', () => {
+    const values = {
+      name: 'foo-bar',
+      shardSpecs: [single],
+      logs: { slack: true, googleChat: null, slackErrorFilter: null, govSlack: null },
+    } as IntegrationValues;
+    const template = renderTemplate({ integrations: [values], cronjobs: [], govSlack: true });
+    expect(template.parameters).toContainEqual({ name: 'GOV_SLACK', value: 'true' });
+    const [d] = processTemplate(template, {});
+    expect(envOf(d!).PREFIX_LOG_LEVEL).toBe('true');
+    const init = podOf(d!).initContainers.find((c: Any) => c.name === 'config');
+    expect(init.args[0]).toContain('@type gov_slack');
   });
 
   it('the manager itself takes MANAGER_DRY_RUN and passes its settings down', () => {
