@@ -74,16 +74,19 @@ export function integrationsManager(known: () => readonly AnyIntegration[]) {
       internal: commonOptions.internal(),
       imageTagFromRef: {
         type: 'list',
+        alias: 'r',
         env: 'INTEGRATIONS_MANAGER_IMAGE_TAG_FROM_REF',
         describe: 'ENV=REF: IMAGE_TAG of environment ENV is the commit sha of REF (repeatable)',
       },
       upstream: {
         type: 'string',
+        alias: 'u',
         env: 'INTEGRATIONS_MANAGER_UPSTREAM',
         describe: 'manage only integrations with this upstream (and only objects it deployed)',
       },
       image: {
         type: 'string',
+        alias: 'i',
         env: 'INTEGRATIONS_MANAGER_IMAGE',
         describe: 'the IMAGE parameter of every deployment',
       },

@@ -38,6 +38,7 @@ const probe = defineIntegration({
       choices: ['a', 'b'],
       default: 'a',
       env: 'PROBE_MODE',
+      alias: 'm',
     },
   },
   run: async (ctx, opts) => {
@@ -183,6 +184,13 @@ describe('qontract-reconcile CLI', () => {
       gqlShaUrl: true,
       gqlUrlPrint: false,
     });
+  });
+
+  it('takes an option by its short flag', async () => {
+    seen.length = 0;
+    const r = await cli(['--config', configPath, 'probe-integration', '-m', 'b']);
+    expect(r.code).toBe(0);
+    expect(seen[0]!.opts.mode).toBe('b');
   });
 
   it('defaults to a wet run, takes the config from QONTRACT_CONFIG and env-backed options from the environment', async () => {

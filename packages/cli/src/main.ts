@@ -339,6 +339,7 @@ function addIntegrationOptions(
         });
         break;
     }
+    if (spec.alias) out = out.alias(flag, spec.alias);
   }
   return out;
 }

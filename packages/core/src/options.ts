@@ -8,6 +8,8 @@ interface OptionBase {
   readonly flag?: string;
   /** Environment variable read when the flag is absent (the original's `envvar=`). */
   readonly env?: string;
+  /** A one-letter short flag (`u` for `-u`), as the original's click option declares. */
+  readonly alias?: string;
 }
 export interface BooleanOption extends OptionBase {
   readonly type: 'boolean';
