@@ -34,7 +34,8 @@ describe('openshift/ files', () => {
     );
     expect(env).toMatchObject({
       INTEGRATION_NAME: 'integrations-manager',
-      DRY_RUN: '--no-dry-run',
+      DRY_RUN: '--dry-run',
+      MANAGER_DRY_RUN: '--no-dry-run',
       ENVIRONMENT_NAME: 'app-interface',
       INTEGRATIONS_MANAGER_UPSTREAM: '',
     });

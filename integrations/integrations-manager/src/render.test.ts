@@ -451,7 +451,8 @@ describe('renderTemplate + processTemplate', () => {
     );
     expect(objects).toHaveLength(1);
     expect(envOf(objects[0]!)).toMatchObject({
-      DRY_RUN: '--no-dry-run',
+      DRY_RUN: '--dry-run',
+      MANAGER_DRY_RUN: '--no-dry-run',
       INTEGRATIONS_MANAGER_UPSTREAM: '',
     });
   });

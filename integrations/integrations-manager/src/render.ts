@@ -289,7 +289,9 @@ function integrationContainer(
     env.push(value('SHARDS', shard.shards), value('SHARD_ID', shard.shardId));
   }
   if (shard.shardKey) env.push(value('SHARD_KEY', shard.shardKey));
-  env.push(value('DRY_RUN', isManager ? '${MANAGER_DRY_RUN}' : '${DRY_RUN}'));
+  // The manager's own DRY_RUN is the one it passes down (a template parameter set in its
+  // environment wins); run-integration runs the manager itself with MANAGER_DRY_RUN.
+  env.push(value('DRY_RUN', '${DRY_RUN}'));
   if (it.command) env.push(value('COMMAND_NAME', it.command));
   if (isManager) {
     env.push(
