@@ -117,6 +117,27 @@ describe('integrations-manager end to end', { timeout: 60_000 }, () => {
     expect(owned(NS).sort()).toEqual([...PRODUCTION_OBJECTS].sort());
   });
 
+  it('a bigger cache volume recreates the StatefulSet (its claim templates are immutable)', async () => {
+    const file = join(env.appInterfaceDir, 'data/app-sre/integrations/openshift-resources.yml');
+    await editFile(file, (t) => t.replace('storage: 2Gi', 'storage: 3Gi'));
+    const run = await manager(...production);
+    expect(run.code, run.stderr).toBe(0);
+    for (const i of [0, 1]) {
+      const sts: Any = env.server.get(
+        CLUSTER,
+        'apps/v1',
+        'StatefulSet',
+        NS,
+        `qontract-reconcile-openshift-resources-${i}`,
+      );
+      expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('3Gi');
+    }
+    env.server.resetLog();
+    const again = await manager(...production);
+    expect(planLines(again)).toEqual([]);
+    expect(env.server.mutatingRequests()).toEqual([]);
+  });
+
   it('a new cluster adds a per-openshift-cluster shard; disabling the integration there removes it', async () => {
     const cluster = (name: string, extra = '') =>
       [
