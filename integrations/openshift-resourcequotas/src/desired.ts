@@ -6,7 +6,7 @@ type Quota = NonNullable<Namespace['quota']>;
 type QuotaItem = Quota['quotas'][number];
 
 /** The only kind this integration reads and writes (the original's override_managed_types). */
-export const MANAGED_TYPE = 'ResourceQuota';
+const MANAGED_TYPE = 'ResourceQuota';
 
 export interface ResourceQuotaBody {
   apiVersion: 'v1';

@@ -209,7 +209,7 @@ export function dictDelete(d: Dict, key: string): void {
   else if (Object.hasOwn(d, key)) Reflect.deleteProperty(d, key);
 }
 
-export function dictSize(d: Dict): number {
+function dictSize(d: Dict): number {
   return d instanceof PyDict ? d.size : dictKeys(d).length;
 }
 
