@@ -188,6 +188,31 @@ describe('executeActions', () => {
     expect(results.map((r) => r.outcome)).toEqual(['done', 'skipped', 'skipped']);
   });
 
+  it('does not register a write cut short by the stop signal as its error, and deletes nothing after it', async () => {
+    const controller = new AbortController();
+    const { run, errors } = recordingRun(false, controller.signal);
+    const executed: string[] = [];
+    const interrupted: ActionHandler<TestAction> = {
+      ...handler(executed),
+      execute: async (a) => {
+        if (a.verb === 'delete') executed.push(a.name);
+        controller.abort();
+        throw new Error('request aborted: stopped by SIGTERM');
+      },
+    };
+    const results = await executeActions<TestAction>(
+      run,
+      [
+        { verb: 'create', name: 'a' },
+        { verb: 'delete', name: 'b' },
+      ],
+      interrupted,
+    );
+    expect(results.map((r) => r.outcome)).toEqual(['skipped', 'skipped']);
+    expect(errors.hasErrors).toBe(false);
+    expect(executed).toEqual([]);
+  });
+
   it('does not count an action the handler skipped', async () => {
     const { run, counts } = recordingRun(false);
     const skipping: ActionHandler<TestAction> = { ...handler([]), execute: async () => 'skipped' };

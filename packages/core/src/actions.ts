@@ -71,7 +71,9 @@ export interface ExecutedAction<A> {
  *    errors.");
  * 3. dry-run logs every action (and runs `preview`) and writes nothing;
  * 4. a failure is registered on the run and the rest goes on;
- * 5. once the run's signal is aborted no new action starts.
+ * 5. once the run's signal is aborted no new action starts, and a write it
+ *    cut short is not reported as that object's error (the runner reports
+ *    the interruption).
  */
 export async function executeActions<A>(
   run: ActionRun,
@@ -120,6 +122,12 @@ async function executeOne<A>(
     }
   } catch (e) {
     const { scope, message } = handler.failure(action, e);
+    if (run.signal?.aborted) {
+      // Cut short by the stop signal, not refused: the runner reports the
+      // interruption (exit 1); nothing starts after it, deletes included.
+      run.log.warn(`${scope}: interrupted by the stop signal`);
+      return 'skipped';
+    }
     run.errors.register(scope, message);
     return 'failed';
   }
