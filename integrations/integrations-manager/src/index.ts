@@ -17,6 +17,14 @@ import { desiredDeployments, refsToResolve, UPSTREAM_DEFAULT } from './desired.t
 import { resolveImageTags } from './github.ts';
 import { IntegrationsManagerDocument } from './integrations-manager.generated.ts';
 
+// The renderer, which tools/generator also uses to write openshift/.
+export {
+  type ChartValues,
+  type OpenshiftTemplate,
+  processTemplate,
+  renderTemplate,
+} from './render.ts';
+
 /** The original's module constants: the `qontract.integration` annotation and its version. */
 const QONTRACT_INTEGRATION = 'integrations-manager';
 const QONTRACT_INTEGRATION_VERSION = '0.1.0';

@@ -27,6 +27,8 @@ export type KubeBody = Record<string, unknown>;
 interface TemplateParameter {
   readonly name: string;
   readonly value?: string;
+  /** `oc process` refuses to process the template unless it is given a non-empty value. */
+  readonly required?: boolean;
 }
 
 export interface OpenshiftTemplate {
@@ -634,8 +636,11 @@ export function renderTemplate(values: ChartValues): OpenshiftTemplate {
  * OpenShift Template processing (`oc process --local`): every `${P}` in a
  * string value becomes the given value of P, else the parameter's default,
  * else is left as is (unknown parameters are not touched by OpenShift
- * either). An image whose digest parameter is empty keeps its bare tag (a
- * trailing `@` is dropped), so an unset digest never yields an invalid image.
+ * either); a `required` parameter left empty is refused, as `oc process`
+ * refuses it. An image whose digest parameter is empty keeps its bare tag (a
+ * trailing `@` is dropped, where `oc process` would keep it), so an unset
+ * digest never yields an invalid image; the templates of `openshift/`, which
+ * `oc` processes, make the digests `required` instead.
  */
 export function processTemplate(
   template: OpenshiftTemplate,
@@ -644,6 +649,11 @@ export function processTemplate(
   const values = new Map<string, string>();
   for (const p of template.parameters) values.set(p.name, p.value ?? '');
   for (const [k, v] of Object.entries(given)) if (values.has(k)) values.set(k, v);
+  for (const p of template.parameters) {
+    if (p.required && !values.get(p.name)) {
+      throw new Error(`template parameter ${p.name} is required and must be specified`);
+    }
+  }
   const substitute = (v: unknown, key?: string): unknown => {
     if (typeof v === 'string') {
       const out = v.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, name: string) => values.get(name) ?? m);
