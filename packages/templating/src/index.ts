@@ -1,4 +1,3 @@
-
 export { TemplateError } from './errors.ts';
 export type { TemplateHelpers } from './helpers.ts';
 
