@@ -183,6 +183,7 @@ function globalOptionsFrom(
     checkOnlyAffectedShards:
       Boolean(a.checkOnlyAffectedShards) || env.CHECK_ONLY_AFFECTED_SHARDS === 'true',
     planOut: a.planOut as string | undefined,
+    diff: Boolean(a.diff) || env.SHOW_DIFF === 'true',
   };
 }
 
@@ -252,6 +253,12 @@ function buildParser(
     .option('plan-out', {
       type: 'string',
       describe: 'write the plan of the run as JSON to this file',
+    })
+    .option('diff', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'log a unified diff of each changed object after its action line (Secret values masked) [env SHOW_DIFF=true]',
     })
     .demandCommand(1, 'Missing command.')
     .strict()

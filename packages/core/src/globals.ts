@@ -15,6 +15,8 @@ export interface GlobalOptions {
   readonly checkOnlyAffectedShards: boolean;
   /** Ours: write the plan of a run as JSON to this file. */
   readonly planOut?: string | undefined;
+  /** Ours: log a unified diff (server-owned fields left out, Secret values masked) after each action line. */
+  readonly diff: boolean;
 }
 
 export const DEFAULT_GLOBAL_OPTIONS: Omit<GlobalOptions, 'configPath'> = {
@@ -23,4 +25,5 @@ export const DEFAULT_GLOBAL_OPTIONS: Omit<GlobalOptions, 'configPath'> = {
   gqlShaUrl: true,
   gqlUrlPrint: true,
   checkOnlyAffectedShards: false,
+  diff: false,
 };

@@ -29,6 +29,8 @@ export interface ExecuteSettings {
   readonly signal?: AbortSignal;
   /** Restart workloads that mount a `qontract.recycle: "true"` Secret/ConfigMap when it changes. */
   readonly recyclePods?: boolean;
+  /** Log each action's unified diff after its line (`--diff`). */
+  readonly showDiff?: boolean;
   /** Wait for applied workloads to become ready. */
   readonly waitForReady?: { readonly timeoutMs: number; readonly pollMs?: number };
 }
@@ -66,15 +68,17 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
   };
   return {
     name: (action) => action.action,
-    describe: (action) =>
-      pyRepr([
+    describe: (action) => {
+      const line = pyRepr([
         action.action,
         `privileged=${action.privileged ? 'True' : 'False'}`,
         action.cluster,
         action.namespace,
         action.kind,
         action.name,
-      ]),
+      ]);
+      return s.showDiff && action.unifiedDiff ? [line, action.unifiedDiff] : line;
+    },
     destructive: (action) => action.action === 'delete',
     preview: async (action) => {
       if (action.action === 'delete' || !action.recycle || s.recyclePods === false) return;

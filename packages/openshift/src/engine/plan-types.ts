@@ -20,6 +20,12 @@ export interface PlannedAction {
   /** Changed top-level paths for `changed` applies, for the reader; Secret data is never shown. */
   readonly diff?: readonly string[];
   /**
+   * The unified diff of the cluster's object against what would be applied
+   * (`renderObjectDiff`: server-owned fields left out, Secret values masked),
+   * computed only when the run asks for it (`--diff`, `--plan-out`).
+   */
+  readonly unifiedDiff?: string;
+  /**
    * For applies: the annotated body as the original serialises it for
    * `oc apply` (Python `json.dumps(sort_keys=True)` text), sent as is.
    */
@@ -43,7 +49,7 @@ export interface Plan {
   readonly deletionsSuppressed: number;
 }
 
-/** The serialisable form written by `--plan-out` (bodies left out: they may hold secrets). */
+/** The serialisable form written by `--plan-out` (bodies left out: they may hold secrets; the masked diff stays). */
 export function planToJson(plan: Plan): unknown {
   return {
     actions: plan.actions.map(

@@ -210,6 +210,27 @@ describe('planItem: the original realize_data rules', () => {
     });
   });
 
+  describe('renderDiff', () => {
+    it('puts the unified diff of each action in the plan only when asked', () => {
+      const current = {
+        a: appliedOr(cm('a', { K: 'old' })),
+        gone: appliedOr(cm('gone', { K: 'x' })),
+      };
+      const desired = { a: desiredOr(cm('a', { K: 'new' })), b: desiredOr(cm('b', { K: 'v' })) };
+      const without = planItem(item(current, desired), opts());
+      expect(without.actions.every((a) => a.unifiedDiff === undefined)).toBe(true);
+
+      const p = planItem(item(current, desired), opts({ renderDiff: true }));
+      const byName = new Map(p.actions.map((a) => [a.name, a.unifiedDiff ?? '']));
+      expect(byName.get('a')).toContain('--- live/c1/ns/ConfigMap/a');
+      expect(byName.get('a')).toContain('-  K: old\n+  K: new');
+      expect(byName.get('b')).toContain('--- /dev/null\n+++ desired/c1/ns/ConfigMap/b');
+      expect(byName.get('b')).toContain('+  K: v');
+      expect(byName.get('gone')).toContain('--- live/c1/ns/ConfigMap/gone\n+++ /dev/null');
+      expect(byName.get('gone')).toContain('-  K: x');
+    });
+  });
+
   it('skips a cluster with a cluster-wide error entirely', () => {
     const p = planItem(
       item({}, { a: desiredOr(cm('a', {})) }),

@@ -8,6 +8,7 @@ import {
   resourcesEqual,
 } from '../resource/three-way-diff.ts';
 import { CLIENT_SIDE_APPLY_MANAGERS } from './managed-fields.ts';
+import { renderObjectDiff } from './object-diff.ts';
 import type { ActionReason, PlannedAction } from './plan-types.ts';
 
 /** One (cluster, namespace, kind) of the inventory, with both sides by name. */
@@ -30,6 +31,8 @@ export interface PlanOptions {
   /** False once any error was registered: nothing is deleted. */
   readonly enableDeletion: boolean;
   readonly clusterHasError: (cluster: string) => boolean;
+  /** Render each action's unified diff into the plan (`--diff`, `--plan-out`). */
+  readonly renderDiff?: boolean;
   /** Time of the `qontract.update` annotation (tests pin it). */
   readonly now?: Date;
 }
@@ -70,6 +73,7 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
     current?: OpenshiftResource,
   ) => {
     const annotated = desired.annotate(options.now ? { now: options.now } : {});
+    const payload = annotated.toJson();
     plan.actions.push({
       action: 'apply',
       cluster,
@@ -79,7 +83,16 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
       privileged: item.useAdminToken.get(name) ?? false,
       reason,
       ...(current ? { diff: changedPaths(current, desired) } : {}),
-      payload: annotated.toJson(),
+      ...(options.renderDiff
+        ? {
+            unifiedDiff: unifiedDiff(
+              { cluster, namespace, kind, name },
+              current,
+              () => JSON.parse(payload) as unknown,
+            ),
+          }
+        : {}),
+      payload,
       recycle: wantsRecycle(desired),
       ...(current ? clientSideAppliedState(current) : {}),
     });
@@ -132,6 +145,9 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
       name,
       privileged: item.useAdminToken.get(name) ?? false,
       reason,
+      ...(options.renderDiff
+        ? { unifiedDiff: unifiedDiff({ cluster, namespace, kind, name }, current) }
+        : {}),
     };
     if (options.enableDeletion) plan.actions.push(action);
     else plan.suppressedDeletes.push(action);
@@ -155,6 +171,24 @@ function changedPaths(current: OpenshiftResource, desired: OpenshiftResource): s
     return paths.length > 20 ? [...paths.slice(0, 20), `... ${paths.length - 20} more`] : paths;
   } catch (e) {
     return [`(diff unavailable: ${errorMessage(e)})`];
+  }
+}
+
+/** The readable diff of one action; a body that cannot be rendered says so instead. */
+function unifiedDiff(
+  where: { cluster: string; namespace: string; kind: string; name: string },
+  current: OpenshiftResource | undefined,
+  desired?: () => unknown,
+): string {
+  try {
+    return renderObjectDiff({
+      ...where,
+      ...(current ? { current: JSON.parse(current.toJson()) as unknown } : {}),
+      ...(desired ? { desired: desired() } : {}),
+    });
+  } catch (e) {
+    // Only the error's name: a parse error's message quotes the body (it may be a Secret).
+    return `(diff unavailable: ${e instanceof Error ? e.name : 'error'})`;
   }
 }
 

@@ -129,6 +129,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     concurrency: s.concurrency,
     signal: ctx.signal,
     recyclePods: s.recyclePods ?? true,
+    showDiff: Boolean(ctx.globals.diff),
     ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
   });
   return { inventory, plan, results };
@@ -202,6 +203,7 @@ function buildPlan(inventory: ResourceInventory, s: ReconcileSettings): Plan {
       allCallers: s.allCallers,
       enableDeletion: !ctx.errors.hasErrors,
       clusterHasError: (c) => ctx.errors.hasClusterError(c),
+      renderDiff: Boolean(ctx.globals.diff || ctx.globals.planOut),
     });
     if (p.skippedForClusterError && !skippedClusters.has(item.cluster)) {
       skippedClusters.add(item.cluster);
