@@ -6,6 +6,7 @@
  * original rejects is rejected here too.
  */
 import { ResourceDataError } from './errors.ts';
+import { PyTypeError, pySortInPlace } from './py-sort.ts';
 import { pyStr, pyUtf8Base64 } from './py-str.ts';
 import {
   bodiesWithSharedNodes,
@@ -19,6 +20,7 @@ import {
   isPyStr,
   PyDict,
   type PyObject,
+  PySet,
   PyStr,
   type PyValue,
   pyDeepCopy,
@@ -100,6 +102,15 @@ function pyContains(container: PyValue | undefined, key: string): boolean {
   throw typeError(`argument of type '${pyTypeName(container)}' is not iterable`);
 }
 
+/** The items `for x in value` visits for a value that is not a list. */
+function pyIterate(value: PyValue): PyValue[] {
+  if (isDict(value)) return dictKeys(value);
+  if (typeof value === 'string') return Array.from(value);
+  if (value instanceof PyStr) return value.codePoints.map((c) => String.fromCodePoint(c));
+  if (value instanceof PySet) return value.items;
+  throw typeError(`'${pyTypeName(value)}' object is not iterable`);
+}
+
 /** Python `needle in haystack` for two strings (substring test). */
 function pyIn(needle: PyValue, haystack: PyValue | undefined): boolean {
   if (!isPyStr(haystack))
@@ -112,26 +123,15 @@ function pyIn(needle: PyValue, haystack: PyValue | undefined): boolean {
 }
 
 /** Python `list.sort()` on a list of str. */
-function sortStrings(list: PyValue): void {
+/** Python `list.sort()` of a rule's `resources`/`verbs`: any items Python can order, else TypeError. */
+function sortList(list: PyValue): void {
   if (!Array.isArray(list)) throw typeError(`'${pyTypeName(list)}' object has no attribute 'sort'`);
-  if (list.length < 2) return;
-  for (const v of list) {
-    if (!isPyStr(v))
-      throw typeError(`'<' not supported between instances of '${pyTypeName(v)}' and 'str'`);
+  try {
+    pySortInPlace(list);
+  } catch (e) {
+    if (e instanceof PyTypeError) throw typeError(e.message);
+    throw e;
   }
-  list.sort((a, b) => compareStr(a as string | PyStr, b as string | PyStr));
-}
-
-function codePoints(v: string | PyStr): readonly number[] {
-  return typeof v === 'string' ? Array.from(v, (c) => c.codePointAt(0) ?? 0) : v.codePoints;
-}
-
-function compareStr(a: string | PyStr, b: string | PyStr): number {
-  const pa = codePoints(a);
-  const pb = codePoints(b);
-  const n = Math.min(pa.length, pb.length);
-  for (let i = 0; i < n; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
-  return pa.length - pb.length;
 }
 
 /** The base64 helper of the Secret canonicalisation: `""` for an empty string. */
@@ -283,18 +283,26 @@ export function canonicalize(body: PyValue): Dict {
   }
 
   if (kind === 'Role') {
-    item(b, 'rules');
-    const rules = cow.own(b, 'rules');
-    if (!Array.isArray(rules)) throw typeError(`'${pyTypeName(rules)}' object is not iterable`);
+    const rawRules = item(b, 'rules');
+    // `for rule in body["rules"]` also walks a dict's keys or a string's characters; none of those
+    // can be subscripted by a rule field, so they only pass when no field name is "in" them.
+    if (!Array.isArray(rawRules)) {
+      for (const rule of pyIterate(rawRules)) {
+        for (const field of ['resources', 'verbs', 'attributeRestrictions']) {
+          if (pyContains(rule, field)) item(rule, field);
+        }
+      }
+    }
+    const rules = Array.isArray(rawRules) ? (cow.own(b, 'rules') as PyValue[]) : [];
     for (let i = 0; i < rules.length; i++) {
       const rule = isDict(rules[i]) ? cow.ownItem(rules, i) : (rules[i] as PyValue);
       if (pyContains(rule, 'resources')) {
         item(rule, 'resources');
-        sortStrings(cow.own(asDict(rule, 'rule'), 'resources') as PyValue);
+        sortList(cow.own(asDict(rule, 'rule'), 'resources') as PyValue);
       }
       if (pyContains(rule, 'verbs')) {
         item(rule, 'verbs');
-        sortStrings(cow.own(asDict(rule, 'rule'), 'verbs') as PyValue);
+        sortList(cow.own(asDict(rule, 'rule'), 'verbs') as PyValue);
       }
       if (
         pyContains(rule, 'attributeRestrictions') &&

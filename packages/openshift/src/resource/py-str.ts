@@ -12,6 +12,7 @@ import {
   PySet,
   PyStr,
   type PyValue,
+  pyOrderedDicts,
   pyTuples,
 } from './py-values.ts';
 
@@ -108,7 +109,10 @@ function str(v: PyValue, active: Set<object>): string {
     if (v instanceof PySet)
       return v.items.length ? `{${v.items.map((x) => repr(x, active)).join(', ')}}` : 'set()';
     const entries = v instanceof PyDict ? v.entries : Object.entries(v);
-    return `{${entries.map(([k, x]) => `${repr(k, active)}: ${repr(x, active)}`).join(', ')}}`;
+    const text = `{${entries.map(([k, x]) => `${repr(k, active)}: ${repr(x, active)}`).join(', ')}}`;
+    // Python 3.12+ (the original runs 3.14): `OrderedDict({'a': 1})`, and `OrderedDict()` when empty.
+    if (pyOrderedDicts.has(v)) return entries.length ? `OrderedDict(${text})` : 'OrderedDict()';
+    return text;
   } finally {
     active.delete(v);
   }

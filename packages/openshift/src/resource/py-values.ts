@@ -13,7 +13,8 @@
  * - `PyStr`: a Python str holding lone surrogates that JS would fuse into one character;
  * - `PyBytes` (`!!binary`), `PySet` (`!!set`), `PyDate` (YAML timestamps): they fail to serialise,
  *   like in Python, unless canonicalisation removes them first;
- * - tuples (`!!omap`/`!!pairs` items) are plain arrays registered in `pyTuples`.
+ * - tuples (`!!pairs` items) are plain arrays registered in `pyTuples`;
+ * - `!!omap` values are dicts registered in `pyOrderedDicts` (the original loads an OrderedDict).
  */
 
 export class PyFloat {
@@ -117,6 +118,12 @@ export const bodiesWithSharedNodes = new WeakSet<object>();
 
 /** Arrays that stand for Python tuples (only `str()` tells them apart from lists). */
 export const pyTuples = new WeakSet<PyValue[]>();
+
+/**
+ * Dicts the original loads as `collections.OrderedDict` (YAML `!!omap`). They hash like any dict;
+ * only Python `str()` spells them differently (`OrderedDict({'a': 1})`).
+ */
+export const pyOrderedDicts = new WeakSet<object>();
 
 export function isPlainDict(v: unknown): v is PyObject {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
@@ -358,6 +365,7 @@ export function pyDeepCopy<T extends PyValue>(value: T, memo: Map<object, PyValu
     memo.set(value, out);
     for (const [k, v] of value.entries)
       out.entries.push([pyDeepCopy(k, memo), pyDeepCopy(v, memo)]);
+    if (pyOrderedDicts.has(value)) pyOrderedDicts.add(out);
     return out as T;
   }
   if (value instanceof PySet) {
@@ -370,6 +378,7 @@ export function pyDeepCopy<T extends PyValue>(value: T, memo: Map<object, PyValu
     const out: PyObject = {};
     memo.set(value, out);
     for (const k of Object.keys(value)) setOwn(out, k, pyDeepCopy(value[k]!, memo));
+    if (pyOrderedDicts.has(value)) pyOrderedDicts.add(out);
     return out as T;
   }
   // Immutable leaf classes (PyFloat, PyStr, PyBytes, PyDate) can be shared.

@@ -17,7 +17,7 @@ export interface ScalarNode {
   readonly style: string | null;
   readonly mark: Mark;
 }
-interface SequenceNode {
+export interface SequenceNode {
   readonly kind: 'sequence';
   tag: string;
   readonly items: Node[];

@@ -16,10 +16,18 @@ import {
   type PyTimezone,
   type PyValue,
   pyEquals,
+  pyOrderedDicts,
   pyTuples,
+  pyTypeName,
   setOwn,
 } from '../py-values.ts';
-import { type MappingNode, type Node, type ScalarNode, TAG_PREFIX } from './composer.ts';
+import {
+  type MappingNode,
+  type Node,
+  type ScalarNode,
+  type SequenceNode,
+  TAG_PREFIX,
+} from './composer.ts';
 import { YamlError } from './scanner.ts';
 
 const T = {
@@ -330,8 +338,9 @@ class Constructor {
         return set;
       }
       case T.omap:
+        return this.constructOrderedDict(node);
       case T.pairs: {
-        const what = node.tag === T.omap ? 'an ordered map' : 'pairs';
+        const what = 'pairs';
         if (node.kind !== 'sequence')
           throw constructorError(`while constructing ${what}: expected a sequence`, node);
         const list: PyValue[] = this.remember(node, []);
@@ -357,6 +366,48 @@ class Constructor {
       default:
         throw constructorError(`could not determine a constructor for the tag '${node.tag}'`, node);
     }
+  }
+
+  /**
+   * The original's loader (anymarkup-core) replaces PyYAML's `!!omap` constructor with one that
+   * builds an `OrderedDict` from the pairs (dict semantics: a repeated key keeps its first place and
+   * takes the last value), and that falls back to the plain `!!seq` constructor when building the
+   * pairs raises a ConstructorError. Which outcome wins depends on the first item that trips:
+   * - an item that is not a one-pair mapping, or a merge key `<<` (PyYAML has no constructor for
+   *   its tag), falls back cleanly: the node loads as a list of its items;
+   * - a value key `=` falls back too, but the failed key node stays marked "in construction", so
+   *   the list's mapping then fails on it (recursive node);
+   * - a node that is not a sequence falls back to `!!seq`, which rejects it.
+   * Any other failure inside the pairs fails the load either way (again or later), which the eager
+   * construction below reproduces.
+   */
+  private constructOrderedDict(node: Node): PyValue {
+    if (node.kind !== 'sequence')
+      throw constructorError(`expected a sequence node, but found ${node.kind}`, node);
+    for (const sub of node.items) {
+      if (sub.kind !== 'mapping' || sub.pairs.length !== 1) return this.constructAsSeq(node);
+      const keyTag = sub.pairs[0]![0].tag;
+      if (keyTag === T.merge) return this.constructAsSeq(node);
+      if (keyTag === T.value)
+        throw constructorError('found unconstructable recursive node', sub.pairs[0]![0]);
+    }
+    const holder = new DictBuilder();
+    for (const sub of node.items) {
+      const [k, v] = (sub as MappingNode).pairs[0]!;
+      const key = this.construct(k);
+      const value = this.construct(v);
+      if (!isHashable(key)) throw constructorError(`unhashable type: '${pyTypeName(key)}'`, k);
+      holder.set(key, value);
+    }
+    const dict = holder.toValue({});
+    pyOrderedDicts.add(dict);
+    return this.remember(node, dict);
+  }
+
+  private constructAsSeq(node: SequenceNode): PyValue[] {
+    const list: PyValue[] = this.remember(node, []);
+    for (const item of node.items) list.push(this.construct(item));
+    return list;
   }
 
   private flattenMapping(node: MappingNode): void {
