@@ -76,6 +76,16 @@ describe('renderObjectDiff', () => {
     expect(text).toContain('-    qontract.integration: openshift_resources');
   });
 
+  it('a desired object without metadata.namespace is shown in the namespace it is applied to', () => {
+    const { namespace: _ns, ...metadata } = desiredConfigMap.metadata;
+    const desired = { ...desiredConfigMap, metadata };
+    const text = renderObjectDiff({ ...where, current: liveConfigMap, desired });
+    expect(text).not.toMatch(/^[-+]\s+namespace:/m);
+    expect(renderObjectDiff({ ...where, namespace: 'cluster', desired })).not.toContain(
+      'namespace',
+    );
+  });
+
   it('both sides equal once server-owned fields are dropped: no diff', () => {
     const live = { ...liveConfigMap, data: desiredConfigMap.data };
     expect(renderObjectDiff({ ...where, current: live, desired: desiredConfigMap })).toBe('');
@@ -119,7 +129,11 @@ describe('renderObjectDiff', () => {
       apiVersion: 'v1',
       kind: 'Secret',
       type: 'Opaque',
-      metadata: { name: 'creds', namespace: 'ns1' },
+      metadata: {
+        name: 'creds',
+        namespace: 'ns1',
+        annotations: { 'qontract.sha256sum': 'abc123' },
+      },
       data: { password: b64('new-s3cret') },
       stringData: { user: 'admin', token: 'fresh-t0ken' },
     };
@@ -144,10 +158,17 @@ describe('renderObjectDiff', () => {
       // stringData is compared with the cluster's base64 data: `user` is the same value.
       expect(text).toContain('   user: "*** (unchanged)"');
       expect(text).not.toContain('stringData');
+      // The body's hash could be used to guess a weak value: masked too.
+      expect(text).not.toContain('abc123');
+      expect(text).toContain('+    qontract.sha256sum: "*** (added)"');
     });
 
     it('equal values (one as data, one as stringData) give no diff', () => {
-      const same = { ...desired, data: { password: b64('old-s3cret'), gone: b64('bye-value') } };
+      const same = {
+        ...desired,
+        metadata: { name: 'creds', namespace: 'ns1' },
+        data: { password: b64('old-s3cret'), gone: b64('bye-value') },
+      };
       const current = { ...live, data: { ...live.data, token: b64('fresh-t0ken') } };
       expect(renderObjectDiff({ ...secretWhere, current, desired: same })).toBe('');
     });

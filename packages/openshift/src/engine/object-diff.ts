@@ -33,6 +33,8 @@ export interface ObjectDiffInput {
 
 type Json = Record<string, unknown>;
 
+const SHA_ANNOTATION = 'qontract.sha256sum';
+
 const isObject = (v: unknown): v is Json =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -49,6 +51,13 @@ export function renderObjectDiff(input: ObjectDiffInput): string {
   const secret = input.kind.split('.')[0] === 'Secret';
   let current = input.current === undefined ? undefined : readable(input.current);
   let desired = input.desired === undefined ? undefined : readable(input.desired);
+  // The apply puts a namespaced object into the namespace it is planned for.
+  if (desired && input.namespace !== 'cluster' && isObject(desired.metadata)) {
+    const metadata = desired.metadata;
+    if (metadata.namespace === undefined || metadata.namespace === '') {
+      desired = { ...desired, metadata: { ...metadata, namespace: input.namespace } };
+    }
+  }
   if (secret) [current, desired] = maskSecretValues(current, desired);
   const path = `${input.cluster}/${input.namespace}/${input.kind}/${input.name}`;
   const patch = createTwoFilesPatch(
@@ -104,17 +113,44 @@ function secretValues(body: Json | undefined): Map<string, string> {
   return values;
 }
 
+/** What one side shows instead of a secret value, given the other side's value. */
+function masked(value: string, other: string | undefined, side: 'current' | 'desired'): string {
+  if (other === undefined) return side === 'current' ? '*** (removed)' : '*** (added)';
+  if (other === value) return '*** (unchanged)';
+  return side === 'current' ? '*** (old value)' : '*** (changed)';
+}
+
 /**
  * Both sides with `data`/`stringData` replaced by one `data` map whose values
  * only say what happens to each key: the cluster never holds `stringData`,
  * so comparing the merged values is what the apply changes.
  */
 function maskSecretValues(
-  current: Json | undefined,
-  desired: Json | undefined,
+  currentBody: Json | undefined,
+  desiredBody: Json | undefined,
 ): [Json | undefined, Json | undefined] {
+  let current = currentBody;
+  let desired = desiredBody;
+  const oneSided = !current || !desired;
   const before = secretValues(current);
   const after = secretValues(desired);
+  // The hash of the whole body: a weak value could be guessed from it offline.
+  const sha = (body: Json | undefined) => {
+    const annotations = isObject(body?.metadata) ? body.metadata.annotations : undefined;
+    const value = isObject(annotations) ? annotations[SHA_ANNOTATION] : undefined;
+    return value === undefined ? undefined : String(value);
+  };
+  const [shaBefore, shaAfter] = [sha(current), sha(desired)];
+  const maskSha = (body: Json | undefined, side: 'current' | 'desired'): Json | undefined => {
+    const own = side === 'current' ? shaBefore : shaAfter;
+    if (!body || own === undefined || !isObject(body.metadata)) return body;
+    const other = side === 'current' ? shaAfter : shaBefore;
+    const annotations = { ...(body.metadata.annotations as Json) };
+    annotations[SHA_ANNOTATION] = masked(own, oneSided ? undefined : other, side);
+    return { ...body, metadata: { ...body.metadata, annotations } };
+  };
+  current = maskSha(current, 'current');
+  desired = maskSha(desired, 'desired');
   const mask = (
     body: Json | undefined,
     own: Map<string, string>,
@@ -126,18 +162,10 @@ function maskSecretValues(
     if (own.size === 0) return rest;
     const data: Json = {};
     for (const [key, value] of own) {
-      const otherValue = other.get(key);
-      if (otherValue === undefined) {
-        data[key] = side === 'current' ? '*** (removed)' : '*** (added)';
-      } else if (otherValue === value) {
-        data[key] = '*** (unchanged)';
-      } else {
-        data[key] = side === 'current' ? '*** (old value)' : '*** (changed)';
-      }
+      data[key] = masked(value, other.get(key), side);
     }
     return { ...rest, data };
   };
-  const oneSided = !current || !desired;
   return [
     mask(current, before, oneSided ? new Map() : after, 'current'),
     mask(desired, after, oneSided ? new Map() : before, 'desired'),
