@@ -1,6 +1,7 @@
-import { Octokit } from '@octokit/rest';
+import type { Octokit } from '@octokit/rest';
 import { gqlClient } from '@qontract/app-interface';
 import { errorMessage, type RunContext } from '@qontract/core';
+import { defaultGithubOrg } from '@qontract/github';
 import { type RefRequest, refKey } from './desired.ts';
 import { IntegrationsManagerGithubDocument } from './github.generated.ts';
 
@@ -19,22 +20,9 @@ export async function resolveImageTags(
   let hashLength: number;
   try {
     const gql = await ctx.client(gqlClient);
-    const { orgs, settings } = await gql.query(IntegrationsManagerGithubDocument);
-    const org = (orgs ?? []).find((o) => o.default);
-    if (!org) throw new Error('no default GitHub organisation (githuborg_v1 with default: true)');
+    const { settings } = await gql.query(IntegrationsManagerGithubDocument);
     hashLength = settings?.[0]?.hashLength ?? 7;
-    api = new Octokit({
-      auth: await ctx.secrets.read(org.token),
-      baseUrl: ctx.env.vars.GITHUB_API || 'https://api.github.com',
-      request: { retries: 0, signal: ctx.signal },
-      // Failures are reported once, as the namespace's error; Octokit's own lines would repeat them.
-      log: {
-        debug: () => {},
-        info: () => {},
-        warn: (m: string) => ctx.log.warn(m),
-        error: () => {},
-      },
-    });
+    api = await ctx.client(defaultGithubOrg);
   } catch (e) {
     for (const r of refs) out.set(refKey(r), new Error(errorMessage(e)));
     return out;

@@ -1,7 +1,5 @@
-import { Octokit } from '@octokit/rest';
-import { gqlClient } from '@qontract/app-interface';
-import { QontractError, type RunContext } from '@qontract/core';
-import { GithubOrgsDocument } from './github.generated.ts';
+import { errorMessage, QontractError, type RunContext } from '@qontract/core';
+import { defaultGithubOrg } from '@qontract/github';
 
 /**
  * Reads files from GitHub for the `github(repo, path, ref)` template helper,
@@ -12,25 +10,10 @@ import { GithubOrgsDocument } from './github.generated.ts';
 export function githubFileReader(
   ctx: RunContext,
 ): (repo: string, path: string, ref: string) => Promise<string> {
-  let client: Promise<Octokit> | undefined;
-  const octokit = () => {
-    client ??= (async () => {
-      const gql = await ctx.client(gqlClient);
-      const { orgs } = await gql.query(GithubOrgsDocument);
-      const org = (orgs ?? []).find((o) => o.default);
-      if (!org)
-        throw new QontractError(
-          'github(): no default GitHub organisation (githuborg_v1 with default: true)',
-        );
-      const token = await ctx.secrets.read(org.token);
-      return new Octokit({
-        auth: token,
-        baseUrl: ctx.env.vars.GITHUB_API || 'https://api.github.com',
-        request: { retries: 0 },
-      });
-    })();
-    return client;
-  };
+  const octokit = () =>
+    ctx.client(defaultGithubOrg).catch((e: unknown) => {
+      throw new QontractError(`github(): ${errorMessage(e)}`);
+    });
   return async (repo, path, ref) => {
     const [owner, name] = repo.split('/');
     if (!owner || !name)

@@ -1,0 +1,1 @@
+export { defaultGithubOrg } from './default-org.ts';
