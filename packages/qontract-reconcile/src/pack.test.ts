@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +83,17 @@ describe('the packed package, installed with --omit=dev', () => {
     });
     expect(help.stdout).toContain('qontract-reconcile openshift-namespaces');
     expect(help.stdout).toContain('qontract-reconcile openshift-resources');
+  });
+
+  it('--version is the version of the CLI (the bundle reads it from this manifest)', async () => {
+    const cli = JSON.parse(
+      await readFile(fileURLToPath(new URL('../../cli/package.json', import.meta.url)), 'utf8'),
+    ) as { version: string };
+    const version = await run(bin('qontract-reconcile'), ['--version'], {
+      cwd: installed,
+      env: { PATH, HOME: work },
+    });
+    expect(version.stdout.trim()).toBe(cli.version);
   });
 
   describe('run-integration', () => {
