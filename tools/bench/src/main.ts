@@ -16,18 +16,51 @@ import { largeSuite, scenarioName, smallSuite } from './scenarios.ts';
 import { runStartupMeasurements, startupMarkdown } from './startup.ts';
 import { REPO_ROOT } from './tree.ts';
 
-const { values } = parseArgs({
-  options: {
-    small: { type: 'boolean', default: false },
-    latency: { type: 'string' },
-    concurrency: { type: 'string' },
-    'loop-iterations': { type: 'string' },
-    only: { type: 'string', multiple: true },
-    'cpu-prof': { type: 'string' },
-    out: { type: 'string' },
-    'no-docs': { type: 'boolean', default: false },
-  },
-});
+const USAGE = `Usage: npm run bench [-- OPTIONS]
+
+Runs the benchmark suite against simulated clusters (and fake services) on this machine and
+writes the JSON report; the full large set also writes the table into docs/benchmarks.md.
+
+Options:
+  --small                 the tiny set (seconds; what CI runs): results/latest-small.json
+  --latency MS[,MS...]    latencies injected at the simulated servers (default 5,50; small: 5)
+  --concurrency N         --thread-pool-size of the measured runs (default 10)
+  --loop-iterations N     runs of each run-integration loop scenario
+  --only TEXT             only the scenarios whose name contains TEXT (repeatable); 'startup'
+                          selects the start-up measurements
+  --cpu-prof DIR          write a .cpuprofile of each measured run into DIR
+  --out FILE              the JSON report's path (default tools/bench/results/latest*.json)
+  --no-docs               never write docs/benchmarks.md
+  -h, --help              this text
+`;
+
+function parseOptions() {
+  try {
+    return parseArgs({
+      options: {
+        small: { type: 'boolean', default: false },
+        latency: { type: 'string' },
+        concurrency: { type: 'string' },
+        'loop-iterations': { type: 'string' },
+        only: { type: 'string', multiple: true },
+        'cpu-prof': { type: 'string' },
+        out: { type: 'string' },
+        'no-docs': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (e) {
+    // A usage error, not a crash: say what is wrong and how to ask for help, no stack.
+    process.stderr.write(`bench: ${(e as Error).message}\nSee: npm run bench -- --help\n`);
+    process.exit(2);
+  }
+}
+
+const values = parseOptions();
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const latencies = values.latency?.split(',').map(Number);
 const suiteOptions = {
