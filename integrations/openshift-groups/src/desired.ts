@@ -1,14 +1,10 @@
-import { isRoleActive, userKeysForAccess } from '@qontract/openshift';
+import { type ClusterGroupMember, roleGroupMembers } from '@qontract/openshift';
 import type { OpenshiftGroupsManagedRolesQuery } from './managed-roles.generated.ts';
 
 type Role = NonNullable<OpenshiftGroupsManagedRolesQuery['roles']>[number];
 
 /** One user in one group on one cluster: the unit of both states. */
-export interface GroupMember {
-  readonly cluster: string;
-  readonly group: string;
-  readonly user: string;
-}
+export type GroupMember = ClusterGroupMember;
 
 /**
  * Groups OCM owns on its clusters (the original's OCMClusterGroupId values):
@@ -29,25 +25,7 @@ export interface DesiredMembersInput {
  * the cluster's auth uses. A member granted by several roles appears once.
  */
 export function desiredGroupMembers(input: DesiredMembersInput): GroupMember[] {
-  const out = new Map<string, GroupMember>();
-  for (const role of input.roles) {
-    if (!isRoleActive(role.name, role.expirationDate, input.today)) continue;
-    for (const access of role.access ?? []) {
-      const cluster = access.cluster;
-      const group = access.group;
-      if (!cluster || !group || !input.clusters.has(cluster.name)) continue;
-      const keys = userKeysForAccess(cluster.name, cluster.auth);
-      for (const user of role.users ?? []) {
-        for (const key of keys) {
-          const username = user[key];
-          if (!username) continue;
-          const member = { cluster: cluster.name, group, user: username };
-          out.set(memberKey(member), member);
-        }
-      }
-    }
-  }
-  return [...out.values()];
+  return roleGroupMembers(input.roles, { today: input.today, clusters: input.clusters });
 }
 
 /** Drops the OCM-owned groups of OCM clusters. */

@@ -1,5 +1,6 @@
 import {
   isRoleActive,
+  managesRoleBindings,
   type RbacSubject,
   roleBindingSubjects,
   userKeysForAccess,
@@ -7,22 +8,6 @@ import {
 import type { OpenshiftRolebindingsRolesQuery } from './roles.generated.ts';
 
 type Role = NonNullable<OpenshiftRolebindingsRolesQuery['roles']>[number];
-
-/** A namespace whose RoleBindings this integration manages. */
-export interface ManagedNamespace {
-  readonly name: string;
-  readonly delete?: boolean | null;
-  readonly managedRoles?: boolean | null;
-  readonly cluster: { readonly name: string };
-}
-
-/** `managedRoles: true`, not being deleted, and in this shard (`<cluster>/<namespace>`). */
-export function isManagedNamespace(
-  ns: ManagedNamespace,
-  isInShard: (key: string) => boolean,
-): boolean {
-  return Boolean(ns.managedRoles) && !ns.delete && isInShard(`${ns.cluster.name}/${ns.name}`);
-}
 
 export interface DesiredRoleBinding {
   readonly cluster: string;
@@ -63,7 +48,7 @@ export function desiredRoleBindings(input: RoleBindingsInput): DesiredRoleBindin
     for (const access of role.access ?? []) {
       const ns = access.namespace;
       const roleName = access.role || access.clusterRole;
-      if (!ns || !roleName || !isManagedNamespace(ns, input.isInShard)) continue;
+      if (!ns || !roleName || !managesRoleBindings(ns, input.isInShard)) continue;
       if (!input.clusters.has(ns.cluster.name)) continue;
       const roleRef = {
         kind: access.role && input.supportRoleRef ? ('Role' as const) : ('ClusterRole' as const),

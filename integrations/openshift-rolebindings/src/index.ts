@@ -1,6 +1,6 @@
 import { gqlClient } from '@qontract/app-interface';
-import { defineEngineIntegration, specsForKind } from '@qontract/openshift';
-import { desiredRoleBindings, isManagedNamespace } from './desired.ts';
+import { defineEngineIntegration, managesRoleBindings, specsForKind } from '@qontract/openshift';
+import { desiredRoleBindings } from './desired.ts';
 import { OpenshiftRolebindingsNamespacesDocument } from './namespaces.generated.ts';
 import { OpenshiftRolebindingsRolesDocument } from './roles.generated.ts';
 
@@ -28,7 +28,7 @@ export const openshiftRolebindings = defineEngineIntegration({
       gql.query(OpenshiftRolebindingsRolesDocument),
     ]);
     return {
-      managed: (namespaces ?? []).filter((ns) => isManagedNamespace(ns, ctx.isInShard)),
+      managed: (namespaces ?? []).filter((ns) => managesRoleBindings(ns, ctx.isInShard)),
       roles: roles ?? [],
     };
   },

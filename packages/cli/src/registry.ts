@@ -1,4 +1,7 @@
 import type { AnyIntegration } from '@qontract/core';
+import { github } from '@qontract/integration-github';
+import { gitlabMembers } from '@qontract/integration-gitlab-members';
+import { gitlabProjects } from '@qontract/integration-gitlab-projects';
 import { integrationsManager } from '@qontract/integration-integrations-manager';
 import { openshiftClusterrolebindings } from '@qontract/integration-openshift-clusterrolebindings';
 import { openshiftGroups } from '@qontract/integration-openshift-groups';
@@ -34,5 +37,8 @@ export const integrations: readonly AnyIntegration[] = [
   openshiftRoutes,
   openshiftPrometheusRules,
   integrationsManager(() => integrations),
+  github,
+  gitlabMembers,
+  gitlabProjects,
   // registry:entries (the generator inserts entries above this line)
 ];

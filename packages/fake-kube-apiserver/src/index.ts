@@ -1,7 +1,7 @@
 export { seededRandom } from './fault-spec.ts';
 export type { FaultRule } from './faults.ts';
-
 export {
   type FakeKubeApiServer,
   startFakeKubeApiServer,
 } from './server.ts';
+export { servingCertificate } from './tls.ts';

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { isRoleActive, roleBindingSubjects, userKeysForAccess } from './access.ts';
+import {
+  type AccessRole,
+  desiredClusterUsers,
+  isRoleActive,
+  managesRoleBindings,
+  roleBindingSubjects,
+  roleGroupMembers,
+  userKeysForAccess,
+} from './access.ts';
 
 describe('userKeysForAccess', () => {
   it.each([
@@ -74,5 +82,58 @@ describe('roleBindingSubjects', () => {
 
   it('has nothing for a role without members', () => {
     expect(roleBindingSubjects('edit', {}, ['github_username'])).toEqual([]);
+  });
+});
+
+describe('cluster access of roles', () => {
+  const today = new Date('2026-11-21T08:00:00Z');
+  const oidc = { name: 'c-oidc', auth: [{ service: 'oidc' }] };
+  const ldap = { name: 'c-ldap', auth: [{ service: 'ldap' }] };
+  const ns = (name: string, cluster: { name: string }, extra: Record<string, unknown> = {}) => ({
+    name,
+    managedRoles: true,
+    cluster,
+    ...extra,
+  });
+  const roles: AccessRole[] = [
+    {
+      name: 'r1',
+      users: [{ github_username: 'gh-alice', org_username: 'alice' }],
+      access: [
+        { namespace: ns('a', oidc), role: 'admin' },
+        { namespace: ns('b', oidc, { managedRoles: false }), role: 'admin' },
+        { namespace: ns('c', oidc, { delete: true }), clusterRole: 'view' },
+        { namespace: ns('d', oidc) },
+        { cluster: ldap, group: 'g' },
+      ],
+    },
+    {
+      name: 'r2',
+      expirationDate: '2020-01-01',
+      users: [{ github_username: 'gh-old', org_username: 'old' }],
+      access: [{ namespace: ns('a', oidc), role: 'admin' }],
+    },
+  ];
+
+  it('managesRoleBindings: managedRoles, not deleted, in the shard', () => {
+    expect(managesRoleBindings(ns('a', oidc), () => true)).toBe(true);
+    expect(managesRoleBindings(ns('a', oidc), (k) => k !== 'c-oidc/a')).toBe(false);
+    expect(managesRoleBindings(ns('a', oidc, { delete: true }), () => true)).toBe(false);
+  });
+
+  it('desiredClusterUsers: RoleBinding users of managed namespaces, then group members, with enforced keys', () => {
+    expect(
+      desiredClusterUsers(roles, { today, userKeys: ['github_username'], isInShard: () => true }),
+    ).toEqual([
+      { cluster: 'c-oidc', user: 'gh-alice' },
+      { cluster: 'c-ldap', user: 'gh-alice' },
+    ]);
+  });
+
+  it("uses the cluster's auth when no key is enforced (an unknown service is an error)", () => {
+    expect(() => desiredClusterUsers(roles, { today, isInShard: () => true })).toThrow(
+      '[c-ldap] auth service not implemented: ldap',
+    );
+    expect(roleGroupMembers(roles, { today, clusters: new Set(['c-oidc']) })).toEqual([]);
   });
 });

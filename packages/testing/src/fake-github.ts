@@ -1,7 +1,43 @@
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
+import {
+  type FakeGitHubInvitation,
+  type FakeGitHubOrg,
+  type FakeGitHubTeam,
+  type FakeGitHubUser,
+  GitHubModel,
+  GitHubShapes,
+  type InvitationRole,
+  NotFound,
+  type OrgRole,
+  type TeamPrivacy,
+  type TeamRole,
+} from './fake-github-state.ts';
+import {
+  type FakeRequest,
+  type FakeResponse,
+  type HttpFaultRule,
+  type HttpFaults,
+  type RecordedRequest,
+  startHttpFake,
+} from './http-fake.ts';
 
-/** A file served by the fake GitHub: `owner/repo`, `ref`, `path`, content. */
+/** @public the shapes the fake's builders and readers use */
+export type {
+  FakeGitHubInvitation,
+  FakeGitHubOrg,
+  FakeGitHubTeam,
+  FakeGitHubUser,
+  InvitationRole,
+  OrgRole,
+  TeamPrivacy,
+  TeamRole,
+} from './fake-github-state.ts';
+
+/**
+ * A file served by the fake GitHub: `owner/repo`, `ref`, `path`, content.
+ *
+ * @public
+ */
 export interface FakeGitHubFile {
   readonly repo: string;
   readonly ref: string;
@@ -9,105 +45,755 @@ export interface FakeGitHubFile {
   readonly content: string;
 }
 
+/**
+ * A primary rate limit: `limit` requests per token per window (GitHub: 5000 an hour).
+ *
+ * @public
+ */
+export interface FakeGitHubRateLimit {
+  readonly limit?: number;
+  /** From the token's first request in a window; GitHub's is one hour. */
+  readonly windowMs?: number;
+}
+
+/** @public */
+export interface FakeGitHubTokenOptions {
+  /** The organisations the token may read and change; all when absent. */
+  readonly orgs?: readonly string[];
+  /** The account the token acts for: it invites, and maintains the teams it creates. */
+  readonly user?: string;
+  /** This token's primary quota (default: the fake's `rateLimit`). */
+  readonly rateLimit?: FakeGitHubRateLimit;
+}
+
+export interface FakeGitHubOptions {
+  /** A token with access to every organisation (default `ghp_fake_token`). */
+  readonly token?: string;
+  readonly files?: readonly FakeGitHubFile[];
+  /** The primary quota of every token (default 5000 an hour). */
+  readonly rateLimit?: FakeGitHubRateLimit;
+  /** Served under this path, as GitHub Enterprise serves `/api/v3`. */
+  readonly pathPrefix?: string;
+  /** Latency added to every request. */
+  readonly latencyMs?: number;
+  /** The clock of rate-limit windows and timestamps. */
+  readonly now?: () => number;
+  /** A fixed port (the demo); a free one when absent. */
+  readonly port?: number;
+}
+
+/**
+ * A token's primary rate-limit state, as the `x-ratelimit-*` headers tell it.
+ *
+ * @public
+ */
+export interface FakeGitHubQuota {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly used: number;
+  /** Epoch seconds when the window ends. */
+  readonly reset: number;
+}
+
 export interface FakeGitHub {
   /** The API base URL (what `GITHUB_API` / Octokit's `baseUrl` take). */
   readonly url: string;
+  /** The all-organisations token given at start. */
   readonly token: string;
-  readonly requestLog: ReadonlyArray<{ method: string; path: string; status: number }>;
+  /** Every request answered so far (method, path, query, status). */
+  readonly requestLog: readonly RecordedRequest[];
+  /** The requests that could change something (POST, PUT, PATCH, DELETE). */
+  mutatingRequests(): RecordedRequest[];
+  /** Fault injection; see `secondaryRateLimit` and `primaryRateLimit` for GitHub's limits. */
+  readonly faults: HttpFaults;
+  latencyMs: number;
+
   addFile(file: FakeGitHubFile): void;
   /** `GET /repos/{owner}/{repo}/commits/{ref}` answers this sha. */
   addCommit(repo: string, ref: string, sha: string): void;
+  addToken(token: string, options?: FakeGitHubTokenOptions): void;
+  addUser(login: string, fields?: { id?: number; name?: string; email?: string }): FakeGitHubUser;
+  addOrg(login: string, fields?: { id?: number; name?: string }): FakeGitHubOrg;
+  addOrgMember(org: string, login: string, role?: OrgRole): void;
+  addTeam(
+    org: string,
+    name: string,
+    fields?: { description?: string; privacy?: TeamPrivacy; permission?: string },
+  ): FakeGitHubTeam;
+  /** A user outside the organisation becomes a member of it first. */
+  addTeamMember(org: string, team: string, login: string, role?: TeamRole): void;
+  addInvitation(
+    org: string,
+    login: string,
+    options?: { role?: InvitationRole; teams?: readonly string[] },
+  ): void;
+  /** The invited user joins the organisation and the invitation's teams. */
+  acceptInvitation(org: string, login: string): void;
+
+  /** Logins of the organisation's members, sorted. */
+  orgMembers(org: string): string[];
+  /** Logins of the team's members (team by name or slug), sorted. */
+  teamMembers(org: string, team: string): string[];
+  /** Pending invitations of the organisation, sorted by login. */
+  invitations(org: string): FakeGitHubInvitation[];
+  /** The organisation's teams, sorted by name. */
+  teams(org: string): FakeGitHubTeam[];
+  quota(token: string): FakeGitHubQuota;
+  /** Every token's quota starts a new window now. */
+  resetRateLimits(): void;
   close(): Promise<void>;
+}
+
+const DOCS = 'https://docs.github.com/rest';
+const RATE_LIMIT_DOCS =
+  'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
+
+/** GitHub's answer to a request beyond a secondary rate limit, as a fault rule. */
+export function secondaryRateLimit(
+  options: {
+    readonly retryAfterSeconds?: number;
+    readonly status?: 403 | 429;
+    readonly times?: number;
+    readonly method?: string;
+    readonly path?: string | RegExp;
+  } = {},
+): HttpFaultRule {
+  return {
+    status: options.status ?? 403,
+    headers: { 'retry-after': String(options.retryAfterSeconds ?? 1) },
+    body: {
+      message:
+        'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000.',
+      documentation_url: RATE_LIMIT_DOCS,
+    },
+    times: options.times ?? 1,
+    ...(options.method ? { method: options.method } : {}),
+    ...(options.path ? { path: options.path } : {}),
+  };
+}
+
+/**
+ * GitHub's answer when a token's primary quota is used up, as a fault rule:
+ * 403, `x-ratelimit-remaining: 0`, the window ending `resetInSeconds` from now.
+ */
+export function primaryRateLimit(
+  options: {
+    readonly resetInSeconds?: number;
+    readonly times?: number;
+    readonly method?: string;
+    readonly path?: string | RegExp;
+  } = {},
+): HttpFaultRule {
+  const reset = Math.ceil(Date.now() / 1000) + (options.resetInSeconds ?? 0);
+  return {
+    status: 403,
+    headers: {
+      'x-ratelimit-limit': '5000',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-used': '5000',
+      'x-ratelimit-reset': String(reset),
+      'x-ratelimit-resource': 'core',
+    },
+    body: {
+      message: 'API rate limit exceeded for user ID 1.',
+      documentation_url: DOCS,
+    },
+    times: options.times ?? 1,
+    ...(options.method ? { method: options.method } : {}),
+    ...(options.path ? { path: options.path } : {}),
+  };
 }
 
 /** GitHub's contents API returns no content for files of 1 MiB and more. */
 const CONTENTS_LIMIT = 1024 * 1024;
+const DEFAULT_PER_PAGE = 30;
+const MAX_PER_PAGE = 100;
+
+interface TokenState {
+  readonly orgs: ReadonlySet<string> | undefined;
+  readonly user: string | undefined;
+  readonly quota: { limit: number; windowMs: number; used: number; windowStart: number };
+}
+
+interface Routed {
+  readonly req: FakeRequest;
+  readonly token: TokenState;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+type Handler = (r: Routed) => FakeResponse;
+
+interface Route {
+  readonly method: string;
+  readonly pattern: RegExp;
+  readonly handle: Handler;
+  /** Reading the organisation itself is public; everything else under it needs access. */
+  readonly publicOrg?: boolean;
+}
 
 /**
- * The parts of GitHub's REST API the project uses: repository contents
- * (`GET /repos/{owner}/{repo}/contents/{path}?ref=`), blobs
- * (`GET /repos/{owner}/{repo}/git/blobs/{sha}`) and the commit of a ref
- * (`GET /repos/{owner}/{repo}/commits/{ref}`), with token auth (401),
- * 404 for missing files, and the real JSON shapes.
+ * A fake of GitHub's REST API with GitHub's semantics for what the project
+ * uses: repository contents, blobs and commits (the `github()` template
+ * helper, integrations-manager), and organisations, teams, members and
+ * invitations (the `github` integration). Tokens are checked (401 `Bad
+ * credentials`) and may be limited to some organisations; lists page with
+ * `per_page`/`page` and a `Link` header; every answer carries the
+ * `x-ratelimit-*` headers of its token's quota, which answers 403 when used
+ * up. Faults (secondary limits, 5xx, latency) come from the HTTP fake.
+ *
+ * ```ts
+ * const github = await startFakeGitHub({ token: 'ghp_admin', rateLimit: { limit: 100, windowMs: 1000 } });
+ * github.addToken('ghp_org_a', { orgs: ['org-a'], user: 'bot' });
+ * github.addOrg('org-a');
+ * github.addTeam('org-a', 'SRE');                  // slug `sre`, secret
+ * github.addTeamMember('org-a', 'sre', 'alice');   // alice joins org-a too
+ * github.faults.add(secondaryRateLimit({ retryAfterSeconds: 1, times: 2 }));
+ * // ... run the code under test with GITHUB_API=github.url ...
+ * github.teamMembers('org-a', 'sre');              // ['alice', ...]
+ * github.invitations('org-a');                     // pending ones, with their teams
+ * github.mutatingRequests().length;                // writes sent
+ * ```
  */
-export async function startFakeGitHub(
-  options: { token?: string; files?: FakeGitHubFile[] } = {},
-): Promise<FakeGitHub> {
-  const token = options.token ?? 'ghp_fake_token';
+export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<FakeGitHub> {
+  const now = options.now ?? Date.now;
+  const mainToken = options.token ?? 'ghp_fake_token';
+  const defaultLimit = {
+    limit: options.rateLimit?.limit ?? 5000,
+    windowMs: options.rateLimit?.windowMs ?? 3_600_000,
+  };
+  const prefix = (options.pathPrefix ?? '').replace(/\/+$/, '');
+  const model = new GitHubModel(now);
+  const tokens = new Map<string, TokenState>();
+  const anonymous: TokenState = {
+    orgs: new Set(),
+    user: undefined,
+    quota: { limit: 60, windowMs: 3_600_000, used: 0, windowStart: now() },
+  };
+  const addToken = (token: string, o: FakeGitHubTokenOptions = {}) => {
+    tokens.set(token, {
+      orgs: o.orgs ? new Set(o.orgs.map((x) => x.toLowerCase())) : undefined,
+      user: o.user === undefined ? undefined : model.addUser(o.user).login,
+      quota: {
+        limit: o.rateLimit?.limit ?? defaultLimit.limit,
+        windowMs: o.rateLimit?.windowMs ?? defaultLimit.windowMs,
+        used: 0,
+        windowStart: now(),
+      },
+    });
+  };
+  addToken(mainToken);
+
   const files = new Map<string, string>();
   const blobs = new Map<string, string>();
   const commits = new Map<string, string>();
-  const log: Array<{ method: string; path: string; status: number }> = [];
-  const add = (f: FakeGitHubFile) => {
+  const addFile = (f: FakeGitHubFile) => {
     files.set(`${f.repo}@${f.ref}:${f.path}`, f.content);
     blobs.set(`${f.repo}:${blobSha(f.content)}`, f.content);
   };
-  for (const f of options.files ?? []) add(f);
+  for (const f of options.files ?? []) addFile(f);
 
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const send = (status: number, body: unknown) => {
-      log.push({ method: req.method ?? 'GET', path: url.pathname, status });
-      res
-        .writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' })
-        .end(JSON.stringify(body));
-    };
-    const auth = req.headers.authorization ?? '';
-    if (auth !== `token ${token}` && auth !== `Bearer ${token}`) {
-      return send(401, {
-        message: 'Bad credentials',
-        documentation_url: 'https://docs.github.com/rest',
-      });
+  let baseUrl = '';
+  const shapes = () => new GitHubShapes(baseUrl, model);
+  const routes = githubRoutes({
+    model,
+    shapes,
+    files,
+    blobs,
+    commits,
+    baseUrl: () => baseUrl,
+  });
+
+  const quotaOf = (state: TokenState): FakeGitHubQuota => {
+    const q = state.quota;
+    if (now() >= q.windowStart + q.windowMs) {
+      q.used = 0;
+      q.windowStart = now();
     }
-    const contents = /^\/repos\/([^/]+)\/([^/]+)\/contents\/(.+)$/.exec(url.pathname);
-    if (req.method === 'GET' && contents) {
-      const [, owner, repo, path] = contents;
-      const ref = url.searchParams.get('ref') ?? 'main';
-      const content = files.get(`${owner}/${repo}@${ref}:${decodeURIComponent(path!)}`);
-      if (content === undefined) return send(404, { message: 'Not Found' });
+    return {
+      limit: q.limit,
+      remaining: Math.max(q.limit - q.used, 0),
+      used: q.used,
+      reset: Math.ceil((q.windowStart + q.windowMs) / 1000),
+    };
+  };
+  const rateHeaders = (q: FakeGitHubQuota): Record<string, string> => ({
+    'x-ratelimit-limit': String(q.limit),
+    'x-ratelimit-remaining': String(q.remaining),
+    'x-ratelimit-used': String(q.used),
+    'x-ratelimit-reset': String(q.reset),
+    'x-ratelimit-resource': 'core',
+  });
+
+  const handle = (req: FakeRequest): FakeResponse => {
+    const auth = req.headers.authorization ?? '';
+    const presented = /^(?:token|bearer)\s+(.+)$/i.exec(auth)?.[1];
+    const token = presented === undefined ? undefined : tokens.get(presented);
+    if (!token) {
+      anonymous.quota.used = Math.min(anonymous.quota.used + 1, anonymous.quota.limit);
+      return withHeaders(
+        {
+          status: 401,
+          body: { message: 'Bad credentials', documentation_url: DOCS, status: '401' },
+        },
+        rateHeaders(quotaOf(anonymous)),
+      );
+    }
+    const before = quotaOf(token);
+    if (before.remaining === 0) {
+      return withHeaders(
+        {
+          status: 403,
+          body: {
+            message: `API rate limit exceeded for user ID ${token.user ? (model.user(token.user)?.id ?? 1) : 1}.`,
+            documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`,
+            status: '403',
+          },
+        },
+        rateHeaders(before),
+      );
+    }
+    token.quota.used += 1;
+    const headers = rateHeaders(quotaOf(token));
+    const path = req.url.pathname;
+    if (prefix && !path.startsWith(`${prefix}/`)) return withHeaders(notFound(), headers);
+    const route = path.slice(prefix.length);
+    for (const r of routes) {
+      if (r.method !== req.method) continue;
+      const m = r.pattern.exec(route);
+      if (!m) continue;
+      const params: Record<string, string> = {};
+      for (const [k, v] of Object.entries(m.groups ?? {})) params[k] = decodeURIComponent(v);
+      try {
+        const denied = r.publicOrg ? undefined : orgAccessDenied(token, params, model);
+        return withHeaders(denied ?? r.handle({ req, token, params }), headers);
+      } catch (e) {
+        if (e instanceof NotFound) return withHeaders(notFound(), headers);
+        throw e;
+      }
+    }
+    return withHeaders(notFound(), headers);
+  };
+
+  const http = await startHttpFake({
+    handle,
+    ...(options.latencyMs !== undefined ? { latencyMs: options.latencyMs } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+  });
+  baseUrl = `${http.url}${prefix}`;
+
+  const sortedLogins = (members: ReadonlyMap<string, unknown>) =>
+    [...members.keys()].map((k) => model.userLogin(k)).sort(byLowerCase);
+
+  return {
+    url: baseUrl,
+    token: mainToken,
+    requestLog: http.requestLog,
+    mutatingRequests: () => http.mutatingRequests(),
+    faults: http.faults,
+    get latencyMs() {
+      return http.latencyMs;
+    },
+    set latencyMs(ms: number) {
+      http.latencyMs = ms;
+    },
+    addFile,
+    addCommit: (repo, ref, sha) => {
+      commits.set(`${repo}@${ref}`, sha);
+    },
+    addToken,
+    addUser: (login, fields) => model.addUser(login, fields),
+    addOrg: (login, fields) => model.addOrg(login, fields),
+    addOrgMember: (org, login, role) => model.addOrgMember(org, login, role),
+    addTeam: (org, name, fields) => model.addTeam(org, name, fields),
+    addTeamMember: (org, team, login, role) => model.addTeamMember(org, team, login, role),
+    addInvitation: (org, login, o = {}) => {
+      model.invite(org, login, o.role ?? 'direct_member', undefined, o.teams ?? []);
+    },
+    acceptInvitation: (org, login) => model.acceptInvitation(org, login),
+    orgMembers: (org) => sortedLogins(model.org(org).members),
+    teamMembers: (org, team) => sortedLogins(model.team(org, team).members),
+    invitations: (org) =>
+      model
+        .invitationsOf(model.org(org))
+        .map((i) => ({ id: i.id, login: i.login, role: i.role, teams: model.teamSlugs(i).sort() }))
+        .sort((a, b) => byLowerCase(a.login, b.login)),
+    teams: (org) => model.teamsOf(model.org(org)).map((t) => t.team),
+    quota: (token) => {
+      const state = tokens.get(token);
+      if (!state) throw new Error(`fake GitHub: unknown token`);
+      return quotaOf(state);
+    },
+    resetRateLimits: () => {
+      for (const t of tokens.values()) {
+        t.quota.used = 0;
+        t.quota.windowStart = now();
+      }
+    },
+    close: () => http.close(),
+  };
+}
+
+function githubRoutes(deps: {
+  model: GitHubModel;
+  shapes: () => GitHubShapes;
+  files: Map<string, string>;
+  blobs: Map<string, string>;
+  commits: Map<string, string>;
+  baseUrl: () => string;
+}): Route[] {
+  const { model, shapes, files, blobs, commits } = deps;
+  const page = (items: readonly unknown[], req: FakeRequest) =>
+    paginate(items, req, deps.baseUrl());
+  const ORG = '(?<org>[^/]+)';
+  const TEAM = '(?<team>[^/]+)';
+  const USER = '(?<user>[^/]+)';
+  const REPO = '(?<owner>[^/]+)/(?<repo>[^/]+)';
+  const route = (method: string, path: string, handle: Handler, publicOrg = false): Route => ({
+    method,
+    pattern: new RegExp(`^${path}$`),
+    handle,
+    publicOrg,
+  });
+
+  return [
+    route(
+      'GET',
+      `/orgs/${ORG}`,
+      ({ params }) => ({
+        status: 200,
+        body: shapes().orgFull(model.org(params.org!)),
+      }),
+      true,
+    ),
+    route('GET', `/orgs/${ORG}/teams`, ({ params, req }) => {
+      const org = model.org(params.org!);
+      return page(
+        model.teamsOf(org).map((t) => shapes().team(org.org, t)),
+        req,
+      );
+    }),
+    route('POST', `/orgs/${ORG}/teams`, ({ params, req, token }) => {
+      const org = model.org(params.org!);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      if (typeof body.name !== 'string' || body.name.trim() === '') {
+        return validationFailed([{ resource: 'Team', code: 'missing_field', field: 'name' }]);
+      }
+      if (body.privacy !== undefined && body.privacy !== 'secret' && body.privacy !== 'closed') {
+        return validationFailed([
+          { resource: 'Team', code: 'invalid', field: 'privacy', value: String(body.privacy) },
+        ]);
+      }
+      if (model.findTeam(org, body.name)) {
+        return validationFailed([
+          {
+            resource: 'Team',
+            code: 'already_exists',
+            field: 'name',
+            message: 'Name must be unique for this org',
+          },
+        ]);
+      }
+      const team = model.addTeam(org.org.login, body.name, {
+        ...(typeof body.description === 'string' ? { description: body.description } : {}),
+        ...(body.privacy === 'closed' ? { privacy: 'closed' as const } : {}),
+        ...(typeof body.permission === 'string' ? { permission: body.permission } : {}),
+      });
+      const state = model.team(org.org.login, team.slug);
+      // GitHub makes the creating account a maintainer of the new team.
+      if (token.user && org.members.has(token.user.toLowerCase())) {
+        state.members.set(token.user.toLowerCase(), 'maintainer');
+      }
+      for (const login of Array.isArray(body.maintainers) ? body.maintainers : []) {
+        if (typeof login === 'string' && org.members.has(login.toLowerCase())) {
+          state.members.set(login.toLowerCase(), 'maintainer');
+        }
+      }
+      return { status: 201, body: shapes().teamFull(org, state) };
+    }),
+    route('GET', `/orgs/${ORG}/teams/${TEAM}`, ({ params }) => {
+      const org = model.org(params.org!);
+      const team = org.teams.get(params.team!.toLowerCase());
+      if (!team) throw new NotFound('team');
+      return { status: 200, body: shapes().teamFull(org, team) };
+    }),
+    route('GET', `/orgs/${ORG}/teams/${TEAM}/members`, ({ params, req }) => {
+      const org = model.org(params.org!);
+      const team = org.teams.get(params.team!.toLowerCase());
+      if (!team) throw new NotFound('team');
+      const role = req.url.searchParams.get('role') ?? 'all';
+      const users = model.usersOf(team.members, role === 'all' ? undefined : role);
+      return page(
+        users.map((u) => shapes().simpleUser(u)),
+        req,
+      );
+    }),
+    route('GET', `/orgs/${ORG}/teams/${TEAM}/invitations`, ({ params, req }) => {
+      const org = model.org(params.org!);
+      const team = org.teams.get(params.team!.toLowerCase());
+      if (!team) throw new NotFound('team');
+      return page(
+        model.invitationsOf(org, team.team.id).map((i) => shapes().invitation(org.org, i)),
+        req,
+      );
+    }),
+    route(
+      'GET',
+      '/organizations/(?<orgId>\\d+)/team/(?<teamId>\\d+)/invitations',
+      ({ params, req }) => {
+        const org = model.orgById(Number(params.orgId));
+        const team = model.teamById(org.org.id, Number(params.teamId));
+        return page(
+          model.invitationsOf(org, team.team.id).map((i) => shapes().invitation(org.org, i)),
+          req,
+        );
+      },
+    ),
+    route('PUT', `/orgs/${ORG}/teams/${TEAM}/memberships/${USER}`, ({ params, req, token }) => {
+      const org = model.org(params.org!);
+      const team = org.teams.get(params.team!.toLowerCase());
+      if (!team) throw new NotFound('team');
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const role = body.role ?? 'member';
+      if (role !== 'member' && role !== 'maintainer') {
+        return validationFailed([
+          { resource: 'TeamMember', code: 'invalid', field: 'role', value: String(role) },
+        ]);
+      }
+      const user = model.existingUser(params.user!);
+      const state = model.setTeamMembership(
+        org.org.login,
+        team.team.slug,
+        user.login,
+        role,
+        token.user,
+      );
+      return {
+        status: 200,
+        body: shapes().teamMembership(org.org, team.team, user.login, role, state),
+      };
+    }),
+    route('DELETE', `/orgs/${ORG}/teams/${TEAM}/memberships/${USER}`, ({ params }) => {
+      const org = model.org(params.org!);
+      const team = org.teams.get(params.team!.toLowerCase());
+      if (!team) throw new NotFound('team');
+      model.removeTeamMembership(org.org.login, team.team.slug, params.user!);
+      return { status: 204 };
+    }),
+    route('GET', `/orgs/${ORG}/members`, ({ params, req }) => {
+      const org = model.org(params.org!);
+      const role = req.url.searchParams.get('role') ?? 'all';
+      if (!['all', 'admin', 'member'].includes(role)) {
+        return validationFailed([
+          { resource: 'Search', code: 'invalid', field: 'role', value: role },
+        ]);
+      }
+      const users = model.usersOf(org.members, role === 'all' ? undefined : role);
+      return page(
+        users.map((u) => shapes().simpleUser(u)),
+        req,
+      );
+    }),
+    route('GET', `/orgs/${ORG}/invitations`, ({ params, req }) => {
+      const org = model.org(params.org!);
+      return page(
+        model.invitationsOf(org).map((i) => shapes().invitation(org.org, i)),
+        req,
+      );
+    }),
+    route('PUT', `/orgs/${ORG}/memberships/${USER}`, ({ params, req, token }) => {
+      const org = model.org(params.org!);
+      const user = model.existingUser(params.user!);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const role = body.role ?? 'member';
+      if (role !== 'member' && role !== 'admin') {
+        return validationFailed([
+          {
+            resource: 'OrganizationMembership',
+            code: 'invalid',
+            field: 'role',
+            value: String(role),
+          },
+        ]);
+      }
+      if (org.members.has(user.login.toLowerCase())) {
+        org.members.set(user.login.toLowerCase(), role);
+        return { status: 200, body: shapes().orgMembership(org.org, user, role, 'active') };
+      }
+      model.invite(
+        org.org.login,
+        user.login,
+        role === 'admin' ? 'admin' : 'direct_member',
+        token.user,
+      );
+      return { status: 200, body: shapes().orgMembership(org.org, user, role, 'pending') };
+    }),
+    route('DELETE', `/orgs/${ORG}/memberships/${USER}`, ({ params }) => {
+      model.org(params.org!);
+      const user = model.existingUser(params.user!);
+      if (!model.removeOrgMembership(params.org!, user.login)) throw new NotFound('membership');
+      return { status: 204 };
+    }),
+    route('DELETE', `/orgs/${ORG}/members/${USER}`, ({ params }) => {
+      model.org(params.org!);
+      const user = model.existingUser(params.user!);
+      model.removeOrgMember(params.org!, user.login);
+      return { status: 204 };
+    }),
+    route('GET', `/users/${USER}`, ({ params }) => ({
+      status: 200,
+      body: shapes().publicUser(model.existingUser(params.user!)),
+    })),
+
+    route('GET', `/repos/${REPO}/contents/(?<path>.+)`, ({ params, req }) => {
+      const ref = req.url.searchParams.get('ref') ?? 'main';
+      const path = params.path!;
+      const content = files.get(`${params.owner}/${params.repo}@${ref}:${path}`);
+      if (content === undefined) throw new NotFound('file');
       const size = Buffer.byteLength(content);
       const large = size >= CONTENTS_LIMIT;
-      return send(200, {
-        type: 'file',
-        name: path!.split('/').pop(),
-        path: decodeURIComponent(path!),
-        sha: blobSha(content),
-        size,
-        encoding: large ? 'none' : 'base64',
-        content: large ? '' : Buffer.from(content).toString('base64'),
-      });
-    }
-    const commit = /^\/repos\/([^/]+)\/([^/]+)\/commits\/(.+)$/.exec(url.pathname);
-    if (req.method === 'GET' && commit) {
-      const [, owner, repo, ref] = commit;
-      const sha = commits.get(`${owner}/${repo}@${decodeURIComponent(ref!)}`);
-      if (sha === undefined) return send(422, { message: `No commit found for SHA: ${ref}` });
-      return send(200, { sha, commit: { message: 'fake commit' } });
-    }
-    const blob = /^\/repos\/([^/]+)\/([^/]+)\/git\/blobs\/([0-9a-f]+)$/.exec(url.pathname);
-    if (req.method === 'GET' && blob) {
-      const [, owner, repo, sha] = blob;
-      const content = blobs.get(`${owner}/${repo}:${sha}`);
-      if (content === undefined) return send(404, { message: 'Not Found' });
-      return send(200, {
-        sha,
-        size: Buffer.byteLength(content),
-        encoding: 'base64',
-        content: Buffer.from(content).toString('base64'),
-      });
-    }
-    return send(404, { message: 'Not Found' });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as { port: number };
+      const sha = blobSha(content);
+      const repoUrl = `${deps.baseUrl()}/repos/${params.owner}/${params.repo}`;
+      const self = `${repoUrl}/contents/${path}?ref=${encodeURIComponent(ref)}`;
+      const git = `${repoUrl}/git/blobs/${sha}`;
+      const html = `https://github.com/${params.owner}/${params.repo}/blob/${ref}/${path}`;
+      return {
+        status: 200,
+        body: {
+          type: 'file',
+          encoding: large ? 'none' : 'base64',
+          size,
+          name: path.split('/').pop(),
+          path,
+          content: large ? '' : Buffer.from(content).toString('base64'),
+          sha,
+          url: self,
+          git_url: git,
+          html_url: html,
+          download_url: `https://raw.githubusercontent.com/${params.owner}/${params.repo}/${ref}/${path}`,
+          _links: { self, git, html },
+        },
+      };
+    }),
+    route('GET', `/repos/${REPO}/commits/(?<ref>.+)`, ({ params }) => {
+      const sha = commits.get(`${params.owner}/${params.repo}@${params.ref}`);
+      if (sha === undefined) {
+        return validationFailed([], `No commit found for SHA: ${params.ref}`);
+      }
+      const repoUrl = `${deps.baseUrl()}/repos/${params.owner}/${params.repo}`;
+      const tree = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+      const signature = {
+        name: 'Fake GitHub',
+        email: 'fake@example.com',
+        date: '2020-01-01T00:00:00Z',
+      };
+      return {
+        status: 200,
+        body: {
+          sha,
+          node_id: Buffer.from(`06:Commit${sha}`).toString('base64'),
+          url: `${repoUrl}/commits/${sha}`,
+          html_url: `https://github.com/${params.owner}/${params.repo}/commit/${sha}`,
+          comments_url: `${repoUrl}/commits/${sha}/comments`,
+          commit: {
+            url: `${repoUrl}/git/commits/${sha}`,
+            author: signature,
+            committer: signature,
+            message: 'fake commit',
+            comment_count: 0,
+            tree: { sha: tree, url: `${repoUrl}/git/trees/${tree}` },
+          },
+          author: null,
+          committer: null,
+          parents: [],
+          files: [],
+          stats: { additions: 0, deletions: 0, total: 0 },
+        },
+      };
+    }),
+    route('GET', `/repos/${REPO}/git/blobs/(?<sha>[0-9a-f]+)`, ({ params }) => {
+      const content = blobs.get(`${params.owner}/${params.repo}:${params.sha}`);
+      if (content === undefined) throw new NotFound('blob');
+      return {
+        status: 200,
+        body: {
+          sha: params.sha,
+          node_id: Buffer.from(`04:Blob${params.sha}`).toString('base64'),
+          url: `${deps.baseUrl()}/repos/${params.owner}/${params.repo}/git/blobs/${params.sha}`,
+          size: Buffer.byteLength(content),
+          encoding: 'base64',
+          content: Buffer.from(content).toString('base64'),
+        },
+      };
+    }),
+  ];
+}
+
+/** A token limited to some organisations may not see inside the others. */
+function orgAccessDenied(
+  token: TokenState,
+  params: Readonly<Record<string, string>>,
+  model: GitHubModel,
+): FakeResponse | undefined {
+  if (!token.orgs) return undefined;
+  let org = params.org;
+  if (org === undefined && params.orgId !== undefined) {
+    org = model.orgById(Number(params.orgId)).org.login;
+  }
+  if (org === undefined || token.orgs.has(org.toLowerCase())) return undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
-    token,
-    requestLog: log,
-    addFile: add,
-    addCommit: (repo, ref, sha) => commits.set(`${repo}@${ref}`, sha),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    status: 403,
+    body: {
+      message: 'Resource not accessible by personal access token',
+      documentation_url: DOCS,
+      status: '403',
+    },
   };
+}
+
+/** GitHub's page of a list: `per_page` (default 30, at most 100), `page`, and the `Link` header. */
+function paginate(items: readonly unknown[], req: FakeRequest, baseUrl: string): FakeResponse {
+  const perPageParam = Number.parseInt(req.url.searchParams.get('per_page') ?? '', 10);
+  const perPage =
+    Number.isFinite(perPageParam) && perPageParam > 0
+      ? Math.min(perPageParam, MAX_PER_PAGE)
+      : DEFAULT_PER_PAGE;
+  const pageParam = Number.parseInt(req.url.searchParams.get('page') ?? '', 10);
+  const page = Number.isFinite(pageParam) && pageParam > 0 ? pageParam : 1;
+  const last = Math.max(Math.ceil(items.length / perPage), 1);
+  const body = items.slice((page - 1) * perPage, page * perPage);
+  const link = (n: number, rel: string) => {
+    const url = new URL(req.url.pathname + req.url.search, baseUrl);
+    url.searchParams.set('per_page', String(perPage));
+    url.searchParams.set('page', String(n));
+    return `<${url.toString()}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
+  if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
+  if (page > 1) links.push(link(1, 'first'));
+  return { status: 200, body, ...(links.length ? { headers: { Link: links.join(', ') } } : {}) };
+}
+
+function notFound(): FakeResponse {
+  return { status: 404, body: { message: 'Not Found', documentation_url: DOCS, status: '404' } };
+}
+
+function validationFailed(
+  errors: ReadonlyArray<Record<string, string>>,
+  message = 'Validation Failed',
+): FakeResponse {
+  return {
+    status: 422,
+    body: { message, ...(errors.length ? { errors } : {}), documentation_url: DOCS, status: '422' },
+  };
+}
+
+function withHeaders(response: FakeResponse, headers: Record<string, string>): FakeResponse {
+  return { ...response, headers: { ...headers, ...response.headers } };
+}
+
+function byLowerCase(a: string, b: string): number {
+  return a.toLowerCase().localeCompare(b.toLowerCase());
 }
 
 /** Git's blob id: sha1 of `blob <size>\0<content>`. */

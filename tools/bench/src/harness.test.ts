@@ -89,6 +89,21 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       expect(r.openFds).toHaveLength(3);
       expect(r.requests).toBeGreaterThan(0);
     }
+    const github = report.scenarios.filter((s) => s.kind === 'github');
+    expect(github.map((r) => r.name)).toEqual([
+      'github steady dry-run @1ms',
+      'github drift 20% wet @1ms',
+    ]);
+    for (const r of github) {
+      if (r.kind !== 'github') continue;
+      // Never fewer reads than one members list per team; exactly the writes the drift needs.
+      expect(r.reads).toBeGreaterThanOrEqual(r.lowerBound.reads);
+      expect(r.writes).toBe(r.expectedWrites);
+    }
+    expect(github.map((r) => r.kind === 'github' && r.drifted > 0 && r.writes > 0)).toEqual([
+      false,
+      true,
+    ]);
     const markdown = markdownReport(report);
     expect(markdown).toContain('| openshift-resources steady dry-run @1ms |');
     expect(markdown).toContain(

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import type { Workload } from './cluster-state.ts';
+import { type GithubResult, githubScaleLabel } from './github.ts';
 import type { LowerBound } from './lower-bound.ts';
 import { type Scale, scaleLabel } from './model.ts';
 
@@ -27,6 +28,7 @@ interface Common {
 
 export type ScenarioResult = Common &
   (
+    | GithubResult
     | {
         readonly kind: 'integration';
         readonly workload: Workload;
@@ -181,6 +183,22 @@ export function markdownReport(report: SuiteReport): string {
     lines.push(
       `| ${r.name} | ${result} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} |`,
     );
+  }
+  const githubRuns = report.scenarios.filter(
+    (r): r is Extract<ScenarioResult, { kind: 'github' }> => r.kind === 'github',
+  );
+  if (githubRuns.length) {
+    lines.push(
+      '',
+      '| github scenario | scale | wall s | CPU s | peak RSS MiB | reads (bound) | writes (expected) | lower bound s | ratio | load |',
+      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |',
+    );
+    for (const r of githubRuns) {
+      lines.push(
+        `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${githubScaleLabel(r.scale)} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
+          `${r.reads} (${r.lowerBound.reads}) | ${r.writes} (${r.expectedWrites}) | ${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${r.loadAverage.toFixed(1)} |`,
+      );
+    }
   }
   const loops = report.scenarios.filter(
     (r): r is Extract<ScenarioResult, { kind: 'loop' }> => r.kind === 'loop',

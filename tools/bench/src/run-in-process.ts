@@ -12,13 +12,14 @@ import {
   SecretRedactor,
   SINGLE_SHARD,
 } from '@qontract/core';
+import { github } from '@qontract/integration-github';
 import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
 import { openshiftResources } from '@qontract/integration-openshift-resources';
 import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
 
 /** The integrations the scenarios run, by CLI name. */
 const REGISTRY: ReadonlyMap<string, AnyIntegration> = new Map(
-  [openshiftNamespaces, openshiftRolebindings, openshiftResources].map((d) => [d.name, d]),
+  [openshiftNamespaces, openshiftRolebindings, openshiftResources, github].map((d) => [d.name, d]),
 );
 
 export interface InProcessRun {
@@ -26,6 +27,8 @@ export interface InProcessRun {
   readonly configPath: string;
   readonly dryRun: boolean;
   readonly threadPoolSize: number;
+  /** Environment variables the run sees (`ctx.env.vars`), e.g. a fake service's URL. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -73,7 +76,7 @@ export async function runInProcess(
     config,
     log,
     redactor,
-    env: { vars: {} },
+    env: { vars: { ...run.env } },
     metrics: createMetrics(),
     shard: SINGLE_SHARD,
     signal: new AbortController().signal,

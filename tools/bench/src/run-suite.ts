@@ -4,6 +4,7 @@ import { fieldManagerFor } from '@qontract/openshift';
 import { clusterState, objectsPerNamespace } from './cluster-state.ts';
 import { chooseDrift, NO_DRIFT } from './drift.ts';
 import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
+import { runGithubScenario } from './github.ts';
 import { runLoopScenario } from './loop.ts';
 import { lowerBound } from './lower-bound.ts';
 import { measureInChild } from './measure.ts';
@@ -100,6 +101,8 @@ async function runScenario(
     }
     case 'integration':
       return runIntegrationScenario(s, await environmentFor(s.scale), options);
+    case 'github':
+      return runGithubScenario(s);
     case 'loop': {
       const m = await runLoopScenario(s, await environmentFor(s.scale));
       return {
@@ -278,6 +281,14 @@ function summaryLine(r: ScenarioResult): string {
   ];
   if (r.kind === 'integration') {
     parts.push(`${r.requests.total} requests`, `${r.writes}/${r.expectedWrites} writes`);
+    if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);
+    if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
+  }
+  if (r.kind === 'github') {
+    parts.push(
+      `${r.reads} reads (bound ${r.lowerBound.reads})`,
+      `${r.writes}/${r.expectedWrites} writes`,
+    );
     if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);
     if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
   }

@@ -1,4 +1,10 @@
 import { Workload } from './cluster-state.ts';
+import {
+  GITHUB_LARGE_SCALE,
+  GITHUB_SMALL_SCALE,
+  type GithubScenario,
+  githubScenarioName,
+} from './github.ts';
 import type { Scale } from './model.ts';
 
 const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
@@ -66,6 +72,7 @@ export interface LoopScenario {
 
 export type Scenario =
   | IntegrationScenario
+  | GithubScenario
   | LoopScenario
   | ConnectionsScenario
   | ComputeScenario
@@ -85,6 +92,8 @@ export function scenarioName(s: Scenario): string {
       const state = s.drift === 0 ? 'steady' : `drift ${Math.round(s.drift * 1000) / 10}%`;
       return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms`;
     }
+    case 'github':
+      return githubScenarioName(s);
     case 'compute':
       return `hash + compare (${s.objects} objects)`;
     case 'embedded-load':
@@ -122,6 +131,7 @@ export function largeSuite(options: SuiteOptions = {}): Scenario[] {
       options,
     ),
     ...loops(LOOP_LARGE_SCALE, options.loopIterations ?? 60, options),
+    ...githubRuns(GITHUB_LARGE_SCALE, 0.01, options.latencies ?? [5, 50], options),
   ];
 }
 
@@ -130,7 +140,23 @@ export function smallSuite(options: SuiteOptions = {}): Scenario[] {
   return [
     ...suite(SMALL_SCALE, SMALL_SCALE, 2_000, 50, options.latencies ?? [5], options),
     ...loops(SMALL_SCALE, options.loopIterations ?? 30, options),
+    // 20 %: the small scale's 30 memberships would leave 1 % nothing to drift.
+    ...githubRuns(GITHUB_SMALL_SCALE, 0.2, options.latencies ?? [5], options),
   ];
+}
+
+/** `github` at each latency: a steady dry-run and a drift wet run. */
+function githubRuns(
+  scale: GithubScenario['scale'],
+  drift: number,
+  latencies: readonly number[],
+  options: SuiteOptions,
+): GithubScenario[] {
+  const concurrency = options.concurrency ?? 10;
+  return latencies.flatMap((latencyMs) => [
+    { kind: 'github', scale, drift: 0, dryRun: true, latencyMs, concurrency },
+    { kind: 'github', scale, drift, dryRun: false, latencyMs, concurrency },
+  ]);
 }
 
 /** The loop twice: with Node's default heap, and with the heap the launcher gives a small pod. */

@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
-import { EXAMPLE_CONFIG, REPO_ROOT, runQontractReconcile, startExampleClusters } from './demo.ts';
+import { EXAMPLE_CONFIG, REPO_ROOT, runQontractReconcile } from './demo.ts';
+import { startDemoServices } from './services.ts';
 
 // npm start [-- INTEGRATION ...]: the README's first command.
 const requested = process.argv.slice(2);
@@ -10,14 +11,10 @@ const config = relative(process.cwd(), EXAMPLE_CONFIG) || EXAMPLE_CONFIG;
 const say = (text: string) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
 
 say(
-  "Starting SIMULATED clusters (the project's fake Kubernetes/OpenShift API server, not real clusters)",
+  "Starting SIMULATED systems (the project's fakes of the Kubernetes/OpenShift API, GitHub, GitLab, PagerDuty; nothing real)",
 );
-const server = await startExampleClusters();
-for (const c of server.clusters.values()) {
-  process.stdout.write(
-    `   ${c.name.padEnd(14)} ${c.url}  (${c.openshift ? 'OpenShift' : 'Kubernetes'}, simulated)\n`,
-  );
-}
+const services = await startDemoServices(integrations);
+for (const line of services.lines) process.stdout.write(`   ${line}\n`);
 let failed = 0;
 try {
   for (const integration of integrations) {
@@ -29,17 +26,17 @@ try {
       say(`${integration} — ${title}`);
       const args = ['--config', config, ...flags, integration];
       process.stdout.write(`$ qontract-reconcile ${args.join(' ')}\n`);
-      const before = server.mutatingRequests().length;
-      const code = await runQontractReconcile(args);
-      const writes = server.mutatingRequests().length - before;
+      const before = services.writes();
+      const code = await runQontractReconcile(args, services.env);
+      const writes = services.writes() - before;
       process.stdout.write(
-        `-> exit code ${code}, ${writes} write request(s) reached the simulated clusters\n`,
+        `-> exit code ${code}, ${writes} write request(s) reached the simulated systems\n`,
       );
       if (code !== 0) failed++;
     }
   }
 } finally {
-  await server.close();
+  await services.close();
 }
 say(failed ? `${failed} run(s) failed` : 'done');
 process.stdout.write(

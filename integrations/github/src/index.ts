@@ -1,0 +1,184 @@
+import { gqlClient } from '@qontract/app-interface';
+import {
+  commonOptions,
+  defineIntegration,
+  errorMessage,
+  executeActions,
+  QontractError,
+  type RunContext,
+  writePlanOut,
+} from '@qontract/core';
+import { type GithubOrgClients, githubOrgs, type Octokit } from '@qontract/github';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { AggregatedList } from './aggregated.ts';
+import { GithubClustersDocument } from './clusters.generated.ts';
+import { readOrgState } from './current.ts';
+import { desiredGithubMembers } from './desired.ts';
+import {
+  actionLine,
+  checkOrgs,
+  type GithubAction,
+  isRemoval,
+  itemsOfOrgs,
+  planGithubActions,
+} from './plan.ts';
+import { GithubRolesDocument } from './roles.generated.ts';
+
+/** The original declares no version; the CLI's convention for integrations without one. */
+const QONTRACT_INTEGRATION_VERSION = '0.1.0';
+
+export const github = defineIntegration({
+  name: 'github',
+  version: QONTRACT_INTEGRATION_VERSION,
+  description: 'Configures the GitHub organisations and teams (membership from roles).',
+  options: {
+    threadPoolSize: commonOptions.threadPoolSize(10),
+  },
+  run: async (ctx, opts) => {
+    const gh = await ctx.client(githubOrgs);
+    const desired = await readDesired(ctx);
+    const limit = pLimit(Math.max(1, opts.threadPoolSize));
+    const { current, slugs, unreadable } = await readCurrent(ctx, gh, limit);
+
+    const desiredItems = desired.dump();
+    const { orgs, problems } = checkOrgs(orgsOf(current), orgsOf(desiredItems), unreadable);
+    const diff = AggregatedList.of(itemsOfOrgs(current, orgs)).diff(
+      AggregatedList.of(itemsOfOrgs(desiredItems, orgs)),
+    );
+    const plan = planGithubActions(diff);
+    for (const p of [...problems, ...plan.problems]) ctx.errors.register(p.org, p.message);
+    await writePlanOut(ctx, plan.actions);
+    await realize(ctx, gh, slugs, plan.actions, opts.threadPoolSize);
+  },
+  desiredStateForEarlyExit: async (ctx) => {
+    const gh = await ctx.client(githubOrgs);
+    return {
+      github_orgs: gh.orgs.map((o) => ({
+        name: o.name,
+        token: o.token,
+        default: o.default,
+        managedTeams: o.managedTeams,
+      })),
+      github_org_members: (await readDesired(ctx)).dump(),
+    };
+  },
+});
+
+async function readDesired(ctx: RunContext): Promise<AggregatedList> {
+  const gql = await ctx.client(gqlClient);
+  const [{ roles }, { clusters }] = await Promise.all([
+    gql.query(GithubRolesDocument),
+    gql.query(GithubClustersDocument),
+  ]);
+  return desiredGithubMembers({ roles: roles ?? [], clusters: clusters ?? [], today: new Date() });
+}
+
+function orgsOf(items: ReadonlyArray<{ readonly params: { readonly org: string } }>): Set<string> {
+  return new Set(items.map((i) => i.params.org));
+}
+
+/**
+ * Every organisation with managed teams, read in parallel (bounded). An
+ * organisation that cannot be read is an error naming it and is left out of
+ * both states; the others are reconciled.
+ */
+async function readCurrent(ctx: RunContext, gh: GithubOrgClients, limit: LimitFunction) {
+  const managed = gh.orgs.filter((o) => o.managedTeams.length > 0);
+  const unreadable = new Set<string>();
+  const slugs = new Map<string, Map<string, string>>();
+  const perOrg = await Promise.all(
+    managed.map(async (org) => {
+      try {
+        const octokit = await gh.forOrg(org.name);
+        const state = await readOrgState(octokit, org.name, org.managedTeams, limit);
+        slugs.set(org.name, new Map(state.slugs));
+        return state.items;
+      } catch (e) {
+        unreadable.add(org.name);
+        ctx.errors.register(
+          org.name,
+          `[${org.name}] could not read the GitHub organisation: ${errorMessage(e)}`,
+        );
+        return [];
+      }
+    }),
+  );
+  return { current: perOrg.flat(), slugs, unreadable };
+}
+
+/**
+ * Carries out the plan with the run's rules: removals are destructive (held
+ * back once any error exists and run after every addition). Teams are
+ * created first, in a call of their own, so their members can be added.
+ */
+async function realize(
+  ctx: RunContext,
+  gh: GithubOrgClients,
+  slugs: Map<string, Map<string, string>>,
+  actions: readonly GithubAction[],
+  concurrency: number,
+): Promise<void> {
+  const failedTeams = new Set<string>();
+  const teamKey = (org: string, team: string) => `${org}\u0000${team}`;
+  const slugOf = (org: string, team: string): string => {
+    const slug = slugs.get(org)?.get(team);
+    if (!slug) throw new QontractError(`team ${team} not found in GitHub organisation ${org}`);
+    return slug;
+  };
+  const write = async (octokit: Octokit, a: GithubAction): Promise<unknown> => {
+    switch (a.action) {
+      case 'create_team': {
+        const { data } = await octokit.rest.teams.create({
+          org: a.org,
+          name: a.team,
+          privacy: 'secret',
+        });
+        const teams = slugs.get(a.org) ?? new Map<string, string>();
+        slugs.set(a.org, teams.set(a.team, data.slug));
+        return;
+      }
+      case 'add_to_team':
+        if (failedTeams.has(teamKey(a.org, a.team))) return 'skipped'; // its creation failed: reported
+        return octokit.rest.teams.addOrUpdateMembershipForUserInOrg({
+          org: a.org,
+          team_slug: slugOf(a.org, a.team),
+          username: a.member,
+          role: 'member',
+        });
+      case 'del_from_team':
+        return octokit.rest.teams.removeMembershipForUserInOrg({
+          org: a.org,
+          team_slug: slugOf(a.org, a.team),
+          username: a.member,
+        });
+      case 'add_to_org':
+        return octokit.rest.orgs.setMembershipForUser({
+          org: a.org,
+          username: a.member,
+          role: 'member',
+        });
+      case 'del_from_org':
+        return octokit.rest.orgs.removeMembershipForUser({ org: a.org, username: a.member });
+    }
+  };
+  const handler = {
+    name: (a: GithubAction) => a.action,
+    describe: actionLine,
+    destructive: isRemoval,
+    execute: async (a: GithubAction) => write(await gh.forOrg(a.org), a),
+    failure: (a: GithubAction, e: unknown) => {
+      if (a.action === 'create_team') failedTeams.add(teamKey(a.org, a.team));
+      const where = 'team' in a ? `${a.org}/${a.team}` : a.org;
+      const who = 'member' in a ? `${a.member}: ` : '';
+      return { scope: where, message: `[${where}] ${a.action} ${who}${errorMessage(e)}` };
+    },
+  };
+  const creations = actions.filter((a) => a.action === 'create_team');
+  await executeActions(ctx, creations, handler, { concurrency });
+  await executeActions(
+    ctx,
+    actions.filter((a) => a.action !== 'create_team'),
+    handler,
+    { concurrency },
+  );
+}

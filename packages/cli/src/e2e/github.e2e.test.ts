@@ -1,0 +1,155 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { primaryRateLimit, secondaryRateLimit } from '@qontract/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  addSecondOrg,
+  DESIRED,
+  EXAMPLE_TOKEN,
+  githubEnv,
+  ORG,
+  startExampleGitHub,
+  teamState,
+} from './github-fixture.ts';
+import { messages, planLines, runQontractReconcile, useExampleEnvironment } from './harness.ts';
+
+const start = useExampleEnvironment();
+
+/** The plan of the example against the fake's starting state, in the executor's order. */
+const FIRST_PLAN = [
+  "['create_team', 'app-sre-example', 'sre']",
+  "['add_to_team', 'alice-gh', 'app-sre-example', 'sre']",
+  "['add_to_team', 'carol-gh', 'app-sre-example', 'sre']",
+  "['add_to_team', 'example-ci-bot', 'app-sre-example', 'sre']",
+  "['add_to_org', 'alice-gh', 'app-sre-example']",
+  "['add_to_org', 'carol-gh', 'app-sre-example']",
+  "['add_to_org', 'example-ci-bot', 'app-sre-example']",
+  "['add_to_team', 'alice-gh', 'app-sre-example', 'developers']",
+  "['del_from_org', 'mallory-gh', 'app-sre-example']",
+  "['del_from_team', 'mallory-gh', 'app-sre-example', 'developers']",
+];
+
+describe('github end to end', () => {
+  it('dry-run prints the plan and writes nothing; wet run converges; the next run writes nothing', async () => {
+    const env = await start();
+    const fake = await startExampleGitHub();
+    const planOut = join(env.dir, 'plan.json');
+
+    const dry = await runQontractReconcile(
+      ['--config', env.configPath, '--dry-run', '--plan-out', planOut, 'github'],
+      githubEnv(fake),
+    );
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toEqual(FIRST_PLAN);
+    expect(fake.mutatingRequests()).toEqual([]);
+    const plan = JSON.parse(await readFile(planOut, 'utf8')) as { actions: unknown[] };
+    expect(plan.actions[0]).toEqual({ action: 'create_team', org: ORG, team: 'sre' });
+    expect(plan.actions).toHaveLength(FIRST_PLAN.length);
+
+    const wet = await runQontractReconcile(['--config', env.configPath, 'github'], githubEnv(fake));
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(planLines(wet)).toEqual(FIRST_PLAN);
+    expect(teamState(fake, ORG, 'sre')).toEqual(DESIRED.sre);
+    expect(teamState(fake, ORG, 'developers')).toEqual(DESIRED.developers);
+    expect(fake.teams(ORG).find((t) => t.name === 'sre')?.privacy).toBe('secret');
+    // Members of no managed team are invisible to the integration.
+    expect(fake.teamMembers(ORG, 'outsiders')).toEqual(['oscar-gh']);
+    expect(fake.orgMembers(ORG)).toContain('oscar-gh');
+    expect(fake.orgMembers(ORG)).not.toContain('mallory-gh');
+    expect(fake.mutatingRequests().map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining([
+        `POST /orgs/${ORG}/teams`,
+        `DELETE /orgs/${ORG}/memberships/mallory-gh`,
+        `DELETE /orgs/${ORG}/teams/developers/memberships/mallory-gh`,
+      ]),
+    );
+    expect(fake.mutatingRequests()).toHaveLength(FIRST_PLAN.length);
+
+    const writes = fake.mutatingRequests().length;
+    const again = await runQontractReconcile(
+      ['--config', env.configPath, 'github'],
+      githubEnv(fake),
+    );
+    expect(again.code, again.stderr).toBe(0);
+    expect(planLines(again)).toEqual([]);
+    expect(fake.mutatingRequests()).toHaveLength(writes);
+  });
+
+  it('waits out primary and secondary rate limits', async () => {
+    const env = await start();
+    const fake = await startExampleGitHub();
+    fake.faults.add(secondaryRateLimit({ retryAfterSeconds: 1, times: 1, path: '/teams' }));
+    fake.faults.add(primaryRateLimit({ resetInSeconds: 1, times: 1, method: 'PUT' }));
+
+    const run = await runQontractReconcile(['--config', env.configPath, 'github'], githubEnv(fake));
+    expect(run.code, run.stderr).toBe(0);
+    expect(teamState(fake, ORG, 'sre')).toEqual(DESIRED.sre);
+    expect(teamState(fake, ORG, 'developers')).toEqual(DESIRED.developers);
+    const limited = fake.requestLog.filter((r) => r.status === 403);
+    expect(limited).toHaveLength(2);
+    expect(messages(run, 40).some((m) => m.includes('secondary rate limit'))).toBe(true);
+    expect(messages(run, 40).some((m) => m.includes('primary rate limit'))).toBe(true);
+  });
+
+  it.each([
+    ['its token is refused', 'ghp_wrong_token', () => {}],
+    [
+      'its teams cannot be listed',
+      'ghp_second_org_token',
+      (f: Awaited<ReturnType<typeof startExampleGitHub>>) =>
+        f.faults.add({ method: 'GET', path: '/orgs/second-org/teams', status: 500 }),
+    ],
+  ])(
+    'a failing org (%s) is an error naming it; the other org gets its additions, nothing is removed',
+    async (_title, token, fault) => {
+      const env = await start();
+      const fake = await startExampleGitHub();
+      fake.addOrg('second-org');
+      fake.addToken('ghp_second_org_token', { orgs: ['second-org'] });
+      fake.addTeam('second-org', 'ops');
+      fake.addTeamMember('second-org', 'ops', 'mallory-gh');
+      fault(fake);
+      await addSecondOrg(env, token);
+
+      const run = await runQontractReconcile(
+        ['--config', env.configPath, 'github'],
+        githubEnv(fake, { QONTRACT_GITHUB_RETRIES: '1' }),
+      );
+      expect(run.code).toBe(1);
+      const errors = messages(run, 50);
+      expect(
+        errors.some((m) => m.includes('[second-org] could not read the GitHub organisation')),
+      ).toBe(true);
+      // Additions of app-sre-example go on; its removals (mallory) are held back.
+      expect(teamState(fake, ORG, 'sre')).toEqual(DESIRED.sre);
+      expect(teamState(fake, ORG, 'developers')).toEqual(
+        [...DESIRED.developers, 'mallory-gh'].sort(),
+      );
+      expect(errors).toContain("'del_from_org' action is disabled due to previous errors.");
+      expect(errors).toContain("'del_from_team' action is disabled due to previous errors.");
+      expect(fake.mutatingRequests().filter((r) => r.method === 'DELETE')).toEqual([]);
+      expect(fake.teamMembers('second-org', 'ops')).toEqual(['mallory-gh']);
+      expect(run.stderr).not.toContain(token === 'ghp_wrong_token' ? token : EXAMPLE_TOKEN);
+    },
+  );
+
+  it('holds a removal back once a write has failed', async () => {
+    const env = await start();
+    const fake = await startExampleGitHub();
+    fake.faults.add({ method: 'POST', path: `/orgs/${ORG}/teams`, status: 422 });
+
+    const run = await runQontractReconcile(
+      ['--config', env.configPath, 'github'],
+      githubEnv(fake, { QONTRACT_GITHUB_RETRIES: '0' }),
+    );
+    expect(run.code).toBe(1);
+    const errors = messages(run, 50);
+    expect(errors.some((m) => m.startsWith(`[${ORG}/sre] create_team`))).toBe(true);
+    expect(errors).toContain("'del_from_org' action is disabled due to previous errors.");
+    expect(fake.mutatingRequests().filter((r) => r.method === 'DELETE')).toEqual([]);
+    // The other additions went through.
+    expect(teamState(fake, ORG, 'developers')).toEqual(
+      [...DESIRED.developers, 'mallory-gh'].sort(),
+    );
+  });
+});

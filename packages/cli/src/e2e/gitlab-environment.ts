@@ -1,0 +1,75 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
+import { type FakePagerDuty, startFakePagerDuty } from '@qontract/testing/fake-pagerduty';
+import { afterEach } from 'vitest';
+import { type CliRun, runQontractReconcile, useExampleEnvironment } from './harness.ts';
+
+/** The example instance's URL in `examples/app-interface` (gitlab.yml and the code components). */
+const EXAMPLE_GITLAB_URL = 'http://127.0.0.1:16460';
+/** The example tokens of `examples/config.toml` (`[gitlab.gitlab]`, `[pagerduty.example]`). */
+const GITLAB_TOKEN = 'glpat-example-token-not-real';
+const PAGERDUTY_TOKEN = 'pd-example-token-not-real';
+/** The example PagerDuty target's schedule (`example-primary-oncall.yml`). */
+export const EXAMPLE_SCHEDULE = 'PEXMPL1';
+
+export interface GitlabEnvironment {
+  readonly env: ExampleEnvironment;
+  readonly gitlab: FakeGitlab;
+  readonly pagerduty: FakePagerDuty;
+  /** Runs `qontract-reconcile [--dry-run] [--plan-out FILE] <integration>` against the fakes. */
+  run(integration: string, options?: { dryRun?: boolean; planOut?: string }): Promise<CliRun>;
+}
+
+/**
+ * The example environment with a fake GitLab and a fake PagerDuty: the
+ * environment's copy of app-interface points at the fake GitLab (instance
+ * `url` and the code components on it), and every run passes
+ * `PAGERDUTY_API_URL`. The fakes are empty; tests seed them. Everything
+ * started by a test is closed when it ends.
+ */
+export function useGitlabEnvironment(): () => Promise<GitlabEnvironment> {
+  const start = useExampleEnvironment();
+  const fakes: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    await Promise.all(fakes.splice(0).map((f) => f.close()));
+  });
+  return async () => {
+    const [env, gitlab, pagerduty] = await Promise.all([
+      start(),
+      startFakeGitlab({ token: GITLAB_TOKEN }),
+      startFakePagerDuty({ token: PAGERDUTY_TOKEN }),
+    ]);
+    fakes.push(gitlab, pagerduty);
+    await pointAppInterfaceAt(env.appInterfaceDir, gitlab.url);
+    return {
+      env,
+      gitlab,
+      pagerduty,
+      run: (integration, { dryRun = false, planOut } = {}) =>
+        runQontractReconcile(
+          [
+            '--config',
+            env.configPath,
+            ...(dryRun ? ['--dry-run'] : []),
+            ...(planOut ? ['--plan-out', planOut] : []),
+            integration,
+          ],
+          { PAGERDUTY_API_URL: pagerduty.url },
+        ),
+    };
+  };
+}
+
+async function pointAppInterfaceAt(appInterfaceDir: string, url: string): Promise<void> {
+  const data = join(appInterfaceDir, 'data');
+  for (const entry of await readdir(data, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    const text = await readFile(file, 'utf8');
+    if (text.includes(EXAMPLE_GITLAB_URL)) {
+      await writeFile(file, text.replaceAll(EXAMPLE_GITLAB_URL, url));
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { type ClientKey, defineClient, type RunContext } from '@qontract/core';
+import { createGitlabApi, type GitlabApi, type GitlabInstanceSettings } from './api.ts';
+
+/** Closes the connection pools of the clients this package created (not of test doubles). */
+const closers = new WeakMap<GitlabApi, () => Promise<void>>();
+
+/**
+ * The run's client key of one GitLab instance (id `gitlab:<instance name>`); a test
+ * passes its own `GitlabApi` under `gitlabClientKey(instance).id` in `RunSettings.clients`.
+ */
+export function gitlabClientKey(instance: GitlabInstanceSettings): ClientKey<GitlabApi> {
+  return defineClient<GitlabApi>(
+    `gitlab:${instance.name}`,
+    async (ctx) => {
+      const api = createGitlabApi({
+        url: instance.url,
+        // Read through the run's secret reader, which registers it for redaction.
+        token: await ctx.secrets.read(instance.token),
+        sslVerify: instance.sslVerify,
+        signal: ctx.signal,
+        log: ctx.log,
+      });
+      closers.set(api, api.close);
+      return api;
+    },
+    (api) => closers.get(api)?.(),
+  );
+}
+
+/** The run's client for this instance (token read through ctx.secrets), created once per run and instance. */
+export function gitlabApi(ctx: RunContext, instance: GitlabInstanceSettings): Promise<GitlabApi> {
+  return ctx.client(gitlabClientKey(instance));
+}

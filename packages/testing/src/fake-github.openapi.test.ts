@@ -1,0 +1,354 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Octokit } from '@octokit/rest';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeGitHub, startFakeGitHub } from './fake-github.ts';
+
+/**
+ * Every answer of the fake GitHub, driven by a real Octokit, is checked
+ * against GitHub's own OpenAPI description: the status must be one the
+ * operation declares, and the body must match that status's schema.
+ */
+
+interface OpenApiResponse {
+  readonly content?: Record<string, { readonly schema?: object }>;
+}
+interface OpenApi {
+  readonly paths: Record<
+    string,
+    Record<string, { readonly responses: Record<string, OpenApiResponse> }>
+  >;
+}
+
+// The description is 70 MB: read it once for the whole file.
+const require = createRequire(import.meta.url);
+const specFile = join(
+  dirname(require.resolve('@octokit/openapi/package.json')),
+  'generated/api.github.com.deref.json',
+);
+const spec = JSON.parse(readFileSync(specFile, 'utf8')) as OpenApi;
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+const validators = new Map<string, ValidateFunction>();
+
+/** The operations the fake serves, by the path GitHub's description files them under. */
+const OPERATIONS = [
+  '/orgs/{org}',
+  '/orgs/{org}/teams',
+  '/orgs/{org}/teams/{team_slug}',
+  '/orgs/{org}/teams/{team_slug}/members',
+  '/orgs/{org}/teams/{team_slug}/invitations',
+  '/orgs/{org}/teams/{team_slug}/memberships/{username}',
+  '/orgs/{org}/members',
+  '/orgs/{org}/members/{username}',
+  '/orgs/{org}/invitations',
+  '/orgs/{org}/memberships/{username}',
+  '/users/{username}',
+  '/repos/{owner}/{repo}/contents/{path}',
+  '/repos/{owner}/{repo}/commits/{ref}',
+  '/repos/{owner}/{repo}/git/blobs/{file_sha}',
+];
+/** The legacy team-invitations route the original uses is not in the description; it answers as the current one. */
+const LEGACY = '/organizations/{org_id}/team/{team_id}/invitations';
+const ALIASES: Record<string, string> = { [LEGACY]: '/orgs/{org}/teams/{team_slug}/invitations' };
+const matchers = [...OPERATIONS, LEGACY].map((template) => ({
+  template,
+  regex: new RegExp(`^${template.replace(/\{path\}/, '.+').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+}));
+
+const seen = new Set<string>();
+const problems: string[] = [];
+
+function check(method: string, url: string, status: number, body: unknown): void {
+  const path = url.includes('{')
+    ? url.split('?')[0]!
+    : new URL(url).pathname.replace(/^\/api\/v3/, '');
+  const template = matchers.find((m) => m.template === path || m.regex.test(path))?.template;
+  if (!template) {
+    problems.push(`${method} ${path}: not an operation under test`);
+    return;
+  }
+  const operation = ALIASES[template] ?? template;
+  const key = `${method.toUpperCase()} ${template} ${status}`;
+  seen.add(key);
+  const responses = spec.paths[operation]?.[method.toLowerCase()]?.responses;
+  const declared = responses?.[String(status)];
+  if (!declared) {
+    problems.push(`${key}: status not declared by GitHub's description`);
+    return;
+  }
+  const schema = declared.content?.['application/json']?.schema;
+  if (!schema) return;
+  let validate = validators.get(`${operation} ${method} ${status}`);
+  if (!validate) {
+    validate = ajv.compile(jsonSchema(schema) as object);
+    validators.set(`${operation} ${method} ${status}`, validate);
+  }
+  if (!validate(body)) {
+    problems.push(`${key}: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 600)}`);
+  }
+}
+
+/**
+ * OpenAPI 3.0's `nullable: true` as JSON Schema: `null` joins the type (and
+ * the enum), or the schema becomes "this or null" when it names no type.
+ */
+function jsonSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(jsonSchema);
+  if (node === null || typeof node !== 'object') return node;
+  const { nullable, ...rest } = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) {
+    // `example(s)` hold data, not schemas.
+    out[k] = k === 'example' || k === 'examples' || k === 'enum' ? v : jsonSchema(v);
+  }
+  if (nullable !== true) return out;
+  if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
+  if (typeof out.type === 'string') return { ...out, type: [out.type, 'null'] };
+  return { anyOf: [out, { type: 'null' }] };
+}
+
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/** An Octokit whose every answer (and error answer) is checked against the description. */
+function checkedOctokit(baseUrl: string, token: string): Octokit {
+  const octokit = new Octokit({ auth: token, baseUrl, log: quiet });
+  octokit.hook.after('request', (response, options) => {
+    check(options.method, options.url, response.status, response.data);
+  });
+  octokit.hook.error('request', (error, options) => {
+    const e = error as { status?: number; response?: { data: unknown } };
+    if (e.status !== undefined && e.response)
+      check(options.method, options.url, e.status, e.response.data);
+    throw error;
+  });
+  return octokit;
+}
+
+/** A role Octokit's types refuse, to see GitHub's (the fake's) 422. */
+const invalidRole = (role: string): object => ({ role });
+
+const failure = async (p: Promise<unknown>): Promise<number> => {
+  try {
+    await p;
+  } catch (e) {
+    return (e as { status: number }).status;
+  }
+  throw new Error('the request succeeded');
+};
+
+let github: FakeGitHub;
+beforeAll(async () => {
+  github = await startFakeGitHub({ token: 'ghp_admin', pathPrefix: '/api/v3' });
+  github.addToken('ghp_bot', { user: 'app-sre-bot' });
+  github.addOrg('app-sre', { name: 'App SRE' });
+  github.addOrgMember('app-sre', 'app-sre-bot', 'admin');
+  github.addTeam('app-sre', 'App SRE Team', { description: 'the team', privacy: 'closed' });
+  for (let i = 0; i < 45; i++) github.addTeamMember('app-sre', 'App SRE Team', `user${i}`);
+  github.addTeam('app-sre', 'empty');
+  github.addUser('outsider', { name: 'Out Sider', email: 'out@example.com' });
+  github.addUser('newcomer');
+  github.addFile({ repo: 'app-sre/cfg', ref: 'main', path: 'dir/a.txt', content: 'hello' });
+  github.addCommit('app-sre/cfg', 'main', 'f'.repeat(40));
+});
+afterAll(() => github.close());
+
+describe("the fake GitHub's answers match GitHub's OpenAPI description", () => {
+  it('for every endpoint, with Octokit, on a GitHub Enterprise base URL', async () => {
+    const api = checkedOctokit(github.url, 'ghp_bot');
+    const org = 'app-sre';
+
+    await api.rest.orgs.get({ org });
+    expect(await failure(api.rest.orgs.get({ org: 'nope' }))).toBe(404);
+
+    const teams = await api.paginate(api.rest.teams.list, { org, per_page: 1 });
+    expect(teams.map((t) => t.slug)).toEqual(['app-sre-team', 'empty']);
+    const created = await api.rest.teams.create({ org, name: 'New Team', privacy: 'secret' });
+    expect(created.status).toBe(201);
+    expect(await failure(api.rest.teams.create({ org, name: 'new team' }))).toBe(422);
+
+    const team = await api.rest.teams.getByName({ org, team_slug: 'app-sre-team' });
+    expect(team.data.members_count).toBe(45);
+    expect(await failure(api.rest.teams.getByName({ org, team_slug: 'nope' }))).toBe(404);
+
+    const members = await api.paginate(api.rest.teams.listMembersInOrg, {
+      org,
+      team_slug: 'app-sre-team',
+      per_page: 20,
+    });
+    expect(members).toHaveLength(45);
+
+    const pending = await api.rest.teams.addOrUpdateMembershipForUserInOrg({
+      org,
+      team_slug: 'app-sre-team',
+      username: 'outsider',
+    });
+    expect(pending.data.state).toBe('pending');
+    const active = await api.rest.teams.addOrUpdateMembershipForUserInOrg({
+      org,
+      team_slug: 'empty',
+      username: 'user1',
+      role: 'maintainer',
+    });
+    expect(active.data).toMatchObject({ state: 'active', role: 'maintainer' });
+    expect(
+      await failure(
+        api.request('PUT /orgs/{org}/teams/{team_slug}/memberships/{username}', {
+          org,
+          team_slug: 'empty',
+          username: 'user1',
+          ...invalidRole('owner'),
+        }),
+      ),
+    ).toBe(422);
+
+    const teamInvitations = await api.paginate(api.rest.teams.listPendingInvitationsInOrg, {
+      org,
+      team_slug: 'app-sre-team',
+    });
+    expect(teamInvitations.map((i) => i.login)).toEqual(['outsider']);
+    const legacy = await api.request('GET /organizations/{org_id}/team/{team_id}/invitations', {
+      org_id: (await api.rest.orgs.get({ org })).data.id,
+      team_id: team.data.id,
+    });
+    expect((legacy.data as Array<{ login: string }>).map((i) => i.login)).toEqual(['outsider']);
+
+    const orgMembers = await api.paginate(api.rest.orgs.listMembers, { org, per_page: 100 });
+    expect(orgMembers).toHaveLength(46);
+    expect(
+      await failure(api.request('GET /orgs/{org}/members', { org, ...invalidRole('owner') })),
+    ).toBe(422);
+
+    const invited = await api.rest.orgs.setMembershipForUser({ org, username: 'newcomer' });
+    expect(invited.data.state).toBe('pending');
+    const promoted = await api.rest.orgs.setMembershipForUser({
+      org,
+      username: 'user2',
+      role: 'admin',
+    });
+    expect(promoted.data).toMatchObject({ state: 'active', role: 'admin' });
+    expect(
+      await failure(
+        api.request('PUT /orgs/{org}/memberships/{username}', {
+          org,
+          username: 'user2',
+          ...invalidRole('boss'),
+        }),
+      ),
+    ).toBe(422);
+    const invitations = await api.paginate(api.rest.orgs.listPendingInvitations, { org });
+    expect(invitations.map((i) => i.login).sort()).toEqual(['newcomer', 'outsider']);
+
+    await api.rest.users.getByUsername({ username: 'outsider' });
+    expect(await failure(api.rest.users.getByUsername({ username: 'ghost-of-nobody' }))).toBe(404);
+
+    expect(
+      (
+        await api.rest.teams.removeMembershipForUserInOrg({
+          org,
+          team_slug: 'empty',
+          username: 'user1',
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (await api.rest.orgs.removeMembershipForUser({ org, username: 'newcomer' })).status,
+    ).toBe(204);
+    expect(
+      await failure(api.rest.orgs.removeMembershipForUser({ org, username: 'newcomer' })),
+    ).toBe(404);
+    expect((await api.rest.orgs.removeMember({ org, username: 'user3' })).status).toBe(204);
+
+    const file = await api.rest.repos.getContent({
+      owner: org,
+      repo: 'cfg',
+      path: 'dir/a.txt',
+      ref: 'main',
+    });
+    expect(Buffer.from((file.data as { content: string }).content, 'base64').toString()).toBe(
+      'hello',
+    );
+    expect(
+      await failure(
+        api.rest.repos.getContent({ owner: org, repo: 'cfg', path: 'missing', ref: 'main' }),
+      ),
+    ).toBe(404);
+    const blob = await api.rest.git.getBlob({
+      owner: org,
+      repo: 'cfg',
+      file_sha: (file.data as { sha: string }).sha,
+    });
+    expect(blob.data.size).toBe(5);
+    expect(await failure(api.rest.git.getBlob({ owner: org, repo: 'cfg', file_sha: 'abc' }))).toBe(
+      404,
+    );
+    expect(
+      (await api.rest.repos.getCommit({ owner: org, repo: 'cfg', ref: 'main' })).data.sha,
+    ).toBe('f'.repeat(40));
+    expect(await failure(api.rest.repos.getCommit({ owner: org, repo: 'cfg', ref: 'nope' }))).toBe(
+      422,
+    );
+
+    expect(problems).toEqual([]);
+    expect([...seen].sort()).toEqual(
+      [
+        'DELETE /orgs/{org}/members/{username} 204',
+        'DELETE /orgs/{org}/memberships/{username} 204',
+        'DELETE /orgs/{org}/memberships/{username} 404',
+        'DELETE /orgs/{org}/teams/{team_slug}/memberships/{username} 204',
+        'GET /organizations/{org_id}/team/{team_id}/invitations 200',
+        'GET /orgs/{org} 200',
+        'GET /orgs/{org} 404',
+        'GET /orgs/{org}/invitations 200',
+        'GET /orgs/{org}/members 200',
+        'GET /orgs/{org}/members 422',
+        'GET /orgs/{org}/teams 200',
+        'GET /orgs/{org}/teams/{team_slug} 200',
+        'GET /orgs/{org}/teams/{team_slug} 404',
+        'GET /orgs/{org}/teams/{team_slug}/invitations 200',
+        'GET /orgs/{org}/teams/{team_slug}/members 200',
+        'GET /repos/{owner}/{repo}/commits/{ref} 200',
+        'GET /repos/{owner}/{repo}/commits/{ref} 422',
+        'GET /repos/{owner}/{repo}/contents/{path} 200',
+        'GET /repos/{owner}/{repo}/contents/{path} 404',
+        'GET /repos/{owner}/{repo}/git/blobs/{file_sha} 200',
+        'GET /repos/{owner}/{repo}/git/blobs/{file_sha} 404',
+        'GET /users/{username} 200',
+        'GET /users/{username} 404',
+        'POST /orgs/{org}/teams 201',
+        'POST /orgs/{org}/teams 422',
+        'PUT /orgs/{org}/memberships/{username} 200',
+        'PUT /orgs/{org}/memberships/{username} 422',
+        'PUT /orgs/{org}/teams/{team_slug}/memberships/{username} 200',
+        'PUT /orgs/{org}/teams/{team_slug}/memberships/{username} 422',
+      ].sort(),
+    );
+  });
+
+  it("for error answers: rate limits and refused tokens carry GitHub's basic error body", async () => {
+    const basicError = ajv.compile(
+      jsonSchema(
+        spec.paths['/orgs/{org}/teams']!.get!.responses['403']!.content!['application/json']!
+          .schema!,
+      ) as object,
+    );
+    const limited = await startFakeGitHub({ token: 'ghp_x', rateLimit: { limit: 1 } });
+    try {
+      limited.addOrg('o');
+      await fetch(`${limited.url}/orgs/o/teams`, { headers: { authorization: 'token ghp_x' } });
+      const over = await fetch(`${limited.url}/orgs/o/teams`, {
+        headers: { authorization: 'token ghp_x' },
+      });
+      expect(over.status).toBe(403);
+      expect(basicError(await over.json())).toBe(true);
+      const bad = await fetch(`${limited.url}/orgs/o/teams`, {
+        headers: { authorization: 'token nope' },
+      });
+      expect(bad.status).toBe(401);
+      expect(basicError(await bad.json())).toBe(true);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,0 +1,469 @@
+import { get } from 'node:https';
+import { GitbeakerRequestError, Gitlab } from '@gitbeaker/rest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type FakeGitlab, startFakeGitlab } from './fake-gitlab.ts';
+
+// Response shapes as GitLab's REST API docs (and gitbeaker's *Schema types) describe them.
+// Not strict: GitLab answers carry more fields than a client reads.
+const isoDate = z.iso.datetime({ offset: true });
+const UserSchema = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  name: z.string(),
+  state: z.enum(['active', 'blocked', 'deactivated']),
+  locked: z.boolean(),
+  avatar_url: z.string().nullable(),
+  web_url: z.url(),
+});
+const MemberSchema = UserSchema.extend({
+  access_level: z.union([5, 10, 15, 20, 30, 40, 50].map((n) => z.literal(n))),
+  created_at: isoDate,
+  created_by: UserSchema.pick({ id: true, username: true, name: true }).nullable(),
+  expires_at: z.string().nullable(),
+  group_saml_identity: z.object({ extern_uid: z.string(), provider: z.string() }).nullable(),
+  membership_state: z.string(),
+});
+const NamespaceSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  path: z.string(),
+  kind: z.enum(['group', 'user']),
+  full_path: z.string(),
+  parent_id: z.number().int().nullable(),
+  avatar_url: z.string().nullable(),
+  web_url: z.url(),
+});
+const ProjectSchema = z.object({
+  id: z.number().int(),
+  description: z.string().nullable(),
+  name: z.string(),
+  name_with_namespace: z.string(),
+  path: z.string(),
+  path_with_namespace: z.string(),
+  created_at: isoDate,
+  default_branch: z.string().nullable(),
+  topics: z.array(z.string()),
+  ssh_url_to_repo: z.string(),
+  http_url_to_repo: z.url(),
+  web_url: z.url(),
+  readme_url: z.url().nullable(),
+  forks_count: z.number().int(),
+  avatar_url: z.string().nullable(),
+  star_count: z.number().int(),
+  last_activity_at: isoDate,
+  namespace: NamespaceSchema,
+  visibility: z.enum(['private', 'internal', 'public']),
+  empty_repo: z.boolean(),
+  archived: z.boolean(),
+  _links: z.object({
+    self: z.url(),
+    issues: z.url(),
+    merge_requests: z.url(),
+    repo_branches: z.url(),
+    labels: z.url(),
+    events: z.url(),
+    members: z.url(),
+  }),
+});
+const GroupSchema = z.object({
+  id: z.number().int(),
+  web_url: z.url(),
+  name: z.string(),
+  path: z.string(),
+  description: z.string(),
+  visibility: z.enum(['private', 'internal', 'public']),
+  share_with_group_lock: z.boolean(),
+  require_two_factor_authentication: z.boolean(),
+  two_factor_grace_period: z.number().int(),
+  project_creation_level: z.string(),
+  auto_devops_enabled: z.boolean().nullable(),
+  subgroup_creation_level: z.string(),
+  mentions_disabled: z.boolean().nullable(),
+  lfs_enabled: z.boolean(),
+  default_branch_protection: z.number().int(),
+  avatar_url: z.string().nullable(),
+  request_access_enabled: z.boolean(),
+  full_name: z.string(),
+  full_path: z.string(),
+  created_at: isoDate,
+  parent_id: z.number().int().nullable(),
+  shared_with_groups: z.array(z.unknown()),
+  projects: z.array(ProjectSchema).optional(),
+});
+const CommitSchema = z.object({
+  id: z.string().regex(/^[0-9a-f]{40}$/),
+  short_id: z.string(),
+  title: z.string(),
+  message: z.string(),
+  author_name: z.string(),
+  author_email: z.string(),
+  authored_date: isoDate,
+  committer_name: z.string(),
+  committer_email: z.string(),
+  committed_date: isoDate,
+  created_at: isoDate,
+  parent_ids: z.array(z.string()),
+  web_url: z.url(),
+});
+const SingleCommitSchema = CommitSchema.extend({
+  stats: z.object({ additions: z.number(), deletions: z.number(), total: z.number() }),
+  status: z.string().nullable(),
+  last_pipeline: z.unknown().nullable(),
+  project_id: z.number().int(),
+});
+const BranchSchema = z.object({
+  name: z.string(),
+  merged: z.boolean(),
+  protected: z.boolean(),
+  default: z.boolean(),
+  developers_can_push: z.boolean(),
+  developers_can_merge: z.boolean(),
+  can_push: z.boolean(),
+  web_url: z.url(),
+  commit: CommitSchema.omit({ web_url: true }),
+});
+const RepositoryFileSchema = z.object({ file_path: z.string(), branch: z.string() });
+const MessageSchema = z.strictObject({
+  message: z.union([z.string(), z.record(z.string(), z.array(z.string()))]),
+});
+const PaginationHeaders = z.object({
+  'x-page': z.string().regex(/^\d+$/),
+  'x-per-page': z.string().regex(/^\d+$/),
+  'x-next-page': z.string().regex(/^\d*$/),
+  'x-prev-page': z.string().regex(/^\d*$/),
+  'x-total': z.string().regex(/^\d+$/),
+  'x-total-pages': z.string().regex(/^\d+$/),
+  link: z.string(),
+});
+
+let fake: FakeGitlab | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+const client = (f: FakeGitlab, token = f.token) => new Gitlab({ host: f.url, token });
+
+async function raw(f: FakeGitlab, path: string, init: RequestInit = {}) {
+  const response = await fetch(`${f.apiUrl}${path}`, {
+    ...init,
+    headers: { 'PRIVATE-TOKEN': f.token, ...init.headers },
+  });
+  const text = await response.text();
+  const type = response.headers.get('content-type') ?? '';
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers.entries()),
+    body: type.includes('json') && text ? (JSON.parse(text) as unknown) : text,
+  };
+}
+
+function requestError(e: unknown): { status: number; description: string } {
+  expect(e).toBeInstanceOf(GitbeakerRequestError);
+  const cause = (e as GitbeakerRequestError).cause as { response: Response; description: string };
+  return { status: cause.response.status, description: cause.description };
+}
+
+describe('fake GitLab, through @gitbeaker/rest', () => {
+  it('authenticates by PRIVATE-TOKEN or Bearer and answers 401 otherwise', async () => {
+    fake = await startFakeGitlab({ token: 'glpat-right' });
+    fake.addGroup('team');
+    const denied = await client(fake, 'glpat-wrong')
+      .Groups.show('team')
+      .catch((e: unknown) => e);
+    expect(requestError(denied)).toEqual({ status: 401, description: '401 Unauthorized' });
+    const none = await fetch(`${fake.apiUrl}/groups/team`);
+    expect(none.status).toBe(401);
+    expect(MessageSchema.parse(await none.json())).toEqual({ message: '401 Unauthorized' });
+    const bearer = new Gitlab({ host: fake.url, oauthToken: 'glpat-right' });
+    expect((await bearer.Groups.show('team')).full_path).toBe('team');
+  });
+
+  it('finds groups by id and by URL-encoded full path, with 404 for unknown ones', async () => {
+    fake = await startFakeGitlab();
+    const sub = fake.addGroup('org/team', { name: 'The Team' });
+    fake.addProject('org/team', 'svc');
+    const api = client(fake);
+    const byPath = GroupSchema.parse(await api.Groups.show('org/team'));
+    expect(byPath).toMatchObject({
+      id: sub.id,
+      name: 'The Team',
+      path: 'team',
+      full_path: 'org/team',
+      full_name: 'org / The Team',
+      parent_id: fake.addGroup('org').id,
+    });
+    expect(byPath.projects?.map((p) => p.name)).toEqual(['svc']);
+    const byId = GroupSchema.parse(await api.Groups.show(sub.id, { withProjects: false }));
+    expect(byId.full_path).toBe('org/team');
+    expect(byId.projects).toBeUndefined();
+    const missing = await api.Groups.show('org/nope').catch((e: unknown) => e);
+    expect(requestError(missing)).toEqual({ status: 404, description: '404 Group Not Found' });
+    expect((await raw(fake, '/groups/org%2Fnope')).body).toEqual({
+      message: '404 Group Not Found',
+    });
+  });
+
+  it('lists direct members over every page with GitLab pagination headers', async () => {
+    fake = await startFakeGitlab();
+    const group = fake.addGroup('team');
+    for (let i = 0; i < 45; i++) fake.addGroupMember('team', `user${i}`, 30);
+    fake.addGroupMember('team', 'group_1_bot_0123abcd', 40);
+    const api = client(fake);
+    const all = await api.GroupMembers.all(group.id, { perPage: 20 });
+    expect(all).toHaveLength(46);
+    for (const m of all) MemberSchema.parse(m);
+    expect(fake.requestLog.map((r) => r.query)).toEqual([
+      '?per_page=20',
+      '?per_page=20&page=2',
+      '?per_page=20&page=3',
+    ]);
+
+    const page2 = await raw(fake, `/groups/${group.id}/members?page=2&per_page=20`);
+    const headers = PaginationHeaders.parse(page2.headers);
+    expect(headers).toMatchObject({
+      'x-page': '2',
+      'x-per-page': '20',
+      'x-next-page': '3',
+      'x-prev-page': '1',
+      'x-total': '46',
+      'x-total-pages': '3',
+    });
+    const base = `${fake.apiUrl}/groups/${group.id}/members`;
+    expect(headers.link).toBe(
+      [
+        `<${base}?page=1&per_page=20>; rel="prev"`,
+        `<${base}?page=3&per_page=20>; rel="next"`,
+        `<${base}?page=1&per_page=20>; rel="first"`,
+        `<${base}?page=3&per_page=20>; rel="last"`,
+      ].join(', '),
+    );
+    // Defaults and bounds: 20 per page, at most 100; past the end an empty page.
+    expect((await raw(fake, `/groups/${group.id}/members`)).headers['x-per-page']).toBe('20');
+    expect(
+      (await raw(fake, `/groups/${group.id}/members?per_page=500`)).headers['x-per-page'],
+    ).toBe('100');
+    const past = await raw(fake, `/groups/${group.id}/members?page=9`);
+    expect(past.body).toEqual([]);
+    expect(past.headers['x-next-page']).toBe('');
+  });
+
+  it('adds, changes and removes members with GitLab answers and errors', async () => {
+    fake = await startFakeGitlab();
+    const group = fake.addGroup('team');
+    const alice = fake.addUser('alice');
+    const api = client(fake);
+    const added = MemberSchema.parse(
+      await api.GroupMembers.add(group.id, 30, { userId: alice.id }),
+    );
+    expect(added).toMatchObject({ id: alice.id, username: 'alice', access_level: 30 });
+    const again = await api.GroupMembers.add(group.id, 40, { userId: alice.id }).catch((e) => e);
+    expect(requestError(again)).toEqual({ status: 409, description: 'Member already exists' });
+    const edited = MemberSchema.parse(await api.GroupMembers.edit(group.id, alice.id, 40));
+    expect(edited.access_level).toBe(40);
+    expect(fake.groupMembers('team')).toEqual([{ username: 'alice', accessLevel: 40 }]);
+    const bad = await raw(fake, `/groups/${group.id}/members/${alice.id}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ access_level: 33 }),
+    });
+    expect(bad.status).toBe(400);
+    expect(MessageSchema.parse(bad.body)).toEqual({
+      message: { access_level: ['is not included in the list'] },
+    });
+    const removed = await raw(fake, `/groups/${group.id}/members/${alice.id}`, {
+      method: 'DELETE',
+    });
+    expect(removed).toMatchObject({ status: 204, body: '' });
+    expect(fake.groupMembers('team')).toEqual([]);
+    const gone = await api.GroupMembers.remove(group.id, alice.id).catch((e) => e);
+    expect(requestError(gone).status).toBe(404);
+    expect(fake.mutatingRequests().map((r) => `${r.method} ${r.status}`)).toEqual([
+      'POST 201',
+      'POST 409',
+      'PUT 200',
+      'PUT 400',
+      'DELETE 204',
+      'DELETE 404',
+    ]);
+  });
+
+  it('looks users up by exact username', async () => {
+    fake = await startFakeGitlab();
+    fake.addUser('alice');
+    fake.addUser('alice2');
+    const found = await client(fake).Users.all({ username: 'Alice' });
+    expect(found.map((u) => UserSchema.parse(u).username)).toEqual(['alice']);
+    expect(await client(fake).Users.all({ username: 'bob' })).toEqual([]);
+  });
+
+  it('creates projects in a namespace, refusing a taken name, and lists them', async () => {
+    fake = await startFakeGitlab();
+    const group = fake.addGroup('bundles');
+    fake.addProject('bundles', 'old');
+    const api = client(fake);
+    const created = ProjectSchema.parse(
+      await api.Projects.create({ name: 'new-bundle', namespaceId: group.id }),
+    );
+    expect(created).toMatchObject({
+      name: 'new-bundle',
+      path: 'new-bundle',
+      path_with_namespace: 'bundles/new-bundle',
+      web_url: `${fake.url}/bundles/new-bundle`,
+      default_branch: null,
+      empty_repo: true,
+      namespace: { id: group.id, kind: 'group', full_path: 'bundles' },
+    });
+    const taken = await api.Projects.create({ name: 'old', namespaceId: group.id }).catch((e) => e);
+    expect(requestError(taken).status).toBe(400);
+    const takenBody = await raw(fake, '/projects', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'old', namespace_id: group.id }),
+    });
+    expect(MessageSchema.parse(takenBody.body)).toEqual({
+      message: { name: ['has already been taken'], path: ['has already been taken'] },
+    });
+    const listed = await api.Groups.allProjects(group.id);
+    expect(listed.map((p) => ProjectSchema.parse(p).name)).toEqual(['new-bundle', 'old']);
+    expect(ProjectSchema.parse(await api.Projects.show('bundles/old')).name).toBe('old');
+    expect(ProjectSchema.parse(await api.Projects.show(created.id)).name).toBe('new-bundle');
+    const missing = await api.Projects.show('bundles/nope').catch((e) => e);
+    expect(requestError(missing)).toEqual({ status: 404, description: '404 Project Not Found' });
+    expect(fake.projects('bundles').map((p) => p.pathWithNamespace)).toEqual([
+      'bundles/old',
+      'bundles/new-bundle',
+    ]);
+  });
+
+  it('commits files, creates branches, resolves refs and serves raw files', async () => {
+    fake = await startFakeGitlab();
+    const project = fake.addProject(fake.addGroup('bundles').fullPath, 'repo');
+    const api = client(fake);
+    const file = await api.RepositoryFiles.create(
+      project.id,
+      'README.md',
+      'master',
+      'hello',
+      'Initial commit',
+    );
+    expect(RepositoryFileSchema.parse(file)).toEqual({ file_path: 'README.md', branch: 'master' });
+    const branch = BranchSchema.parse(await api.Branches.create(project.id, 'staging', 'master'));
+    expect(branch).toMatchObject({ name: 'staging', default: false });
+    expect(branch.commit.title).toBe('Initial commit');
+    const exists = await api.Branches.create(project.id, 'staging', 'master').catch((e) => e);
+    expect(requestError(exists)).toEqual({ status: 400, description: 'Branch already exists' });
+    const badRef = await api.Branches.create(project.id, 'x', 'nope').catch((e) => e);
+    expect(requestError(badRef)).toEqual({
+      status: 400,
+      description: 'Invalid reference name: nope',
+    });
+    expect(fake.branches('bundles/repo')).toEqual(['master', 'staging']);
+
+    const sha = fake.addFile('bundles/repo', 'master', 'deploy/saas.yaml', 'kind: saas\n');
+    const commit = SingleCommitSchema.parse(await api.Commits.show('bundles/repo', 'master'));
+    expect(commit.id).toBe(sha);
+    expect(commit.parent_ids).toEqual([branch.commit.id]);
+    expect((await api.Commits.show(project.id, sha)).id).toBe(sha);
+    const noCommit = await api.Commits.show(project.id, 'nope').catch((e) => e);
+    expect(requestError(noCommit)).toEqual({ status: 404, description: '404 Commit Not Found' });
+
+    expect(await api.RepositoryFiles.showRaw('bundles/repo', 'deploy/saas.yaml', 'master')).toBe(
+      'kind: saas\n',
+    );
+    expect(await api.RepositoryFiles.showRaw(project.id, 'README.md', 'staging')).toBe('hello');
+    const noFile = await api.RepositoryFiles.showRaw(
+      project.id,
+      'deploy/saas.yaml',
+      'staging',
+    ).catch((e) => e);
+    expect(requestError(noFile)).toEqual({ status: 404, description: '404 File Not Found' });
+    const dup = await api.RepositoryFiles.create(
+      project.id,
+      'README.md',
+      'master',
+      'x',
+      'again',
+    ).catch((e) => e);
+    expect(requestError(dup)).toEqual({
+      status: 400,
+      description: 'A file with this name already exists',
+    });
+    expect(ProjectSchema.parse(await api.Projects.show(project.id))).toMatchObject({
+      default_branch: 'master',
+      empty_repo: false,
+    });
+  });
+});
+
+describe('fake GitLab, rate limits and faults', () => {
+  it('answers 429 with Retry-After and RateLimit headers once the quota is spent', async () => {
+    fake = await startFakeGitlab({ quota: { limit: 2, windowSeconds: 30 } });
+    fake.addGroup('team');
+    const first = await raw(fake, '/groups/team');
+    expect(first.headers).toMatchObject({
+      'ratelimit-limit': '2',
+      'ratelimit-observed': '1',
+      'ratelimit-remaining': '1',
+    });
+    expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
+    expect(Date.parse(first.headers['ratelimit-resettime'] ?? '')).not.toBeNaN();
+    await raw(fake, '/groups/team');
+    const limited = await raw(fake, '/groups/team');
+    expect(limited.status).toBe(429);
+    expect(limited.body).toBe('Retry later\n');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(30);
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    fake.setQuota(undefined);
+    expect((await raw(fake, '/groups/team')).status).toBe(200);
+  });
+
+  it('injects faults and logs every request', async () => {
+    fake = await startFakeGitlab();
+    fake.addGroup('team');
+    fake.faults.add({ method: 'GET', path: '/groups/', status: 502, times: 1 });
+    expect((await raw(fake, '/groups/team')).status).toBe(502);
+    expect((await raw(fake, '/groups/team')).status).toBe(200);
+    expect(fake.requestLog.map((r) => r.status)).toEqual([502, 200]);
+    expect(fake.mutatingRequests()).toEqual([]);
+  });
+
+  it('serves HTTPS with a self-signed certificate', async () => {
+    fake = await startFakeGitlab({ tls: true });
+    fake.addGroup('team');
+    expect(fake.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const f = fake;
+    const body = await new Promise<string>((resolve, reject) => {
+      get(
+        `${f.apiUrl}/groups/team`,
+        { ca: f.certificate, headers: { 'PRIVATE-TOKEN': f.token } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => {
+            text += c.toString();
+          });
+          res.on('end', () => resolve(text));
+        },
+      ).on('error', reject);
+    });
+    expect(GroupSchema.parse(JSON.parse(body)).full_path).toBe('team');
+    await expect(fetch(`${fake.apiUrl}/groups/team`)).rejects.toThrow();
+  });
+
+  it('keeps up at benchmark scale: 100 groups × 100 members', async () => {
+    fake = await startFakeGitlab();
+    for (let g = 0; g < 100; g++) {
+      fake.addGroup(`group-${g}`);
+      for (let m = 0; m < 100; m++) fake.addGroupMember(`group-${g}`, `user-${m}`, 30);
+    }
+    const api = client(fake);
+    let total = 0;
+    for (let g = 0; g < 100; g++) {
+      total += (await api.GroupMembers.all(`group-${g}`, { perPage: 100 })).length;
+    }
+    expect(total).toBe(10_000);
+    expect(fake.requestLog).toHaveLength(100);
+  });
+});

@@ -1,0 +1,813 @@
+import { createHash } from 'node:crypto';
+import {
+  type FakeRequest,
+  type FakeResponse,
+  type HttpFake,
+  type HttpFaults,
+  type RecordedRequest,
+  startHttpFake,
+} from './http-fake.ts';
+
+/** @public A request quota per fixed window, as GitLab's rate limits (Rack::Attack) apply them. */
+export interface FakeGitlabQuota {
+  /** Requests allowed per window. */
+  readonly limit: number;
+  /** Window length in seconds (default 60); a 429 says how long until it ends in `Retry-After`. */
+  readonly windowSeconds?: number;
+}
+
+export interface FakeGitlabOptions {
+  /** The one token the fake accepts (`PRIVATE-TOKEN` header or `Authorization: Bearer`). */
+  readonly token?: string;
+  /** Serve HTTPS with a self-signed certificate. */
+  readonly tls?: boolean;
+  readonly latencyMs?: number;
+  readonly random?: () => number;
+  readonly quota?: FakeGitlabQuota;
+  /** A fixed port (the demo); a free one when absent. */
+  readonly port?: number;
+}
+
+/** @public */
+export interface FakeGitlabUser {
+  readonly id: number;
+  readonly username: string;
+}
+
+/** @public */
+export interface FakeGitlabGroup {
+  readonly id: number;
+  readonly fullPath: string;
+}
+
+/** @public */
+export interface FakeGitlabProject {
+  readonly id: number;
+  readonly name: string;
+  readonly path: string;
+  /** `group/sub/project` */
+  readonly pathWithNamespace: string;
+}
+
+export interface FakeGitlab {
+  /** The instance URL (`https://127.0.0.1:PORT`), what app-interface's `gitlabinstance_v1.url` holds. */
+  readonly url: string;
+  /** `<url>/api/v4` */
+  readonly apiUrl: string;
+  readonly token: string;
+  /** The self-signed certificate (PEM) when started with `tls`. */
+  readonly certificate?: string;
+  readonly requestLog: readonly RecordedRequest[];
+  mutatingRequests(): RecordedRequest[];
+  readonly faults: HttpFaults;
+  latencyMs: number;
+  /** Sets (or lifts, with `undefined`) the request quota; the window starts anew. */
+  setQuota(quota: FakeGitlabQuota | undefined): void;
+
+  addUser(username: string, options?: { name?: string; bot?: boolean }): FakeGitlabUser;
+  /** A group by full path; missing parent groups are created too. Idempotent. */
+  addGroup(fullPath: string, options?: { name?: string }): FakeGitlabGroup;
+  /** Makes `username` (created when unknown) a direct member of the group at `accessLevel`. */
+  addGroupMember(groupPath: string, username: string, accessLevel: number): void;
+  addProject(groupPath: string, name: string, options?: { path?: string }): FakeGitlabProject;
+  /** Commits one file on `ref` (the branch is created when missing); returns the commit sha. */
+  addFile(projectPath: string, ref: string, filePath: string, content: string): string;
+  /** Commits on `ref` (created when missing) with these files added; returns the sha. */
+  addCommit(
+    projectPath: string,
+    ref: string,
+    options?: { files?: Readonly<Record<string, string>>; message?: string; sha?: string },
+  ): string;
+
+  /** Direct members of the group, in the order they were added. */
+  groupMembers(groupPath: string): Array<{ username: string; accessLevel: number }>;
+  /** Projects directly in the group, in the order they were created. */
+  projects(groupPath: string): FakeGitlabProject[];
+  /** Branch names of the project, sorted. */
+  branches(projectPath: string): string[];
+  /** The content of a file at a branch or commit, or undefined. */
+  file(projectPath: string, ref: string, filePath: string): string | undefined;
+  /** The commit sha a branch (or sha) resolves to, or undefined. */
+  commitSha(projectPath: string, ref: string): string | undefined;
+  close(): Promise<void>;
+}
+
+interface User {
+  readonly id: number;
+  readonly username: string;
+  readonly name: string;
+  readonly bot: boolean;
+  readonly createdAt: string;
+}
+
+interface Member {
+  readonly userId: number;
+  accessLevel: number;
+  readonly createdAt: string;
+}
+
+interface Group {
+  readonly id: number;
+  readonly name: string;
+  readonly path: string;
+  readonly fullPath: string;
+  readonly parentId: number | null;
+  readonly createdAt: string;
+  /** By user id; a Map keeps insertion order, as GitLab lists members by id. */
+  readonly members: Map<number, Member>;
+  readonly projectIds: number[];
+}
+
+interface Commit {
+  readonly id: string;
+  readonly parentIds: string[];
+  readonly message: string;
+  readonly createdAt: string;
+  readonly tree: ReadonlyMap<string, string>;
+}
+
+interface Project {
+  readonly id: number;
+  readonly name: string;
+  readonly path: string;
+  readonly namespaceId: number;
+  readonly createdAt: string;
+  defaultBranch: string | null;
+  readonly branches: Map<string, string>;
+  readonly commits: Map<string, Commit>;
+}
+
+const VALID_ACCESS_LEVELS = new Set([5, 10, 20, 30, 40, 50]);
+const DEFAULT_PER_PAGE = 20;
+const MAX_PER_PAGE = 100;
+const AUTHOR = { name: 'Fake GitLab', email: 'fake@gitlab.invalid' };
+
+/**
+ * A fake GitLab REST API (v4) with GitLab's semantics and JSON shapes for the
+ * endpoints the project uses: groups, group members, users, group projects,
+ * project creation, repository files, branches and commits. Offset pagination
+ * with GitLab's `x-*` and `Link` headers, `RateLimit-*` headers and 429 with
+ * `Retry-After` under a quota, GitLab's error bodies, fault injection and a
+ * request log (from `startHttpFake`).
+ */
+export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<FakeGitlab> {
+  const token = options.token ?? 'glpat-fake-token';
+  const users = new Map<number, User>();
+  const usersByName = new Map<string, User>();
+  const groups = new Map<number, Group>();
+  const groupsByPath = new Map<string, Group>();
+  const projects = new Map<number, Project>();
+  const projectsByPath = new Map<string, Project>();
+  const ids = { user: 0, group: 0, project: 0, commit: 0 };
+  let quota: { limit: number; windowMs: number; start: number; used: number } | undefined;
+  const setQuota = (q: FakeGitlabQuota | undefined) => {
+    quota = q && {
+      limit: q.limit,
+      windowMs: (q.windowSeconds ?? 60) * 1000,
+      start: Date.now(),
+      used: 0,
+    };
+  };
+  setQuota(options.quota);
+  let baseUrl = '';
+  const now = () => new Date().toISOString();
+
+  // --- model -----------------------------------------------------------------
+
+  const addUser = (username: string, opts: { name?: string; bot?: boolean } = {}): User => {
+    const known = usersByName.get(username.toLowerCase());
+    if (known) return known;
+    ids.user += 1;
+    const user: User = {
+      id: ids.user,
+      username,
+      name: opts.name ?? username,
+      bot: opts.bot ?? /^group_.+_bot_.+/.test(username),
+      createdAt: now(),
+    };
+    users.set(user.id, user);
+    usersByName.set(username.toLowerCase(), user);
+    return user;
+  };
+
+  const addGroup = (fullPath: string, opts: { name?: string } = {}): Group => {
+    const known = groupsByPath.get(fullPath.toLowerCase());
+    if (known) return known;
+    const slash = fullPath.lastIndexOf('/');
+    const parent = slash > 0 ? addGroup(fullPath.slice(0, slash)) : undefined;
+    const path = fullPath.slice(slash + 1);
+    ids.group += 1;
+    const group: Group = {
+      id: ids.group,
+      name: opts.name ?? path,
+      path,
+      fullPath,
+      parentId: parent?.id ?? null,
+      createdAt: now(),
+      members: new Map(),
+      projectIds: [],
+    };
+    groups.set(group.id, group);
+    groupsByPath.set(fullPath.toLowerCase(), group);
+    return group;
+  };
+
+  const groupByPath = (fullPath: string): Group => {
+    const group = groupsByPath.get(fullPath.toLowerCase());
+    if (!group) throw new Error(`fake GitLab: no group ${fullPath}`);
+    return group;
+  };
+
+  const projectFullPath = (p: Project) => `${groups.get(p.namespaceId)?.fullPath}/${p.path}`;
+
+  const projectByPath = (fullPath: string): Project => {
+    const project = projectsByPath.get(fullPath.toLowerCase());
+    if (!project) throw new Error(`fake GitLab: no project ${fullPath}`);
+    return project;
+  };
+
+  const createProject = (group: Group, name: string, path: string): Project => {
+    ids.project += 1;
+    const project: Project = {
+      id: ids.project,
+      name,
+      path,
+      namespaceId: group.id,
+      createdAt: now(),
+      defaultBranch: null,
+      branches: new Map(),
+      commits: new Map(),
+    };
+    projects.set(project.id, project);
+    projectsByPath.set(projectFullPath(project).toLowerCase(), project);
+    group.projectIds.push(project.id);
+    return project;
+  };
+
+  const commit = (
+    project: Project,
+    branch: string,
+    files: Readonly<Record<string, string>>,
+    message: string,
+    sha?: string,
+  ): Commit => {
+    const parent = project.branches.get(branch);
+    const tree = new Map(parent ? project.commits.get(parent)?.tree : undefined);
+    for (const [path, content] of Object.entries(files)) tree.set(path, content);
+    ids.commit += 1;
+    const c: Commit = {
+      id: sha ?? createHash('sha1').update(`${project.id}:${ids.commit}:${message}`).digest('hex'),
+      parentIds: parent ? [parent] : [],
+      message,
+      createdAt: now(),
+      tree,
+    };
+    project.commits.set(c.id, c);
+    project.branches.set(branch, c.id);
+    project.defaultBranch ??= branch;
+    return c;
+  };
+
+  /** A branch name or a full commit sha, as the repository endpoints take `ref`. */
+  const resolve = (project: Project, ref: string): Commit | undefined => {
+    const sha = project.branches.get(ref) ?? ref;
+    return project.commits.get(sha);
+  };
+
+  // --- JSON shapes (GitLab API docs) -------------------------------------------
+
+  const userJson = (u: User) => ({
+    id: u.id,
+    username: u.username,
+    name: u.name,
+    state: 'active',
+    locked: false,
+    avatar_url: `${baseUrl}/uploads/-/system/user/avatar/${u.id}/avatar.png`,
+    web_url: `${baseUrl}/${u.username}`,
+  });
+
+  const memberJson = (m: Member) => {
+    const user = users.get(m.userId);
+    if (!user) throw new Error(`fake GitLab: member ${m.userId} without user`);
+    return {
+      ...userJson(user),
+      created_at: m.createdAt,
+      created_by: null,
+      expires_at: null,
+      access_level: m.accessLevel,
+      group_saml_identity: null,
+      membership_state: 'active',
+    };
+  };
+
+  const namespaceJson = (g: Group) => ({
+    id: g.id,
+    name: g.name,
+    path: g.path,
+    kind: 'group',
+    full_path: g.fullPath,
+    parent_id: g.parentId,
+    avatar_url: null,
+    web_url: `${baseUrl}/groups/${g.fullPath}`,
+  });
+
+  const groupJson = (g: Group, withProjects: boolean) => ({
+    id: g.id,
+    web_url: `${baseUrl}/groups/${g.fullPath}`,
+    name: g.name,
+    path: g.path,
+    description: '',
+    visibility: 'private',
+    share_with_group_lock: false,
+    require_two_factor_authentication: false,
+    two_factor_grace_period: 48,
+    project_creation_level: 'developer',
+    auto_devops_enabled: null,
+    subgroup_creation_level: 'maintainer',
+    emails_disabled: false,
+    emails_enabled: true,
+    mentions_disabled: null,
+    lfs_enabled: true,
+    default_branch: null,
+    default_branch_protection: 2,
+    avatar_url: null,
+    request_access_enabled: true,
+    full_name: fullName(g),
+    full_path: g.fullPath,
+    created_at: g.createdAt,
+    parent_id: g.parentId,
+    shared_runners_setting: 'enabled',
+    ldap_cn: null,
+    ldap_access: null,
+    wiki_access_level: 'enabled',
+    shared_with_groups: [],
+    prevent_sharing_groups_outside_hierarchy: false,
+    ...(withProjects
+      ? {
+          // GitLab lists at most 100 projects in the group details.
+          projects: g.projectIds
+            .slice(0, 100)
+            .map((id) => projectJson(projects.get(id) as Project)),
+          shared_projects: [],
+        }
+      : {}),
+  });
+
+  const fullName = (g: Group): string => {
+    const parent = g.parentId === null ? undefined : groups.get(g.parentId);
+    return parent ? `${fullName(parent)} / ${g.name}` : g.name;
+  };
+
+  const projectJson = (p: Project) => {
+    const group = groups.get(p.namespaceId) as Group;
+    const pathWithNamespace = `${group.fullPath}/${p.path}`;
+    const webUrl = `${baseUrl}/${pathWithNamespace}`;
+    const host = new URL(baseUrl).host;
+    return {
+      id: p.id,
+      description: null,
+      name: p.name,
+      name_with_namespace: `${fullName(group)} / ${p.name}`,
+      path: p.path,
+      path_with_namespace: pathWithNamespace,
+      created_at: p.createdAt,
+      default_branch: p.defaultBranch,
+      tag_list: [],
+      topics: [],
+      ssh_url_to_repo: `git@${host}:${pathWithNamespace}.git`,
+      http_url_to_repo: `${webUrl}.git`,
+      web_url: webUrl,
+      readme_url: p.defaultBranch ? `${webUrl}/-/blob/${p.defaultBranch}/README.md` : null,
+      forks_count: 0,
+      avatar_url: null,
+      star_count: 0,
+      last_activity_at: p.createdAt,
+      namespace: namespaceJson(group),
+      visibility: 'private',
+      empty_repo: p.branches.size === 0,
+      archived: false,
+      issues_enabled: true,
+      merge_requests_enabled: true,
+      wiki_enabled: true,
+      jobs_enabled: true,
+      snippets_enabled: true,
+      creator_id: 1,
+      open_issues_count: 0,
+      shared_with_groups: [],
+      _links: {
+        self: `${baseUrl}/api/v4/projects/${p.id}`,
+        issues: `${baseUrl}/api/v4/projects/${p.id}/issues`,
+        merge_requests: `${baseUrl}/api/v4/projects/${p.id}/merge_requests`,
+        repo_branches: `${baseUrl}/api/v4/projects/${p.id}/repository/branches`,
+        labels: `${baseUrl}/api/v4/projects/${p.id}/labels`,
+        events: `${baseUrl}/api/v4/projects/${p.id}/events`,
+        members: `${baseUrl}/api/v4/projects/${p.id}/members`,
+        cluster_agents: `${baseUrl}/api/v4/projects/${p.id}/cluster_agents`,
+      },
+    };
+  };
+
+  const commitJson = (p: Project, c: Commit) => ({
+    id: c.id,
+    short_id: c.id.slice(0, 8),
+    created_at: c.createdAt,
+    parent_ids: c.parentIds,
+    title: c.message.split('\n')[0],
+    message: c.message,
+    author_name: AUTHOR.name,
+    author_email: AUTHOR.email,
+    authored_date: c.createdAt,
+    committer_name: AUTHOR.name,
+    committer_email: AUTHOR.email,
+    committed_date: c.createdAt,
+    trailers: {},
+    extended_trailers: {},
+    web_url: `${baseUrl}/${projectFullPath(p)}/-/commit/${c.id}`,
+  });
+
+  const branchJson = (p: Project, name: string) => {
+    const c = p.commits.get(p.branches.get(name) as string) as Commit;
+    const { web_url: _, ...commitFields } = commitJson(p, c);
+    return {
+      name,
+      commit: commitFields,
+      merged: false,
+      protected: false,
+      developers_can_push: false,
+      developers_can_merge: false,
+      can_push: true,
+      default: p.defaultBranch === name,
+      web_url: `${baseUrl}/${projectFullPath(p)}/-/tree/${name}`,
+    };
+  };
+
+  // --- HTTP --------------------------------------------------------------------
+
+  const json = (status: number, body: unknown): FakeResponse => ({ status, body });
+  const notFound = (what: string) => json(404, { message: `404 ${what} Not Found` });
+  const badRequest = (message: unknown) => json(400, { message });
+  const missing = (param: string) => json(400, { error: `${param} is missing` });
+
+  const paginate = (req: FakeRequest, items: readonly unknown[]): FakeResponse => {
+    const perPage = clamp(intParam(req, 'per_page') ?? DEFAULT_PER_PAGE, 1, MAX_PER_PAGE);
+    const page = Math.max(intParam(req, 'page') ?? 1, 1);
+    const totalPages = Math.max(Math.ceil(items.length / perPage), 1);
+    const pageUrl = (n: number) => {
+      const u = new URL(`${baseUrl}${req.url.pathname}${req.url.search}`);
+      u.searchParams.set('page', String(n));
+      u.searchParams.set('per_page', String(perPage));
+      return u.toString();
+    };
+    const links: string[] = [];
+    if (page > 1) links.push(`<${pageUrl(Math.min(page - 1, totalPages))}>; rel="prev"`);
+    if (page < totalPages) links.push(`<${pageUrl(page + 1)}>; rel="next"`);
+    links.push(`<${pageUrl(1)}>; rel="first"`, `<${pageUrl(totalPages)}>; rel="last"`);
+    return {
+      status: 200,
+      body: items.slice((page - 1) * perPage, page * perPage),
+      headers: {
+        'x-page': String(page),
+        'x-per-page': String(perPage),
+        'x-next-page': page < totalPages ? String(page + 1) : '',
+        'x-prev-page': page > 1 ? String(page - 1) : '',
+        'x-total': String(items.length),
+        'x-total-pages': String(totalPages),
+        link: links.join(', '),
+      },
+    };
+  };
+
+  const findGroup = (id: string) =>
+    /^\d+$/.test(id) ? groups.get(Number(id)) : groupsByPath.get(id.toLowerCase());
+  const findProject = (id: string) =>
+    /^\d+$/.test(id) ? projects.get(Number(id)) : projectsByPath.get(id.toLowerCase());
+  const findUser = (id: string | number | undefined) =>
+    id === undefined
+      ? undefined
+      : /^\d+$/.test(String(id))
+        ? users.get(Number(id))
+        : usersByName.get(String(id).toLowerCase());
+
+  const route = (req: FakeRequest): FakeResponse => {
+    const raw = req.url.pathname.replace(/^\/api\/v4(?=\/)/, '');
+    if (raw === req.url.pathname) return json(404, { error: '404 Not Found' });
+    const seg = raw.split('/').slice(1).map(decodeURIComponent);
+    const p = params(req);
+    const { method } = req;
+
+    if (seg[0] === 'users' && seg.length === 1 && method === 'GET') {
+      const username = p.get('username');
+      const search = p.get('search')?.toLowerCase();
+      const list = [...users.values()].filter(
+        (u) =>
+          (username === undefined || u.username.toLowerCase() === username.toLowerCase()) &&
+          (search === undefined ||
+            u.username.toLowerCase().includes(search) ||
+            u.name.toLowerCase().includes(search)),
+      );
+      return paginate(req, list.map(userJson));
+    }
+
+    if (seg[0] === 'groups' && seg[1] !== undefined) {
+      const group = findGroup(seg[1]);
+      if (!group) return notFound('Group');
+      if (seg.length === 2 && method === 'GET') {
+        return json(200, groupJson(group, p.get('with_projects') !== 'false'));
+      }
+      if (seg[2] === 'members' && seg.length === 3 && method === 'GET') {
+        return paginate(req, [...group.members.values()].map(memberJson));
+      }
+      if (seg[2] === 'members' && seg.length === 3 && method === 'POST') {
+        const userParam = p.get('user_id') ?? p.get('username');
+        if (userParam === undefined) return missing('user_id, username');
+        const level = p.get('access_level');
+        if (level === undefined) return missing('access_level');
+        if (!VALID_ACCESS_LEVELS.has(Number(level))) {
+          return badRequest({ access_level: ['is not included in the list'] });
+        }
+        const user = findUser(userParam);
+        if (!user) return notFound('User');
+        if (group.members.has(user.id)) return json(409, { message: 'Member already exists' });
+        const member: Member = { userId: user.id, accessLevel: Number(level), createdAt: now() };
+        group.members.set(user.id, member);
+        return json(201, memberJson(member));
+      }
+      if (seg[2] === 'members' && seg.length === 4) {
+        const member = group.members.get(Number(seg[3]));
+        if (method === 'GET') return member ? json(200, memberJson(member)) : notFoundPlain();
+        if (method === 'PUT') {
+          if (!member) return notFoundPlain();
+          const level = p.get('access_level');
+          if (level === undefined) return missing('access_level');
+          if (!VALID_ACCESS_LEVELS.has(Number(level))) {
+            return badRequest({ access_level: ['is not included in the list'] });
+          }
+          member.accessLevel = Number(level);
+          return json(200, memberJson(member));
+        }
+        if (method === 'DELETE') {
+          if (!member) return notFoundPlain();
+          group.members.delete(member.userId);
+          return { status: 204 };
+        }
+      }
+      if (seg[2] === 'projects' && seg.length === 3 && method === 'GET') {
+        // GitLab's default order: created_at, newest first.
+        const list = group.projectIds.map((id) => projects.get(id) as Project).reverse();
+        return paginate(req, list.map(projectJson));
+      }
+    }
+
+    if (seg[0] === 'projects' && seg.length === 1 && method === 'POST') {
+      const name = p.get('name');
+      const path = p.get('path') ?? (name === undefined ? undefined : pathFromName(name));
+      if (name === undefined && path === undefined) return missing('name, path');
+      const namespaceId = p.get('namespace_id');
+      // GitLab puts a project without namespace_id in the user's namespace; the fake has none.
+      if (namespaceId === undefined) return missing('namespace_id');
+      const group = findGroup(namespaceId);
+      if (!group) return notFound('Namespace');
+      const projectName = name ?? (path as string);
+      const projectPath = path ?? pathFromName(projectName);
+      const siblings = group.projectIds.map((id) => projects.get(id) as Project);
+      const nameTaken = siblings.some((s) => s.name.toLowerCase() === projectName.toLowerCase());
+      const pathTaken = siblings.some((s) => s.path.toLowerCase() === projectPath.toLowerCase());
+      if (nameTaken || pathTaken) {
+        return badRequest({
+          ...(nameTaken ? { name: ['has already been taken'] } : {}),
+          ...(pathTaken ? { path: ['has already been taken'] } : {}),
+        });
+      }
+      return json(201, projectJson(createProject(group, projectName, projectPath)));
+    }
+
+    if (seg[0] === 'projects' && seg[1] !== undefined) {
+      const project = findProject(seg[1]);
+      if (!project) return notFound('Project');
+      if (seg.length === 2 && method === 'GET') return json(200, projectJson(project));
+      if (seg[2] !== 'repository') return json(404, { error: '404 Not Found' });
+      return repository(req, project, seg.slice(3), p);
+    }
+    return json(404, { error: '404 Not Found' });
+  };
+
+  const notFoundPlain = () => json(404, { message: '404 Not found' });
+
+  const repository = (
+    req: FakeRequest,
+    project: Project,
+    seg: string[],
+    p: Params,
+  ): FakeResponse => {
+    const { method } = req;
+    if (seg[0] === 'files' && seg[1] !== undefined) {
+      const filePath = seg[1];
+      if (seg.length === 3 && seg[2] === 'raw' && method === 'GET') {
+        const ref = p.get('ref') ?? project.defaultBranch ?? '';
+        const content = resolve(project, ref)?.tree.get(filePath);
+        if (content === undefined) return notFound('File');
+        return {
+          status: 200,
+          body: content,
+          headers: { 'content-type': 'text/plain; charset=utf-8' },
+        };
+      }
+      if (seg.length === 2 && method === 'POST') {
+        const branch = p.get('branch');
+        if (branch === undefined) return missing('branch');
+        const content = p.get('content');
+        if (content === undefined) return missing('content');
+        const message = p.get('commit_message');
+        if (message === undefined) return missing('commit_message');
+        const startBranch = p.get('start_branch');
+        const base = project.branches.has(branch) ? branch : startBranch;
+        // An empty repository takes its first commit on any branch.
+        if (base === undefined && project.branches.size > 0) {
+          return badRequest('You can only create or edit files when you are on a branch');
+        }
+        if (base !== undefined && !project.branches.has(base)) {
+          return badRequest(`Invalid reference name: ${base}`);
+        }
+        if (base !== undefined && resolve(project, base)?.tree.has(filePath)) {
+          return badRequest('A file with this name already exists');
+        }
+        if (base !== undefined && base !== branch) {
+          project.branches.set(branch, project.branches.get(base) as string);
+        }
+        const decoded =
+          p.get('encoding') === 'base64' ? Buffer.from(content, 'base64').toString() : content;
+        commit(project, branch, { [filePath]: decoded }, message);
+        return json(201, { file_path: filePath, branch });
+      }
+    }
+    if (seg[0] === 'branches' && seg.length === 1 && method === 'POST') {
+      const branch = p.get('branch');
+      if (branch === undefined) return missing('branch');
+      const ref = p.get('ref');
+      if (ref === undefined) return missing('ref');
+      if (project.branches.has(branch)) return badRequest('Branch already exists');
+      const target = resolve(project, ref);
+      if (!target) return badRequest(`Invalid reference name: ${ref}`);
+      project.branches.set(branch, target.id);
+      return json(201, branchJson(project, branch));
+    }
+    if (seg[0] === 'branches' && seg.length === 1 && method === 'GET') {
+      return paginate(
+        req,
+        [...project.branches.keys()].sort().map((b) => branchJson(project, b)),
+      );
+    }
+    if (seg[0] === 'commits' && seg.length === 2 && method === 'GET') {
+      const c = resolve(project, seg[1] as string);
+      if (!c) return notFound('Commit');
+      return json(200, {
+        ...commitJson(project, c),
+        stats: { additions: 0, deletions: 0, total: 0 },
+        status: null,
+        last_pipeline: null,
+        project_id: project.id,
+      });
+    }
+    return json(404, { error: '404 Not Found' });
+  };
+
+  const rateLimitHeaders = (): Record<string, string> => {
+    if (!quota) return {};
+    const resetMs = quota.start + quota.windowMs;
+    return {
+      'RateLimit-Limit': String(quota.limit),
+      'RateLimit-Observed': String(quota.used),
+      'RateLimit-Remaining': String(Math.max(quota.limit - quota.used, 0)),
+      'RateLimit-Reset': String(Math.ceil(resetMs / 1000)),
+      'RateLimit-ResetTime': new Date(resetMs).toUTCString(),
+    };
+  };
+
+  const handle = (req: FakeRequest): FakeResponse => {
+    const tokenHeader = req.headers['private-token'];
+    const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (tokenHeader !== token && bearer !== token) {
+      return json(401, { message: '401 Unauthorized' });
+    }
+    if (quota) {
+      const t = Date.now();
+      if (t >= quota.start + quota.windowMs) {
+        quota.start = t;
+        quota.used = 0;
+      }
+      quota.used += 1;
+      if (quota.used > quota.limit) {
+        const retryAfter = Math.max(Math.ceil((quota.start + quota.windowMs - t) / 1000), 1);
+        return {
+          status: 429,
+          body: 'Retry later\n',
+          headers: {
+            'content-type': 'text/plain',
+            'Retry-After': String(retryAfter),
+            ...rateLimitHeaders(),
+          },
+        };
+      }
+    }
+    const response = route(req);
+    return { ...response, headers: { ...response.headers, ...rateLimitHeaders() } };
+  };
+
+  const http: HttpFake = await startHttpFake({
+    handle,
+    ...(options.latencyMs !== undefined ? { latencyMs: options.latencyMs } : {}),
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.tls ? { tls: true } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+  });
+  baseUrl = http.url;
+
+  return {
+    url: http.url,
+    apiUrl: `${http.url}/api/v4`,
+    token,
+    ...(http.certificate !== undefined ? { certificate: http.certificate } : {}),
+    requestLog: http.requestLog,
+    mutatingRequests: () => http.mutatingRequests(),
+    faults: http.faults,
+    get latencyMs() {
+      return http.latencyMs;
+    },
+    set latencyMs(ms: number) {
+      http.latencyMs = ms;
+    },
+    setQuota,
+    addUser: (username, opts) => {
+      const u = addUser(username, opts);
+      return { id: u.id, username: u.username };
+    },
+    addGroup: (fullPath, opts) => {
+      const g = addGroup(fullPath, opts);
+      return { id: g.id, fullPath: g.fullPath };
+    },
+    addGroupMember: (groupPath, username, accessLevel) => {
+      const group = groupByPath(groupPath);
+      const user = addUser(username);
+      const known = group.members.get(user.id);
+      if (known) known.accessLevel = accessLevel;
+      else group.members.set(user.id, { userId: user.id, accessLevel, createdAt: now() });
+    },
+    addProject: (groupPath, name, opts) => {
+      const p = createProject(groupByPath(groupPath), name, opts?.path ?? pathFromName(name));
+      return publicProject(p);
+    },
+    addFile: (projectPath, ref, filePath, content) =>
+      commit(projectByPath(projectPath), ref, { [filePath]: content }, `Add ${filePath}`).id,
+    addCommit: (projectPath, ref, opts = {}) =>
+      commit(projectByPath(projectPath), ref, opts.files ?? {}, opts.message ?? 'commit', opts.sha)
+        .id,
+    groupMembers: (groupPath) =>
+      [...groupByPath(groupPath).members.values()].map((m) => ({
+        username: (users.get(m.userId) as User).username,
+        accessLevel: m.accessLevel,
+      })),
+    projects: (groupPath) =>
+      groupByPath(groupPath).projectIds.map((id) => publicProject(projects.get(id) as Project)),
+    branches: (projectPath) => [...projectByPath(projectPath).branches.keys()].sort(),
+    file: (projectPath, ref, filePath) =>
+      resolve(projectByPath(projectPath), ref)?.tree.get(filePath),
+    commitSha: (projectPath, ref) => resolve(projectByPath(projectPath), ref)?.id,
+    close: () => http.close(),
+  };
+
+  function publicProject(p: Project): FakeGitlabProject {
+    return { id: p.id, name: p.name, path: p.path, pathWithNamespace: projectFullPath(p) };
+  }
+}
+
+type Params = ReadonlyMap<string, string>;
+
+/** Grape reads parameters from the query string and the (JSON or form) body alike. */
+function params(req: FakeRequest): Params {
+  const out = new Map<string, string>(req.url.searchParams);
+  if (req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body)) {
+    for (const [k, v] of Object.entries(req.body)) {
+      if (v !== undefined && v !== null) out.set(k, String(v));
+    }
+  }
+  return out;
+}
+
+function intParam(req: FakeRequest, name: string): number | undefined {
+  const value = req.url.searchParams.get(name);
+  if (value === null || !/^\d+$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function clamp(n: number, min: number, max: number): number {
+  return Math.min(Math.max(n, min), max);
+}
+
+/** GitLab derives a project's path from its name when none is given (Rails' `parameterize`). */
+function pathFromName(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^-|-$/g, '');
+}
