@@ -6,7 +6,7 @@ import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github'
 import pLimit from 'p-limit';
 import { stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
-import { measureInChild } from './measure.ts';
+import { type MeasureOptions, measureInChild } from './measure.ts';
 import { REPO_ROOT } from './tree.ts';
 
 const EXAMPLES = join(REPO_ROOT, 'examples/app-interface');
@@ -206,7 +206,10 @@ export interface GithubResult {
  * switched off (`QONTRACT_GITHUB_WRITE_INTERVAL_MS=0`): the scenario measures
  * our round trips, not that courtesy delay.
  */
-export async function runGithubScenario(s: GithubScenario): Promise<GithubResult> {
+export async function runGithubScenario(
+  s: GithubScenario,
+  measure: MeasureOptions = {},
+): Promise<GithubResult> {
   const dir = await mkdtemp(join(tmpdir(), 'qr-bench-github-'));
   const github = await startFakeGitHub({
     token: 'ghp_bench_unused',
@@ -219,14 +222,17 @@ export async function runGithubScenario(s: GithubScenario): Promise<GithubResult
     await writeFile(configPath, configToml(join(dir, 'app-interface'), s.scale));
     const { drifted, writes: driftWrites } = seed(github, s.scale, s.drift);
     github.latencyMs = s.latencyMs;
-    const m = await measureInChild({
-      kind: 'integration',
-      integration: 'github',
-      configPath,
-      dryRun: s.dryRun,
-      threadPoolSize: s.concurrency,
-      env: { GITHUB_API: github.url, QONTRACT_GITHUB_WRITE_INTERVAL_MS: '0' },
-    });
+    const m = await measureInChild(
+      {
+        kind: 'integration',
+        integration: 'github',
+        configPath,
+        dryRun: s.dryRun,
+        threadPoolSize: s.concurrency,
+        env: { GITHUB_API: github.url, QONTRACT_GITHUB_WRITE_INTERVAL_MS: '0' },
+      },
+      measure,
+    );
     const writes = github.mutatingRequests().length;
     const reads = github.requestLog.length - writes;
     const expectedWrites = s.dryRun ? 0 : driftWrites;

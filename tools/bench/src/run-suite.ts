@@ -102,7 +102,7 @@ async function runScenario(
     case 'integration':
       return runIntegrationScenario(s, await environmentFor(s.scale), options);
     case 'github':
-      return runGithubScenario(s);
+      return runGithubScenario(s, profile);
     case 'loop': {
       const m = await runLoopScenario(s, await environmentFor(s.scale));
       return {
