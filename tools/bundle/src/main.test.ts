@@ -131,6 +131,52 @@ describe('qontract-bundle serve', () => {
   });
 });
 
+describe('qontract-bundle serve BASE HEAD', () => {
+  it("serves both bundles by sha, HEAD as the current one, and qontract-server's /diff", async () => {
+    const tree = (name: string) => ({
+      'graphql-schemas/schema.yml': SCHEMA_YML,
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\n',
+      'data/b.yml': `$schema: /thing-1.yml\nname: ${name}\n`,
+    });
+    const base = await writeTree(tree('b'));
+    const head = await writeTree(tree('b2'));
+    roots.push(base, head);
+    const stop = new AbortController();
+    const stdout = new Capture();
+    let url = '';
+    const done = main(['serve', base, head, '--port', '0', '--no-git'], {
+      stdout,
+      stderr: new Capture(),
+      signal: stop.signal,
+      onListening: (u) => {
+        url = u;
+      },
+    });
+    await expect.poll(() => url).toMatch(/^http:/);
+    const [, baseSha] = /^loaded bundle ([0-9a-f]{64})\n/.exec(stdout.text) ?? [];
+    const headSha = await (await fetch(`${url}/sha256`)).text();
+    expect(baseSha).toBeDefined();
+    expect(headSha).not.toBe(baseSha);
+    const diff = await (await fetch(`${url}/diff/${baseSha}/${headSha}`)).json();
+    const fileSha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const sha = (i: number) => fileSha(tree(['b', 'b2'][i]!)['data/b.yml']);
+    expect(diff).toEqual({
+      datafiles: {
+        '/b.yml': {
+          datafilepath: '/b.yml',
+          datafileschema: '/thing-1.yml',
+          // qontract-server serves the bundle's data as it is, with the file's sha.
+          old: { $schema: '/thing-1.yml', name: 'b', path: '/b.yml', $file_sha256sum: sha(0) },
+          new: { $schema: '/thing-1.yml', name: 'b2', path: '/b.yml', $file_sha256sum: sha(1) },
+        },
+      },
+      resources: {},
+    });
+    stop.abort();
+    expect(await done).toBe(0);
+  });
+});
+
 describe('usage', () => {
   it('exits 2 on a bad command or option', async () => {
     expect((await run('frob', 'x')).code).toBe(2);

@@ -33,7 +33,8 @@ const USAGE = `Usage:
   qontract-bundle build DIR [-o bundle.json] [--data DIR] [--resources DIR] [--schemas DIR]
                             [--graphql-schema FILE] [--no-git]
   qontract-bundle validate DIR|bundle.json [--json]
-  qontract-bundle serve bundle.json|DIR [--port N] [--host HOST] [--no-validate]
+  qontract-bundle serve bundle.json|DIR [bundle.json|DIR...] [--port N] [--host HOST]
+                        [--no-validate]
 
 DIR is an app-interface tree: data/, resources/, graphql-schemas/schema.yml and
 optionally schemas/ (JSON schemas). The --data/--resources/--schemas/--graphql-schema
@@ -79,7 +80,9 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     const [command, source, ...extra] = positionals;
     if (!command) throw new UsageError('missing command');
     if (!source) throw new UsageError(`${command}: missing DIR or bundle.json`);
-    if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+    if (extra.length > 0 && command !== 'serve') {
+      throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+    }
     const layout: Partial<AppInterfaceLayout> = {
       ...(values.data ? { dataDir: values.data } : {}),
       ...(values.resources ? { resourcesDir: values.resources } : {}),
@@ -93,7 +96,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
       case 'validate':
         return await validate(source, { layout, git }, values.json === true, stdout);
       case 'serve':
-        return await serve(source, values, { layout, git }, stdout, options);
+        return await serve([source, ...extra], values, { layout, git }, stdout, options);
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
@@ -173,7 +176,7 @@ async function validate(
 }
 
 async function serve(
-  source: string,
+  sources: readonly string[],
   values: {
     port?: string | undefined;
     host?: string | undefined;
@@ -187,12 +190,21 @@ async function serve(
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(`--port must be an integer between 0 and 65535, got '${values.port}'`);
   }
-  const engine = await loadEmbeddedEngine(source, {
-    ...opts,
-    ...(values['no-validate'] ? { validate: false } : {}),
-  });
-  const server = await startBundleServer(engine, { port, host: values.host ?? '127.0.0.1' });
-  stdout.write(`serving bundle ${engine.sha256} on ${server.url} (port ${server.port})\n`);
+  // Like qontract-server after loading several bundles: each answers by its
+  // sha, the last one is the current bundle, and /diff compares any two.
+  const engines = [];
+  for (const source of sources) {
+    engines.push(
+      await loadEmbeddedEngine(source, {
+        ...opts,
+        ...(values['no-validate'] ? { validate: false } : {}),
+      }),
+    );
+  }
+  const server = await startBundleServer(engines, { port, host: values.host ?? '127.0.0.1' });
+  for (const engine of engines.slice(0, -1)) stdout.write(`loaded bundle ${engine.sha256}\n`);
+  const current = engines.at(-1)!;
+  stdout.write(`serving bundle ${current.sha256} on ${server.url} (port ${server.port})\n`);
   options.onListening?.(server.url);
   await new Promise<void>((resolve) => {
     if (options.signal) {

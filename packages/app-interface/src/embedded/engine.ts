@@ -130,6 +130,7 @@ export function createEmbeddedEngine(
     sha256,
     gitCommit,
     schema,
+    bundle,
     execute: async (query, variables, operationName) =>
       (await run(query, variables, operationName)).result,
     executeWithPhase: run,

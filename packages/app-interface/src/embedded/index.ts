@@ -4,6 +4,13 @@ import { buildGraphqlSchema } from './schema-builder.ts';
 import { parseYaml11 } from './yaml11.ts';
 
 export {
+  type BundleDiff,
+  diffBundleSchemas,
+  diffBundles,
+  type SchemaDiff,
+} from './bundle-diff.ts';
+
+export {
   readBundleFile,
   serializeBundle,
   writeBundleFile,

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type BundleDiff, diffBundles } from './bundle-diff.ts';
 import type { EmbeddedEngine, ExecutionPhase, GraphqlExecutionResult } from './types.ts';
 
 export interface BundleServerOptions {
@@ -7,6 +8,13 @@ export interface BundleServerOptions {
   port?: number;
   /** Default 127.0.0.1: a development server, not for the network. */
   host?: string;
+  /**
+   * Keep each answer per bundle, query and variables, as qontract-server's
+   * response cache does: a bundle never changes, so the same request gets
+   * the same answer. For servers asked the same big queries by many
+   * clients (an MR check's integrations). Default off.
+   */
+  cache?: boolean;
 }
 
 export interface BundleServer {
@@ -28,18 +36,37 @@ class HttpError extends Error {
   }
 }
 
+/** The bundles one server holds, by sha; `current` is what `/sha256` and `/graphql` answer. */
+interface ServedBundles {
+  readonly current: EmbeddedEngine;
+  readonly bySha: ReadonlyMap<string, EmbeddedEngine>;
+  /** Answers by sha and request, when caching. */
+  readonly answers: Map<string, Promise<{ status: number; body: string }>> | null;
+}
+
 /**
- * Serves one engine over HTTP with qontract-server's endpoints (upstream
+ * Serves engines over HTTP with qontract-server's endpoints (upstream
  * qontract-server `src/server.ts`): `/graphql`, `/graphqlsha/<sha>`, `/sha256`,
- * `/git-commit-info[/<sha>]`, `/git-commit[/<sha>]` and `/healthz`.
+ * `/git-commit-info[/<sha>]`, `/git-commit[/<sha>]`, `/diff/<base>/<head>` and
+ * `/healthz`. Given several engines, like qontract-server after loading
+ * several bundles, every one is reachable by its sha and the last one is the
+ * current bundle.
  */
 export async function startBundleServer(
-  engine: EmbeddedEngine,
+  engines: EmbeddedEngine | readonly EmbeddedEngine[],
   options: BundleServerOptions = {},
 ): Promise<BundleServer> {
+  const list = Array.isArray(engines) ? engines : [engines as EmbeddedEngine];
+  const current = list.at(-1);
+  if (!current) throw new Error('startBundleServer: no bundle to serve');
+  const served: ServedBundles = {
+    current,
+    bySha: new Map(list.map((e) => [e.sha256, e])),
+    answers: options.cache ? new Map() : null,
+  };
   const host = options.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
-    handle(engine, req, res).catch((e: unknown) => {
+    handle(served, req, res).catch((e: unknown) => {
       const status = e instanceof HttpError ? e.status : 500;
       const message = e instanceof Error ? e.message : String(e);
       if (!res.headersSent) send(res, status, 'text/plain; charset=utf-8', message);
@@ -69,7 +96,7 @@ export async function startBundleServer(
 }
 
 async function handle(
-  engine: EmbeddedEngine,
+  served: ServedBundles,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -78,19 +105,26 @@ async function handle(
   const method = req.method ?? 'GET';
   const notFound = () =>
     send(res, 404, 'text/plain; charset=utf-8', `Cannot ${method} ${url.pathname}`);
-  const knownSha = (sha: string | undefined) => sha === undefined || sha === engine.sha256;
+  const engineFor = (sha: string | undefined) =>
+    sha === undefined ? served.current : served.bySha.get(sha);
+  const knownSha = (sha: string | undefined) => engineFor(sha) !== undefined;
 
   const [head, sha, ...rest] = parts;
+  if (head === 'diff' && method === 'GET') return diff(served, parts.slice(1), res);
   if (rest.length > 0) return notFound();
   if (parts.length === 0 && method === 'GET') {
     res.writeHead(302, { location: '/graphql' }).end();
     return;
   }
-  if (head === 'graphql' && sha === undefined) return graphql(engine, req, res, url);
+  if (head === 'graphql' && sha === undefined) {
+    return graphql(served.current, req, res, url, served.answers);
+  }
   if (head === 'graphqlsha' && sha !== undefined) {
-    return knownSha(sha) ? graphql(engine, req, res, url) : notFound();
+    const engine = engineFor(sha);
+    return engine ? graphql(engine, req, res, url, served.answers) : notFound();
   }
   if (method !== 'GET') return notFound();
+  const engine = engineFor(sha) ?? served.current;
   switch (head) {
     case 'healthz':
       return sha === undefined ? send(res, 200, 'text/plain; charset=utf-8', '') : notFound();
@@ -115,6 +149,56 @@ async function handle(
   }
 }
 
+/**
+ * `/diff/<base>/<head>` (every changed data file and resource) and
+ * `/diff/<base>/<head>/<datafile|resourcefile>/<path>` (one file), with
+ * qontract-server's answers and 404 texts.
+ */
+async function diff(
+  served: ServedBundles,
+  parts: readonly string[],
+  res: ServerResponse,
+): Promise<void> {
+  const [baseSha, headSha, filetype, ...path] = parts;
+  const text = 'text/plain; charset=utf-8';
+  if (baseSha === undefined || headSha === undefined || (filetype !== undefined && !path.length)) {
+    return send(res, 404, text, `Cannot GET /diff/${parts.join('/')}`);
+  }
+  const base = served.bySha.get(baseSha)?.bundle;
+  if (!base) return send(res, 404, text, `Bundle ${baseSha} not found`);
+  const head = served.bySha.get(headSha)?.bundle;
+  if (!head) return send(res, 404, text, `Bundle ${headSha} not found`);
+  const json = (body: unknown) =>
+    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(body));
+  if (filetype === undefined) return json(diffBundles(base, head) satisfies BundleDiff);
+  const filepath = `/${path.join('/')}`;
+  switch (filetype) {
+    case 'datafile': {
+      const oldData = base.data[filepath];
+      const newData = head.data[filepath];
+      if (!oldData && !newData) return send(res, 404, text, 'datafile not found');
+      return json({
+        datafilepath: filepath,
+        datafileschema: (newData ?? oldData)?.$schema,
+        ...(oldData ? { old: { ...oldData, path: filepath } } : {}),
+        ...(newData ? { new: { ...newData, path: filepath } } : {}),
+      });
+    }
+    case 'resourcefile': {
+      const oldRes = base.resources[filepath];
+      const newRes = head.resources[filepath];
+      if (!oldRes && !newRes) return send(res, 404, text, 'resourcefile not found');
+      return json({
+        resourcepath: filepath,
+        ...(oldRes ? { old: { ...oldRes, path: filepath } } : {}),
+        ...(newRes ? { new: { ...newRes, path: filepath } } : {}),
+      });
+    }
+    default:
+      return send(res, 400, text, `unknown filetype ${filetype}`);
+  }
+}
+
 interface GraphqlRequest {
   query?: unknown;
   variables?: unknown;
@@ -126,6 +210,7 @@ async function graphql(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
+  answers: ServedBundles['answers'] = null,
 ): Promise<void> {
   let request: GraphqlRequest;
   if (req.method === 'POST') {
@@ -162,14 +247,31 @@ async function graphql(
       ? (request.variables as Record<string, unknown>)
       : null;
   const operationName = typeof request.operationName === 'string' ? request.operationName : null;
-  const { result, phase } = await engine.executeWithPhase(request.query, variables, operationName);
-  const status = phase === 'execute' ? 200 : 400;
-  send(
-    res,
-    status,
-    'application/json; charset=utf-8',
-    JSON.stringify(withErrorCodes(result, phase)),
-  );
+  const answer = async () => {
+    const { result, phase } = await engine.executeWithPhase(
+      request.query as string,
+      variables,
+      operationName,
+    );
+    return {
+      status: phase === 'execute' ? 200 : 400,
+      body: JSON.stringify(withErrorCodes(result, phase)),
+    };
+  };
+  let pending: Promise<{ status: number; body: string }>;
+  if (answers) {
+    const key = JSON.stringify([engine.sha256, request.query, variables, operationName]);
+    const cached = answers.get(key);
+    pending = cached ?? answer();
+    if (!cached) {
+      answers.set(key, pending);
+      pending.catch(() => answers.delete(key));
+    }
+  } else {
+    pending = answer();
+  }
+  const { status, body } = await pending;
+  send(res, status, 'application/json; charset=utf-8', body);
 }
 
 const ERROR_CODE: Record<ExecutionPhase, string> = {

@@ -105,6 +105,8 @@ export interface EmbeddedEngine {
   readonly sha256: string;
   readonly gitCommit: { commit: string; timestamp: string } | null;
   readonly schema: GraphQLSchema;
+  /** The bundle answered (the bundle server's `/diff` compares two of them). */
+  readonly bundle?: Bundle;
   execute(
     query: string,
     variables?: Record<string, unknown> | null,

@@ -1,0 +1,198 @@
+// The merge-request check on a large tree, against the one dry-run it must
+// do: `node tools/mr-check/bench/scale.ts [CLUSTERS NAMESPACES RESOURCES]`
+// (default 20 50 50). Generates a base tree (every namespace file with
+// RESOURCES ConfigMaps), a head that changes one namespace file (one resource
+// becomes a template: the same object, another desired state), and times
+// (1) the affected dry-run alone — `openshift-resources` with early exit and
+// affected shards, as the check runs it, against a server holding both
+// bundles — and (2) the whole `qontract-mr-check`. Clusters are simulated and
+// hold the namespaces but none of their objects (the same creations in both).
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { createEmbeddedEngine, startBundleServer } from '@qontract/app-interface';
+import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import pLimit from 'p-limit';
+import { stringify as stringifyToml } from 'smol-toml';
+import { parse, stringify } from 'yaml';
+import { checkBundle } from '../src/bundles.ts';
+import { QONTRACT_RECONCILE_BIN } from '../src/child-run.ts';
+import { main } from '../src/main.ts';
+
+const [clusters = 20, namespaces = 50, resources = 50] = process.argv.slice(2).map(Number);
+const EXAMPLES = resolve(import.meta.dirname, '../../../examples/app-interface');
+const INTEGRATIONS = ['namespaces', 'resources', 'vault-secrets', 'routes', 'prometheus-rules'];
+const pad = (n: number) => String(n + 1).padStart(2, '0');
+const run = promisify(execFile);
+
+const dir = await mkdtemp(join(tmpdir(), 'mr-check-bench-'));
+const names = Array.from({ length: clusters }, (_, c) => `c${pad(c)}`);
+const server = await startFakeKubeApiServer({
+  clusters: names.map((name) => ({ name, token: `${name}-token`, openshift: true })),
+});
+try {
+  const base = join(dir, 'base');
+  const files: Array<[string, string]> = [];
+  const yaml = (path: string, doc: unknown) =>
+    files.push([join(base, path), `---\n${stringify(doc, { lineWidth: 0 })}`]);
+  for (const integration of INTEGRATIONS) {
+    const file = `data/app-sre/integrations/openshift-${integration}.yml`;
+    const doc = parse(await readFile(join(EXAMPLES, file), 'utf8')) as Record<string, unknown>;
+    delete doc.managed;
+    yaml(file, doc);
+  }
+  yaml('data/services/bench/app.yml', {
+    $schema: '/app-sre/app-1.yml',
+    labels: {},
+    name: 'bench',
+    description: 'bench',
+    onboardingStatus: 'OnBoarded',
+  });
+  for (const cluster of names) {
+    yaml(`data/openshift/${cluster}/cluster.yml`, {
+      $schema: '/openshift/cluster-1.yml',
+      labels: {},
+      name: cluster,
+      description: cluster,
+      serverUrl: server.cluster(cluster).url,
+      consoleUrl: `https://console.${cluster}.example.com`,
+      prometheusUrl: `https://prometheus.${cluster}.example.com`,
+      elbFQDN: `elb.apps.${cluster}.example.com`,
+      internal: false,
+      insecureSkipTLSVerify: true,
+      auth: [{ service: 'github-org', org: 'bench' }],
+      automationToken: { path: `clusters/${cluster}`, field: 'token' },
+    });
+    for (let n = 0; n < namespaces; n++) {
+      const ns = `ns${pad(n)}`;
+      yaml(`data/openshift/${cluster}/namespaces/${ns}.yml`, {
+        $schema: '/openshift/namespace-1.yml',
+        labels: {},
+        name: ns,
+        description: `namespace ${ns} of ${cluster}`,
+        cluster: { $ref: `/openshift/${cluster}/cluster.yml` },
+        app: { $ref: '/services/bench/app.yml' },
+        environment: { $ref: '/products/example/environments/production.yml' },
+        managedResourceTypes: ['ConfigMap'],
+        openshiftResources: Array.from({ length: resources }, (_, i) => ({
+          provider: 'resource',
+          path: `/bench/${cluster}/${ns}/cm-${i}.yml`,
+        })),
+      });
+      for (let i = 0; i < resources; i++) {
+        files.push([
+          join(base, `resources/bench/${cluster}/${ns}/cm-${i}.yml`),
+          `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\ndata:\n  KEY: value-${i}\n`,
+        ]);
+      }
+    }
+  }
+  for (const d of new Set(files.map(([p]) => dirname(p)))) await mkdir(d, { recursive: true });
+  const limit = pLimit(64);
+  await Promise.all(files.map(([p, text]) => limit(() => writeFile(p, text))));
+  for (const part of ['graphql-schemas', 'schemas', 'data/app-interface', 'data/products']) {
+    await cp(join(EXAMPLES, part), join(base, part), { recursive: true });
+  }
+  const head = join(dir, 'head');
+  await cp(base, head, { recursive: true });
+  const changed = join(head, 'data/openshift/c01/namespaces/ns01.yml');
+  await writeFile(
+    changed,
+    (await readFile(changed, 'utf8')).replace(
+      '  - provider: resource\n    path: /bench/c01/ns01/cm-0.yml\n',
+      '  - provider: resource-template\n    path: /bench/c01/ns01/cm-0.yml\n    variables: {}\n',
+    ),
+  );
+  const config = join(dir, 'config.toml');
+  await writeFile(
+    config,
+    stringifyToml({
+      graphql: { server: 'file://base' },
+      clusters: Object.fromEntries(
+        names.map((n) => [n, { server: server.cluster(n).url, token: `${n}-token` }]),
+      ),
+    }),
+  );
+  // The target branch is deployed: the namespaces exist (their objects do
+  // not: both runs plan the same creations).
+  for (const cluster of names) {
+    server.seed(
+      cluster,
+      Array.from({ length: namespaces }, (_, n) => ({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: `ns${pad(n)}` },
+      })),
+    );
+  }
+  process.stdout.write(
+    `tree: ${clusters} clusters × ${namespaces} namespaces × ${resources} resources (${files.length} files)\n`,
+  );
+
+  // (1) The affected dry-run alone, with both bundles already served.
+  const [b, h] = await Promise.all([checkBundle(base, false), checkBundle(head, false)]);
+  const bundles = await startBundleServer([
+    createEmbeddedEngine(b.bundle!, b.sha256!),
+    createEmbeddedEngine(h.bundle!, h.sha256!),
+  ]);
+  const single = join(dir, 'single.toml');
+  await writeFile(
+    single,
+    (await readFile(config, 'utf8')).replace('file://base', `${bundles.url}/graphql`),
+  );
+  let started = performance.now();
+  await run(
+    process.execPath,
+    [
+      QONTRACT_RECONCILE_BIN,
+      '--config',
+      single,
+      '--log-format',
+      'json',
+      '--dry-run',
+      '--early-exit-compare-sha',
+      b.sha256!,
+      '--check-only-affected-shards',
+      '--plan-out',
+      join(dir, 'plan.json'),
+      '--diff',
+      'openshift-resources',
+    ],
+    { maxBuffer: 1 << 30 },
+  );
+  const alone = (performance.now() - started) / 1000;
+  await bundles.close();
+
+  // What the check spends before any integration runs.
+  started = performance.now();
+  await Promise.all([checkBundle(head, true), checkBundle(base, false)]);
+  const loading = (performance.now() - started) / 1000;
+
+  // (2) The whole check.
+  server.resetLog();
+  started = performance.now();
+  let markdown = '';
+  const code = await main(
+    ['--base', base, '--head', head, '--config', config, '--report-json', join(dir, 'r.json')],
+    { stdout: { write: (s: string) => (markdown += s) } },
+  );
+  const check = (performance.now() - started) / 1000;
+  const report = JSON.parse(await readFile(join(dir, 'r.json'), 'utf8')) as {
+    integrations: Array<{ name: string; status: string; durationSeconds?: number }>;
+  };
+  for (const i of report.integrations.filter((r) => r.status !== 'skipped')) {
+    process.stdout.write(`  ${i.name}: ${i.status} ${i.durationSeconds?.toFixed(1)}s\n`);
+  }
+  if (code !== 0) process.stdout.write(markdown);
+  process.stdout.write(
+    `building and validating both trees: ${loading.toFixed(1)}s (part of the check)\n` +
+      `affected dry-run alone: ${alone.toFixed(1)}s; qontract-mr-check: ${check.toFixed(1)}s ` +
+      `(exit ${code}); ratio ${(check / alone).toFixed(2)} (target ≤ 2); ` +
+      `writes during the check: ${server.mutatingRequests().length}\n`,
+  );
+} finally {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+}

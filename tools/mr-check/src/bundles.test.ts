@@ -1,0 +1,59 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { checkBundle } from './bundles.ts';
+
+const EXAMPLE = resolve(import.meta.dirname, '../../../examples/app-interface');
+
+async function edit(path: string, from: string | RegExp, to: string): Promise<void> {
+  await writeFile(path, (await readFile(path, 'utf8')).replace(from, to));
+}
+
+describe('checkBundle', () => {
+  it('reports every problem of a tree with its file, and the line where it can be found', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mr-check-bundle-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await cp(EXAMPLE, dir, { recursive: true });
+    await edit(join(dir, 'data/access/users/dave.yml'), /$/, '  bad: [unclosed\n');
+    await edit(join(dir, 'data/access/users/alice.yml'), /^name: .*$/m, 'name: 12');
+    await edit(
+      join(dir, 'data/services/example-app/namespaces/example-app-stage.yml'),
+      '$ref: /openshift/appint-ex-01/cluster.yml',
+      '$ref: /openshift/nope/cluster.yml',
+    );
+    const checked = await checkBundle(dir, true);
+    const alice = (await readFile(join(dir, 'data/access/users/alice.yml'), 'utf8')).split('\n');
+    const stage = (
+      await readFile(
+        join(dir, 'data/services/example-app/namespaces/example-app-stage.yml'),
+        'utf8',
+      )
+    ).split('\n');
+    expect(checked.problems).toEqual([
+      {
+        file: '/access/users/alice.yml',
+        kind: 'SCHEMA',
+        reason: 'schema /access/user-1.yml: /name must be string',
+        line: alice.indexOf('name: 12') + 1,
+      },
+      {
+        file: '/access/users/dave.yml',
+        kind: 'PARSE',
+        reason: expect.stringMatching(/^invalid YAML at line \d+/),
+      },
+      {
+        file: '/services/example-app/namespaces/example-app-stage.yml',
+        kind: 'REF',
+        reason: 'cluster: $ref /openshift/nope/cluster.yml does not exist',
+        line: stage.findIndex((l) => l.includes('/openshift/nope/cluster.yml')) + 1,
+      },
+    ]);
+  });
+
+  it('builds a valid tree with its sha and no problems', async () => {
+    const checked = await checkBundle(EXAMPLE, true);
+    expect(checked.problems).toEqual([]);
+    expect(checked.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,275 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import {
+  createEmbeddedEngine,
+  diffBundleSchemas,
+  diffBundles,
+  startBundleServer,
+} from '@qontract/app-interface';
+import { integrations as registry } from '@qontract/cli';
+import { QontractError, SecretRedactor } from '@qontract/core';
+import pLimit from 'p-limit';
+import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
+import { checkBundle, type LocatedProblem } from './bundles.ts';
+import { runChild } from './child-run.ts';
+import { Progress } from './progress.ts';
+import { changeList, type IntegrationReport, type MrCheckReport, outcomeText } from './report.ts';
+import { integrationFiles, type PrCheck, selectIntegration, summarizeChanges } from './select.ts';
+
+interface Output {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+export interface MrCheckOptions {
+  /** The target branch: an app-interface directory or a bundle.json. */
+  readonly base: string;
+  /** The merge request: an app-interface directory or a bundle.json. */
+  readonly head: string;
+  /** The config.toml the integrations run with (its `[graphql]` is replaced). */
+  readonly configPath: string;
+  /** Integrations run at once; default: the machine's cores. */
+  readonly jobs?: number;
+  /** Environment of the integrations' processes; default: this process's. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Where progress goes; default: stderr (live lines on a terminal). */
+  readonly progress?: Output;
+  readonly signal?: AbortSignal;
+}
+
+/** Variables of the umbrella CLI the check sets itself, not inherited. */
+const CHILD_ENV_OVERRIDES = [
+  'EARLY_EXIT_COMPARE_SHA',
+  'CHECK_ONLY_AFFECTED_SHARDS',
+  'SHOW_DIFF',
+  'LOG_FORMAT',
+  'QONTRACT_CONFIG',
+  'DRY_RUN',
+];
+
+/**
+ * The merge-request check: validates HEAD, diffs it against BASE, selects
+ * the integrations the changes concern and dry-runs each in its own process
+ * against HEAD with early exit against BASE (both bundles served by one
+ * local qontract-server), then returns the report. Writes nothing anywhere
+ * but its own temporary directory.
+ */
+export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport> {
+  const config = await readConfig(options.configPath);
+  const redactor = secretsOf(config);
+  const [head, base] = await Promise.all([
+    checkBundle(options.head, true),
+    checkBundle(options.base, false),
+  ]);
+  if (!base.bundle || !base.sha256 || base.problems.length > 0) {
+    throw new QontractError(
+      `base ${options.base} cannot be loaded:\n${base.problems.map((p) => `  - ${p.file}: ${p.reason}`).join('\n')}`,
+    );
+  }
+  const report = (
+    problems: readonly LocatedProblem[],
+    changes: MrCheckReport['changes'],
+    integrations: IntegrationReport[],
+  ): MrCheckReport =>
+    redactReport(
+      {
+        passed: problems.length === 0 && integrations.every((i) => i.status !== 'failed'),
+        base: { source: options.base, sha256: base.sha256 },
+        head: { source: options.head, sha256: head.sha256 },
+        bundle: { valid: problems.length === 0, problems },
+        changes,
+        integrations,
+      },
+      redactor,
+    );
+  const noChanges = { datafiles: [], resources: [], schemas: [] };
+  if (!head.bundle || !head.sha256) return report(head.problems, noChanges, []);
+
+  const diff = diffBundles(base.bundle, head.bundle);
+  const schemaDiff = diffBundleSchemas(base.bundle, head.bundle);
+  const changes = changeList(diff, schemaDiff);
+  const { files, problems: fileProblems } = integrationFiles(head.bundle);
+  const problems = [
+    ...head.problems,
+    ...fileProblems.map((p) => ({ ...p, kind: 'SCHEMA' as const })),
+  ];
+  // An invalid head fails before anything runs, as the original's CI does.
+  if (problems.length > 0) return report(problems, changes, []);
+
+  const summary = summarizeChanges(diff, schemaDiff);
+  const registered = new Set(registry.map((d) => d.name));
+  const selections = files.map((file) => ({
+    file,
+    selection: selectIntegration(file, summary, registered),
+  }));
+  const toRun = selections
+    .flatMap((s) => (s.selection.kind === 'run' ? [{ ...s, prCheck: s.selection.prCheck }] : []))
+    .sort(
+      (a, b) =>
+        (a.prCheck.run_order ?? Number.MAX_SAFE_INTEGER) -
+        (b.prCheck.run_order ?? Number.MAX_SAFE_INTEGER),
+    );
+
+  const results = new Map<string, IntegrationReport>();
+  if (toRun.length > 0) {
+    const dir = await mkdtemp(join(tmpdir(), 'qontract-mr-check-'));
+    // The integrations ask the same big queries (the openshift-resources
+    // family shares its documents), early exit asks them of both bundles:
+    // each is computed once per bundle.
+    const server = await startBundleServer(
+      [
+        createEmbeddedEngine(base.bundle, base.sha256, options.base),
+        createEmbeddedEngine(head.bundle, head.sha256, options.head),
+      ],
+      { cache: true },
+    );
+    const progress = new Progress(options.progress ?? process.stderr);
+    try {
+      const configPath = join(dir, 'config.toml');
+      await writeFile(configPath, childConfig(config, options.configPath, `${server.url}/graphql`));
+      const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
+      for (const key of CHILD_ENV_OVERRIDES) delete env[key];
+      const limit = pLimit(Math.max(1, options.jobs ?? availableParallelism()));
+      progress.start(toRun.map((r) => r.file.name));
+      await Promise.all(
+        toRun.map(({ file, selection, prCheck }, i) =>
+          limit(async () => {
+            progress.update(file.name, 'running');
+            const r = await runIntegration(file, selection.reason, prCheck, {
+              configPath,
+              baseSha: base.sha256!,
+              planFile: join(dir, `plan-${i}.json`),
+              env,
+              signal: options.signal,
+            });
+            results.set(file.name, r);
+            progress.update(
+              file.name,
+              r.status === 'changes' || r.status === 'failed' ? r.status : 'no changes',
+              detail(r),
+            );
+          }),
+        ),
+      );
+    } finally {
+      progress.stop();
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  const integrations = selections.map(
+    ({ file, selection }): IntegrationReport =>
+      results.get(file.name) ?? {
+        name: file.name,
+        file: `data${file.path}`,
+        status: 'skipped',
+        reason: selection.reason,
+      },
+  );
+  return report([], changes, integrations);
+}
+
+/** The progress line's detail: what the status alone does not say. */
+function detail(r: IntegrationReport): string {
+  if (r.status === 'no-changes') return r.earlyExit ? 'early exit' : '';
+  if (r.status === 'changes') return outcomeText(r);
+  if (r.status === 'failed') return outcomeText(r).replace(/^failed \((.*)\)/, '$1');
+  return '';
+}
+
+async function runIntegration(
+  file: { name: string; path: string },
+  reason: string,
+  prCheck: PrCheck,
+  options: Parameters<typeof runChild>[1],
+): Promise<IntegrationReport> {
+  const r = await runChild(prCheck, options);
+  const common = {
+    name: file.name,
+    file: `data${file.path}`,
+    reason,
+    // The temporary config and plan paths say nothing to a reader.
+    command: r.argv
+      .slice(2)
+      .filter((a, i, all) => a !== '--plan-out' && all[i - 1] !== '--plan-out'),
+    exitCode: r.exitCode,
+    earlyExit: r.earlyExit,
+    shards: r.shards,
+    durationSeconds: r.durationMs / 1000,
+  };
+  if (r.exitCode !== 0) {
+    return { ...common, status: 'failed', errors: r.errors, actions: r.actions ?? [] };
+  }
+  const actions = r.actions ?? [];
+  return { ...common, status: actions.length > 0 ? 'changes' : 'no-changes', actions };
+}
+
+async function readConfig(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new QontractError(`${path}: cannot read the config file`);
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new QontractError(`${path}: not valid TOML: ${e instanceof Error ? e.message : e}`);
+  }
+}
+
+/**
+ * The integrations' config: the user's, with `[graphql]` pointed at the
+ * check's own server, and relative paths resolved against the user's config
+ * directory (the copy lives in a temporary directory).
+ */
+function childConfig(
+  config: Record<string, unknown>,
+  sourcePath: string,
+  graphqlUrl: string,
+): string {
+  const copy: Record<string, unknown> = { ...config, graphql: { server: graphqlUrl } };
+  const state = config.state as Record<string, unknown> | undefined;
+  if (state && typeof state.path === 'string' && !isAbsolute(state.path)) {
+    copy.state = { ...state, path: resolve(dirname(sourcePath), state.path) };
+  }
+  return stringifyToml(copy);
+}
+
+/** Keys of config.toml whose values are addresses and names, not secrets. */
+const NOT_SECRET = new Set([
+  'server',
+  'url',
+  'provider',
+  'path',
+  'region',
+  'bucket',
+  'kube_auth_role',
+  'kube_auth_mount',
+]);
+
+/**
+ * Every other string of config.toml (tokens, passwords, secret ids, the
+ * values of the config-file secret reader) is masked in the report: a
+ * second line of defence behind the integrations' own redaction.
+ */
+function secretsOf(config: unknown): SecretRedactor {
+  const redactor = new SecretRedactor();
+  const walk = (value: unknown, key: string) => {
+    if (typeof value === 'string') {
+      if (!NOT_SECRET.has(key)) redactor.add(value);
+    } else if (Array.isArray(value)) {
+      for (const v of value) walk(v, key);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, k);
+    }
+  };
+  walk(config, '');
+  return redactor;
+}
+
+function redactReport(report: MrCheckReport, redactor: SecretRedactor): MrCheckReport {
+  if (redactor.size === 0) return report;
+  return JSON.parse(redactor.redact(JSON.stringify(report))) as MrCheckReport;
+}

@@ -1,0 +1,214 @@
+import type { BundleDiff, SchemaDiff } from '@qontract/app-interface';
+import type { LocatedProblem } from './bundles.ts';
+import type { PlannedAction } from './child-run.ts';
+
+type IntegrationStatus = 'skipped' | 'no-changes' | 'changes' | 'failed';
+
+/** The outcome of one integration, as the report shows it. */
+export interface IntegrationReport {
+  readonly name: string;
+  /** Its integration file (bundle key under `data/`). */
+  readonly file: string;
+  readonly status: IntegrationStatus;
+  /** Why it was selected or skipped. */
+  readonly reason: string;
+  /** The `qontract-reconcile` arguments of the run (after the config). */
+  readonly command?: readonly string[];
+  readonly exitCode?: number;
+  readonly earlyExit?: boolean;
+  readonly shards?: readonly string[] | null;
+  readonly durationSeconds?: number;
+  readonly actions?: readonly PlannedAction[];
+  readonly errors?: readonly string[];
+}
+
+interface FileChange {
+  readonly path: string;
+  readonly change: 'added' | 'removed' | 'changed';
+  readonly schema?: string | null;
+}
+
+export interface MrCheckReport {
+  readonly passed: boolean;
+  readonly base: { readonly source: string; readonly sha256: string | null };
+  readonly head: { readonly source: string; readonly sha256: string | null };
+  readonly bundle: { readonly valid: boolean; readonly problems: readonly LocatedProblem[] };
+  readonly changes: {
+    readonly datafiles: readonly FileChange[];
+    readonly resources: readonly FileChange[];
+    readonly schemas: readonly FileChange[];
+  };
+  readonly integrations: readonly IntegrationReport[];
+}
+
+/** The report's list of changed files, from the bundle diff. */
+export function changeList(diff: BundleDiff, schemaDiff: SchemaDiff): MrCheckReport['changes'] {
+  const kind = (o: unknown, n: unknown): FileChange['change'] =>
+    o === undefined ? 'added' : n === undefined ? 'removed' : 'changed';
+  return {
+    datafiles: Object.values(diff.datafiles).map((c) => ({
+      path: `data${c.datafilepath}`,
+      change: kind(c.old, c.new),
+      schema: c.datafileschema,
+    })),
+    resources: Object.values(diff.resources).map((c) => ({
+      path: `resources${c.resourcepath}`,
+      change: kind(c.old, c.new),
+      schema: (c.new ?? c.old)?.$schema ?? null,
+    })),
+    schemas: [
+      ...schemaDiff.schemas.map((s) => ({ path: `schemas${s.path}`, change: s.change })),
+      ...(schemaDiff.graphqlChanged
+        ? [{ path: 'graphql-schemas/schema.yml', change: 'changed' as const }]
+        : []),
+    ],
+  };
+}
+
+const ICON: Record<IntegrationStatus, string> = {
+  skipped: '⚪',
+  'no-changes': '🟢',
+  changes: '🟡',
+  failed: '🔴',
+};
+
+/** A short outcome text, shared by the report and the progress lines. */
+export function outcomeText(r: IntegrationReport): string {
+  switch (r.status) {
+    case 'skipped':
+      return 'skipped';
+    case 'no-changes':
+      return r.earlyExit ? 'no changes (early exit)' : 'no changes';
+    case 'changes': {
+      const n = r.actions?.length ?? 0;
+      return `${n} change${n === 1 ? '' : 's'}${shardText(r)}`;
+    }
+    case 'failed':
+      return `failed (exit code ${r.exitCode ?? '?'})${shardText(r)}`;
+  }
+}
+
+function shardText(r: IntegrationReport): string {
+  return r.shards?.length
+    ? ` in shard${r.shards.length === 1 ? '' : 's'} ${r.shards.join(', ')}`
+    : '';
+}
+
+/** Markdown table cells: no pipes or newlines. */
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+/** A fence longer than any backtick run in the text, so a diff cannot close it. */
+function fence(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  return '`'.repeat(longest + 1);
+}
+
+function actionTitle(a: PlannedAction): string {
+  const where = [a.cluster, a.namespace].filter(Boolean).join('/');
+  return [a.action, where, a.kind, a.name].filter(Boolean).join(' ');
+}
+
+function seconds(r: IntegrationReport): string {
+  return r.durationSeconds === undefined ? '' : `${r.durationSeconds.toFixed(1)}s`;
+}
+
+/** The report as markdown fit for a merge-request comment. */
+export function renderMarkdown(report: MrCheckReport): string {
+  const out: string[] = [];
+  const short = (sha: string | null) => (sha ? `\`${sha.slice(0, 12)}\`` : '(no bundle)');
+  out.push(`## qontract-mr-check: ${report.passed ? '✅ passed' : '❌ failed'}`, '');
+  out.push(
+    `Base ${short(report.base.sha256)} (${report.base.source}) → head ${short(report.head.sha256)} (${report.head.source})`,
+    '',
+  );
+
+  if (report.bundle.valid) {
+    out.push('**Bundle:** ✅ the head bundle is valid.', '');
+  } else {
+    const n = report.bundle.problems.length;
+    out.push(`**Bundle:** ❌ the head bundle has ${n} problem${n === 1 ? '' : 's'}:`, '');
+    for (const p of report.bundle.problems) {
+      const where = p.line === undefined ? p.file : `${p.file}:${p.line}`;
+      out.push(`- \`${where}\` (${p.kind}): ${p.reason}`);
+    }
+    out.push('');
+  }
+
+  const { datafiles, resources, schemas } = report.changes;
+  const all = [...datafiles, ...resources, ...schemas];
+  if (all.length === 0) {
+    out.push('**Changes:** none.', '');
+  } else {
+    out.push(
+      `<details><summary><b>Changes:</b> ${datafiles.length} data file(s), ${resources.length} resource(s), ${schemas.length} schema(s)</summary>`,
+      '',
+      '| change | file | schema |',
+      '| --- | --- | --- |',
+    );
+    for (const c of all)
+      out.push(`| ${c.change} | \`${cell(c.path)}\` | ${cell(c.schema ?? '')} |`);
+    out.push('', '</details>', '');
+  }
+
+  const header = ['| integration | result | why | time |', '| --- | --- | --- | --- |'];
+  const row = (r: IntegrationReport) =>
+    `| ${cell(r.name)} | ${ICON[r.status]} ${cell(outcomeText(r))} | ${cell(r.reason)} | ${seconds(r)} |`;
+  const ran = report.integrations.filter((r) => r.status !== 'skipped');
+  const skipped = report.integrations.filter((r) => r.status === 'skipped');
+  if (report.integrations.length > 0) {
+    out.push('### Integrations', '');
+    if (ran.length > 0) out.push(...header, ...ran.map(row), '');
+    else out.push('None ran.', '');
+    // The skipped ones matter when one should have run: there, but out of the way.
+    if (skipped.length > 0) {
+      out.push(
+        `<details><summary>${skipped.length} skipped</summary>`,
+        '',
+        ...header,
+        ...skipped.map(row),
+        '',
+        '</details>',
+        '',
+      );
+    }
+  }
+
+  for (const r of report.integrations) {
+    if (r.status !== 'changes' && r.status !== 'failed') continue;
+    out.push(`### ${ICON[r.status]} ${r.name}: ${outcomeText(r)}`, '');
+    if (r.command) out.push(`\`qontract-reconcile ${r.command.join(' ')}\``, '');
+    if (r.status === 'failed' && r.errors?.length) {
+      const text = r.errors.join('\n');
+      const f = fence(text);
+      out.push(f, text, f, '');
+    }
+    if (r.status === 'failed' && r.actions?.length) {
+      out.push('The plan up to the failure (after an error a run deletes nothing):', '');
+    }
+    for (const a of r.actions ?? []) {
+      const title = actionTitle(a);
+      if (!a.unifiedDiff) {
+        out.push(`- \`${title}\``);
+        continue;
+      }
+      const f = fence(a.unifiedDiff);
+      out.push(
+        `<details><summary><code>${escapeHtml(title)}</code></summary>`,
+        '',
+        `${f}diff`,
+        a.unifiedDiff.replace(/\n$/, ''),
+        f,
+        '',
+        '</details>',
+      );
+    }
+    out.push('');
+  }
+  return `${out.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
