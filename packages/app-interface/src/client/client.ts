@@ -33,6 +33,8 @@ export interface GqlClientOptions {
   };
   /** Embedded backend loader (tests). */
   readonly loadEmbeddedEngine?: EmbeddedEngineLoader;
+  /** The run's stop signal: a remote query in flight is aborted, not retried (SIGTERM). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -81,6 +83,7 @@ async function openTransport(
     pinToCurrentBundle: globals.gqlShaUrl,
     sha: options.sha,
     log,
+    signal: options.signal,
     ...options.remote,
   });
 }

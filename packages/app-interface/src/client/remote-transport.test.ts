@@ -285,6 +285,33 @@ describe('remote transport', () => {
     expect(waits).toEqual([1]);
   });
 
+  it("stops at once when the run's signal is aborted: no retry, no waiting out the time-out", async () => {
+    const stop = new AbortController();
+    const t = await transport({ signal: stop.signal, queryTimeoutMs: 60_000 });
+    stub.handler = (req, res) => (req.method === 'POST' ? 'hang' : happy(req, res));
+    const query = t.execute(QUERY, undefined, 'Settings');
+    await expect.poll(() => posts()).toBe(1);
+    stop.abort(new Error('stopped by SIGTERM'));
+    await expect(query).rejects.toThrow('stopped by SIGTERM');
+    expect(posts()).toBe(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('aborts the wait before a retry when the run is stopped during it', async () => {
+    const stop = new AbortController();
+    const t = await transport({
+      signal: stop.signal,
+      sleep: () => {
+        stop.abort(new Error('stopped by SIGTERM'));
+        return new Promise(() => {}); // a wait that would never end by itself
+      },
+    });
+    stub.handler = (req, res) =>
+      req.method === 'POST' ? sendJson(res, 503, { message: 'busy' }) : happy(req, res);
+    await expect(t.execute(QUERY, undefined, 'Settings')).rejects.toThrow('stopped by SIGTERM');
+    expect(posts()).toBe(1);
+  });
+
   it('reports a server that cannot be reached', async () => {
     const closed = await startStubServer(happy);
     await closed.close();

@@ -29,6 +29,8 @@ export interface RemoteTransportOptions {
   readonly metadataTimeoutMs?: number;
   readonly fetch?: typeof fetch;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The run's stop signal: aborts requests in flight and retry waits (SIGTERM). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function createRemoteTransport(
   const redactor = credentialsRedactor(options.token, serverUrl);
   const log = options.log;
   const metadataTimeoutMs = options.metadataTimeoutMs ?? 60_000;
+  const runSignal = options.signal;
 
   /** One GET, retried while the answer may change; any other answer is returned. */
   const get = (path: string, what: string): Promise<HttpAnswer> =>
@@ -54,7 +57,12 @@ export async function createRemoteTransport(
       retry,
       async () => {
         const url = new URL(path, serverUrl.origin);
-        const answer = await fetchAnswer(baseFetch, url, { headers }, metadataTimeoutMs);
+        const answer = await fetchAnswer(
+          baseFetch,
+          url,
+          { headers, ...(runSignal ? { signal: runSignal } : {}) },
+          metadataTimeoutMs,
+        );
         if (isRetryableStatus(answer.status)) {
           throw new RetryableError(describeStatus(answer, redactor), {
             retryAfterMs: retryAfterMs(answer),
@@ -67,6 +75,7 @@ export async function createRemoteTransport(
           `${what} failed (attempt ${n}/${retry.attempts}), retrying in ${waitMs / 1000}s: ${e.message}`,
         ),
       options.sleep,
+      runSignal,
     );
 
   let sha = options.sha;
@@ -127,7 +136,14 @@ export async function createRemoteTransport(
       headers,
       errorPolicy: 'all',
       fetch: async (input: string | URL | Request, init?: RequestInit) => {
-        answer = await fetchAnswer(baseFetch, input, init ?? {}, queryTimeoutMs, endpoint);
+        const signals = [init?.signal, runSignal].filter((x): x is AbortSignal => !!x);
+        answer = await fetchAnswer(
+          baseFetch,
+          input,
+          { ...init, ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) },
+          queryTimeoutMs,
+          endpoint,
+        );
         return new Response(answer.body === '' ? null : answer.body, {
           status: answer.status,
           headers: answer.contentType ? { 'content-type': answer.contentType } : {},
@@ -182,8 +198,10 @@ export async function createRemoteTransport(
               `GraphQL query ${operationName} failed (attempt ${n}/${retry.attempts}), retrying in ${waitMs / 1000}s: ${e.message}`,
             ),
           options.sleep,
+          runSignal,
         );
       } catch (e) {
+        if (runSignal?.aborted) throw runSignal.reason;
         throw new GqlQueryError(operationName, messageOf(e));
       }
     },

@@ -44,11 +44,14 @@ export async function withRetries<T>(
   attempt: () => Promise<T>,
   onRetry: (error: RetryableError, attemptNumber: number, waitMs: number) => void,
   sleep: (ms: number) => Promise<void> = defaultSleep,
+  signal?: AbortSignal,
 ): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt();
     } catch (e) {
+      // A stopped run (SIGTERM) is not a failure to retry: its requests were aborted on purpose.
+      signal?.throwIfAborted();
       if (!(e instanceof RetryableError)) throw e;
       if (n >= policy.attempts) throw new RetriesExhaustedError(e, n);
       const waitMs = Math.max(
@@ -56,9 +59,29 @@ export async function withRetries<T>(
         Math.min(e.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS),
       );
       onRetry(e, n, waitMs);
-      await sleep(waitMs);
+      await abortable(sleep(waitMs), signal);
     }
   }
+}
+
+/** The wait, cut short by the run's stop signal. */
+function abortable(wait: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return wait;
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    wait.then(
+      () => {
+        signal.removeEventListener('abort', stop);
+        resolve();
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', stop);
+        reject(e);
+      },
+    );
+  });
 }
 
 function defaultSleep(ms: number): Promise<void> {

@@ -32,12 +32,14 @@ export const gqlClient = defineClient<GqlClient>(
  * reads the desired state of bundle `sha`). The caller closes it.
  */
 export function createRunGqlClient(
-  ctx: Pick<RunContext, 'config' | 'globals' | 'integration' | 'log'>,
+  ctx: Pick<RunContext, 'config' | 'globals' | 'integration' | 'log'> &
+    Partial<Pick<RunContext, 'signal'>>,
   options: { readonly sha?: string } = {},
 ): Promise<GqlClient> {
   return createGqlClient(ctx.config, ctx.globals, ctx.integration, ctx.log, {
     schemaSink: schemaSinkFor(ctx.globals),
     sha: options.sha,
+    signal: ctx.signal,
   });
 }
 
