@@ -1,4 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: OpenShift template parameters are ${NAME} inside plain strings
+import { processTemplate as processOpenshiftTemplate } from '@qontract/openshift-template';
 import type { ManagerDeployResourcesFragment } from './integrations-manager.generated.ts';
 import type { ManagedSpec, ShardSpec } from './sharding.ts';
 
@@ -633,37 +634,28 @@ export function renderTemplate(values: ChartValues): OpenshiftTemplate {
 }
 
 /**
- * OpenShift Template processing (`oc process --local`): every `${P}` in a
- * string value becomes the given value of P, else the parameter's default,
- * else is left as is (unknown parameters are not touched by OpenShift
- * either); a `required` parameter left empty is refused, as `oc process`
- * refuses it. An image whose digest parameter is empty keeps its bare tag (a
- * trailing `@` is dropped, where `oc process` would keep it), so an unset
- * digest never yields an invalid image; the templates of `openshift/`, which
- * `oc` processes, make the digests `required` instead.
+ * `oc process --local --ignore-unknown-parameters`, as the original runs it
+ * (`oc_process`), by @qontract/openshift-template: given parameters the
+ * template does not declare are ignored, a `required` one left empty is
+ * refused. One addition of ours: an image whose digest parameter is empty
+ * keeps its bare tag (a trailing `@` is dropped, where `oc process` would keep
+ * it), so an unset digest never yields an invalid image; the templates of
+ * `openshift/`, which `oc` processes, make the digests `required` instead.
  */
 export function processTemplate(
   template: OpenshiftTemplate,
   given: Readonly<Record<string, string>>,
 ): KubeBody[] {
-  const values = new Map<string, string>();
-  for (const p of template.parameters) values.set(p.name, p.value ?? '');
-  for (const [k, v] of Object.entries(given)) if (values.has(k)) values.set(k, v);
-  for (const p of template.parameters) {
-    if (p.required && !values.get(p.name)) {
-      throw new Error(`template parameter ${p.name} is required and must be specified`);
-    }
+  return processOpenshiftTemplate(template, given, { ignoreUnknownParameters: true }).map(
+    (o) => withoutEmptyDigests(o) as KubeBody,
+  );
+}
+
+function withoutEmptyDigests(v: unknown, key?: string): unknown {
+  if (typeof v === 'string') return key === 'image' && v.endsWith('@') ? v.slice(0, -1) : v;
+  if (Array.isArray(v)) return v.map((x) => withoutEmptyDigests(x));
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, withoutEmptyDigests(x, k)]));
   }
-  const substitute = (v: unknown, key?: string): unknown => {
-    if (typeof v === 'string') {
-      const out = v.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, name: string) => values.get(name) ?? m);
-      return key === 'image' && out.endsWith('@') ? out.slice(0, -1) : out;
-    }
-    if (Array.isArray(v)) return v.map((x) => substitute(x));
-    if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, k)]));
-    }
-    return v;
-  };
-  return template.objects.map((o) => substitute(o) as KubeBody);
+  return v;
 }

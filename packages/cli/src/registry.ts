@@ -16,6 +16,7 @@ import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindi
 import { openshiftRoutes } from '@qontract/integration-openshift-routes';
 import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
 import { openshiftVaultSecrets } from '@qontract/integration-openshift-vault-secrets';
+import { saasFileValidator } from '@qontract/integration-saas-file-validator';
 // registry:imports (the generator inserts imports above this line)
 
 /**
@@ -40,5 +41,6 @@ export const integrations: readonly AnyIntegration[] = [
   github,
   gitlabMembers,
   gitlabProjects,
+  saasFileValidator,
   // registry:entries (the generator inserts entries above this line)
 ];

@@ -15,6 +15,9 @@ describe('fault specs of the command and the control endpoint', () => {
     expect(parseFaultSpec('verb=get,drop')).toEqual({ rule: { verb: 'get', drop: true } });
     expect(parseFaultSpec('hang=true,times=2')).toEqual({ rule: { hang: true, times: 2 } });
     expect(parseFaultSpec('latencyMs=250')).toEqual({ rule: { latencyMs: 250 } });
+    expect(parseFaultSpec('verb=list,continued,status=410')).toEqual({
+      rule: { verb: 'list', continued: true, status: 410 },
+    });
   });
 
   it('reads JSON', () => {

@@ -24,6 +24,7 @@ const FIELDS = {
   retryAfter: 'count',
   drop: 'flag',
   hang: 'flag',
+  continued: 'flag',
   times: 'count',
 } as const satisfies Record<keyof Required<FaultRule>, FieldKind>;
 

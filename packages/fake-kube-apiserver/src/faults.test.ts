@@ -15,6 +15,18 @@ describe('FaultInjector', () => {
     expect(faults.decide('b', 'list')).toEqual({ action: 'pass', latencyMs: 0 });
   });
 
+  it('narrows a rule to the continued pages of a list (an expired continue token)', () => {
+    const faults = new FaultInjector();
+    faults.add('a', { verb: 'list', continued: true, status: 410 });
+    expect(faults.decide('a', 'list', { continued: false }).action).toBe('pass');
+    expect(faults.decide('a', 'list').action).toBe('pass');
+    expect(faults.decide('a', 'list', { continued: true })).toEqual({
+      action: 'fail',
+      latencyMs: 0,
+      status: 410,
+    });
+  });
+
   it('narrows rules to a resource and a namespace', () => {
     const faults = new FaultInjector();
     faults.add('a', { resource: 'secrets', namespace: 'ns', status: 403 });

@@ -8,6 +8,12 @@ export interface FaultRule {
   readonly resource?: string;
   /** Only requests in this namespace. */
   readonly namespace?: string;
+  /**
+   * Only list requests that carry a `continue` token (true) or none (false):
+   * `{ verb: 'list', continued: true, status: 410 }` is a token that expired
+   * between two pages, as etcd compaction makes it on a real server.
+   */
+  readonly continued?: boolean;
   /** Added before the request is handled (on top of the server-wide latency). */
   readonly latencyMs?: number;
   /** Share of matching requests that fail (0..1); defaults to 1 when `status`, `drop` or `hang` is set. */
@@ -63,7 +69,7 @@ export class FaultInjector {
   decide(
     cluster: string,
     verb: Verb,
-    target: { resource?: string; namespace?: string } = {},
+    target: { resource?: string; namespace?: string; continued?: boolean } = {},
   ): FaultDecision {
     const list = this.rules.get(cluster);
     if (!list) return { action: 'pass', latencyMs: 0 };
@@ -73,6 +79,7 @@ export class FaultInjector {
       if (active.remaining <= 0 || (rule.verb !== undefined && rule.verb !== verb)) continue;
       if (rule.resource !== undefined && rule.resource !== target.resource) continue;
       if (rule.namespace !== undefined && rule.namespace !== target.namespace) continue;
+      if (rule.continued !== undefined && rule.continued !== (target.continued ?? false)) continue;
       latencyMs += rule.latencyMs ?? 0;
       const failing = rule.status !== undefined || rule.drop === true || rule.hang === true;
       if (!failing) {

@@ -209,6 +209,7 @@ export async function startFakeKubeApiServer(
     const decision = faults.decide(cluster.name, route.verb, {
       resource: route.plural,
       namespace: route.namespace,
+      continued: url.searchParams.has('continue'),
     });
     const latency = baseLatency + decision.latencyMs;
     if (latency > 0) await sleep(latency);

@@ -231,6 +231,14 @@ describe('createGitlabApi: the request policy', () => {
     expect(fake.requestLog).toHaveLength(3);
   });
 
+  it('gives a refused connection up at once (nothing listens there): no retry', async () => {
+    const { fake, api, waits } = await setUp();
+    await fake.close();
+    const e = await failure(api.getGroup('team'));
+    expect(e.message).toContain('ECONNREFUSED');
+    expect(waits).toEqual([]);
+  });
+
   it('keeps the token out of errors (401 included)', async () => {
     const { fake } = await setUp();
     fake.addGroup('team');

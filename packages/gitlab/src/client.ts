@@ -1,4 +1,4 @@
-import { type ClientKey, defineClient, type RunContext } from '@qontract/core';
+import { type ClientKey, defineClient, QontractError, type RunContext } from '@qontract/core';
 import { createGitlabApi, type GitlabApi, type GitlabInstanceSettings } from './api.ts';
 
 /** Closes the connection pools of the clients this package created (not of test doubles). */
@@ -19,6 +19,7 @@ export function gitlabClientKey(instance: GitlabInstanceSettings): ClientKey<Git
         sslVerify: instance.sslVerify,
         signal: ctx.signal,
         log: ctx.log,
+        ...retryUnitFromEnv(ctx.env.vars),
       });
       closers.set(api, api.close);
       return api;
@@ -30,4 +31,25 @@ export function gitlabClientKey(instance: GitlabInstanceSettings): ClientKey<Git
 /** The run's client for this instance (token read through ctx.secrets), created once per run and instance. */
 export function gitlabApi(ctx: RunContext, instance: GitlabInstanceSettings): Promise<GitlabApi> {
   return ctx.client(gitlabClientKey(instance));
+}
+
+/**
+ * `QONTRACT_GITLAB_RETRY_UNIT_MS`: the first backoff between retries (500 ms
+ * by default, doubled per retry up to 120 units), as
+ * `QONTRACT_GITHUB_RETRY_UNIT_MS` is GitHub's. Tests and benchmarks set it;
+ * production keeps the default.
+ */
+function retryUnitFromEnv(vars: Readonly<Record<string, string | undefined>>): {
+  backoffMs?: number;
+  maxBackoffMs?: number;
+} {
+  const raw = vars.QONTRACT_GITLAB_RETRY_UNIT_MS;
+  if (raw === undefined || raw === '') return {};
+  const unit = Number(raw);
+  if (!Number.isInteger(unit) || unit < 0) {
+    throw new QontractError(
+      `QONTRACT_GITLAB_RETRY_UNIT_MS must be a whole number of at least 0, not '${raw}'`,
+    );
+  }
+  return { backoffMs: unit, maxBackoffMs: unit * 120 };
 }

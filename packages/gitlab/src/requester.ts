@@ -125,7 +125,11 @@ async function send(
       const reason = timeout.aborted
         ? `no answer within ${policy.timeoutMs / 1000} s`
         : networkReason(e);
-      if (!retryable || !canRetry) throw new GitlabTransportError(method, endpoint, reason);
+      // A refused connection means nothing listens there (GitLab down, a wrong URL): retrying
+      // only holds the run for minutes, so it is given up at once, as the cluster client does.
+      if (!retryable || !canRetry || refused(e)) {
+        throw new GitlabTransportError(method, endpoint, reason);
+      }
       await wait(policy, method, endpoint, reason, backoff(policy, attempt), attempt);
       continue;
     }
@@ -172,6 +176,11 @@ function retryAfter(
   const reset = headers.get('ratelimit-reset')?.trim();
   if (reset && /^\d+$/.test(reset)) return Math.max(Number(reset) * 1000 - now, 0);
   return undefined;
+}
+
+function refused(e: unknown): boolean {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
+  return (cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
 }
 
 function networkReason(e: unknown): string {

@@ -81,6 +81,7 @@ async function writeGithubTree(dir: string, scale: GithubScale): Promise<number>
       name: orgName(o),
       description: 'A benchmark organisation.',
       url: `https://github.com/${orgName(o)}`,
+      two_factor_authentication: true,
       default: o === 0,
       managedTeams: Array.from({ length: scale.teams }, (_, t) => teamName(t)),
       token: { path: `github/${orgName(o)}`, field: 'token' },

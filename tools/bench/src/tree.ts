@@ -52,7 +52,14 @@ export async function writeAppInterfaceTree(
 ): Promise<GeneratedTree> {
   await cp(join(EXAMPLES, 'graphql-schemas'), join(dir, 'graphql-schemas'), { recursive: true });
   await cp(join(EXAMPLES, 'schemas'), join(dir, 'schemas'), { recursive: true });
-  for (const part of ['data/app-interface', 'data/products']) {
+  // The app's escalation policy and what it refers to come from the examples too.
+  for (const part of [
+    'data/app-interface',
+    'data/products',
+    'data/app-sre/escalation-policies',
+    'data/dependencies/pagerduty',
+    'data/dependencies/slack',
+  ]) {
     await cp(join(EXAMPLES, part), join(dir, part), { recursive: true });
   }
   const files: Array<[string, string]> = [];
@@ -65,6 +72,12 @@ export async function writeAppInterfaceTree(
     name: 'bench',
     description: 'Generated application of the benchmark tree.',
     onboardingStatus: 'OnBoarded',
+    escalationPolicy: { $ref: '/app-sre/escalation-policies/example-app.yml' },
+    serviceOwners: [{ name: 'Bench Owner', email: 'bench@example.com' }],
+    appCode: 'BENCH-001',
+    sopsUrl: 'https://github.com/example/bench/tree/main/docs/sops',
+    architectureDocument: 'https://github.com/example/bench/blob/main/docs/architecture.md',
+    grafanaUrls: [{ title: 'Bench', url: 'https://grafana.example.com/d/bench' }],
   });
   const users = rolebindingUsers(scale);
   for (let c = 0; c < scale.clusters; c++) {

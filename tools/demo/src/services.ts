@@ -98,7 +98,9 @@ function githubService(github: FakeGitHub): DemoService {
 
 function gitlabService(gitlab: FakeGitlab): DemoService {
   return {
-    lines: [`${'GitLab'.padEnd(16)} ${gitlab.url}  (REST API v4, simulated)`],
+    lines: [
+      `${'GitLab'.padEnd(16)} ${gitlab.url}  (REST API v4, simulated, self-signed certificate)`,
+    ],
     env: {},
     writes: () => gitlab.mutatingRequests().length,
     close: () => gitlab.close(),
@@ -156,7 +158,7 @@ async function startSeededGitHub(): Promise<FakeGitHub> {
  */
 async function startSeededGitlab(): Promise<FakeGitlab> {
   const gitlab = await listening('GitLab', GITLAB_PORT, () =>
-    startFakeGitlab({ token: GITLAB_TOKEN, port: GITLAB_PORT }),
+    startFakeGitlab({ token: GITLAB_TOKEN, port: GITLAB_PORT, tls: true }),
   );
   for (const user of ['alice', 'bob', 'carol', 'dave', 'example-ci']) gitlab.addUser(user);
   gitlab.addGroup('app-sre-example');

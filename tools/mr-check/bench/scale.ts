@@ -1,6 +1,6 @@
 // The merge-request check on a large tree, against the one dry-run it must
-// do: `node tools/mr-check/bench/scale.ts [CLUSTERS NAMESPACES RESOURCES]`
-// (default 20 50 50). Generates a base tree (every namespace file with
+// do: `node tools/mr-check/bench/scale.ts [CLUSTERS NAMESPACES RESOURCES [JOBS]]`
+// (default 20 50 50, the check's default --jobs). Generates a base tree (every namespace file with
 // RESOURCES ConfigMaps), a head that changes one namespace file (one resource
 // becomes a template: the same object, another desired state), and times
 // (1) the affected dry-run alone — `openshift-resources` with early exit and
@@ -21,7 +21,7 @@ import { checkBundle } from '../src/bundles.ts';
 import { QONTRACT_RECONCILE_BIN } from '../src/child-run.ts';
 import { main } from '../src/main.ts';
 
-const [clusters = 20, namespaces = 50, resources = 50] = process.argv.slice(2).map(Number);
+const [clusters = 20, namespaces = 50, resources = 50, jobs] = process.argv.slice(2).map(Number);
 const EXAMPLES = resolve(import.meta.dirname, '../../../examples/app-interface');
 const INTEGRATIONS = ['namespaces', 'resources', 'vault-secrets', 'routes', 'prometheus-rules'];
 const pad = (n: number) => String(n + 1).padStart(2, '0');
@@ -43,13 +43,21 @@ try {
     delete doc.managed;
     yaml(file, doc);
   }
-  yaml('data/services/bench/app.yml', {
-    $schema: '/app-sre/app-1.yml',
-    labels: {},
-    name: 'bench',
-    description: 'bench',
-    onboardingStatus: 'OnBoarded',
-  });
+  // The example app and every data file it refers to, so the app stays valid
+  // whatever its schema comes to require.
+  const copied = new Set<string>();
+  const copyWithRefs = async (from: string, to: string): Promise<void> => {
+    if (copied.has(to)) return;
+    copied.add(to);
+    const text = await readFile(join(EXAMPLES, 'data', from), 'utf8');
+    files.push([join(base, 'data', to), text]);
+    for (const [, ref] of text.matchAll(/\$ref:\s*['"]?(\/[^\s'"#}]+)/g)) {
+      if (ref && !ref.startsWith('/app-interface/') && !ref.startsWith('/products/')) {
+        await copyWithRefs(ref, ref);
+      }
+    }
+  };
+  await copyWithRefs('/services/example-app/app.yml', '/services/bench/app.yml');
   for (const cluster of names) {
     yaml(`data/openshift/${cluster}/cluster.yml`, {
       $schema: '/openshift/cluster-1.yml',
@@ -175,7 +183,10 @@ try {
   started = performance.now();
   let markdown = '';
   const code = await main(
-    ['--base', base, '--head', head, '--config', config, '--report-json', join(dir, 'r.json')],
+    [
+      ...['--base', base, '--head', head, '--config', config],
+      ...['--report-json', join(dir, 'r.json'), ...(jobs ? ['--jobs', String(jobs)] : [])],
+    ],
     { stdout: { write: (s: string) => (markdown += s) } },
   );
   const check = (performance.now() - started) / 1000;

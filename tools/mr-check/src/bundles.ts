@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import {
   type Bundle,
   BundleLoadError,
@@ -25,6 +26,14 @@ export interface CheckedBundle {
   readonly problems: readonly LocatedProblem[];
 }
 
+/** A built tree not validated yet: what validation needs besides the bundle. */
+export interface BuiltBundle extends CheckedBundle {
+  /** Files of a directory that exist but failed to load; null for a bundle.json. */
+  readonly unloaded: UnloadedFiles | null;
+}
+
+type UnloadedFiles = NonNullable<Parameters<typeof validateBundle>[1]>;
+
 async function isDirectory(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
@@ -39,33 +48,98 @@ async function isDirectory(path: string): Promise<boolean> {
  * validate` runs (the embedded engine's loader and `validateBundle`).
  */
 export async function checkBundle(source: string, validate: boolean): Promise<CheckedBundle> {
-  const problems: BundleProblem[] = [];
-  let bundle: Bundle;
-  let sha256: string;
+  const built = await buildBundle(source);
+  return validate ? validateBuilt(built) : located(built, built.problems);
+}
+
+/** The bundle of a directory or bundle.json and the problems of loading it, not validated. */
+export async function buildBundle(source: string): Promise<BuiltBundle> {
   if (await isDirectory(source)) {
     const collected = await collectBundleFromDirectory(source, {});
-    problems.push(...collected.problems);
-    if (validate) problems.push(...validateBundle(collected.bundle, collected.unloaded));
-    bundle = collected.bundle;
-    sha256 = serializeBundle(bundle).sha256;
-  } else {
-    let loaded: Awaited<ReturnType<typeof readBundleFile>>;
-    try {
-      loaded = await readBundleFile(source);
-    } catch (e) {
-      if (e instanceof BundleLoadError) {
-        return { source, bundle: null, sha256: null, problems: e.problems };
-      }
-      throw new QontractError(
-        `${source}: not a bundle: ${e instanceof Error ? e.message : String(e)}`,
-      );
-    }
-    bundle = loaded.bundle;
-    sha256 = loaded.sha256;
-    if (validate) problems.push(...validateBundle(bundle));
+    return {
+      source,
+      bundle: collected.bundle,
+      sha256: serializeBundle(collected.bundle).sha256,
+      problems: collected.problems,
+      unloaded: collected.unloaded,
+    };
   }
-  problems.sort((a, b) => compareCodePoints(a.file, b.file));
-  return { source, bundle, sha256, problems: await locate(source, problems, bundle) };
+  try {
+    const loaded = await readBundleFile(source);
+    return { source, bundle: loaded.bundle, sha256: loaded.sha256, problems: [], unloaded: null };
+  } catch (e) {
+    if (e instanceof BundleLoadError) {
+      return { source, bundle: null, sha256: null, problems: e.problems, unloaded: null };
+    }
+    throw new QontractError(
+      `${source}: not a bundle: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}
+
+/** A built bundle with every problem `validateBundle` finds added, lines located. */
+export function validateBuilt(built: BuiltBundle): Promise<CheckedBundle> {
+  if (!built.bundle) return located(built, built.problems);
+  return located(built, [
+    ...built.problems,
+    ...validateBundle(built.bundle, built.unloaded ?? undefined),
+  ]);
+}
+
+async function located(
+  built: CheckedBundle,
+  problems: readonly BundleProblem[],
+): Promise<CheckedBundle> {
+  const sorted = [...problems].sort((a, b) => compareCodePoints(a.file, b.file));
+  return {
+    source: built.source,
+    bundle: built.bundle,
+    sha256: built.sha256,
+    problems: built.bundle ? await locate(built.source, sorted, built.bundle) : sorted,
+  };
+}
+
+/** What the build worker is asked, and what it answers. */
+const WORKER_TASK = 'qontract-mr-check:buildBundle';
+type WorkerAnswer =
+  | { readonly ok: true; readonly checked: BuiltBundle }
+  | { readonly ok: false; readonly message: string; readonly expected: boolean };
+
+/**
+ * `buildBundle` on a worker thread, so that building one tree does not wait
+ * for the other: reading and parsing is synchronous work, and the check has
+ * both trees to build. The bundle comes back by structured clone.
+ */
+export function buildBundleInWorker(source: string): Promise<BuiltBundle> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), {
+      workerData: { task: WORKER_TASK, source },
+    });
+    let answered = false;
+    worker.once('message', (answer: WorkerAnswer) => {
+      answered = true;
+      if (answer.ok) resolve(answer.checked);
+      else reject(answer.expected ? new QontractError(answer.message) : new Error(answer.message));
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (!answered) reject(new Error(`the bundle build of ${source} stopped (exit ${code})`));
+    });
+  });
+}
+
+if (!isMainThread && parentPort && workerData?.task === WORKER_TASK) {
+  const port = parentPort;
+  const { source } = workerData as { source: string };
+  buildBundle(source).then(
+    (checked) => port.postMessage({ ok: true, checked } satisfies WorkerAnswer),
+    (e: unknown) =>
+      port.postMessage({
+        ok: false,
+        message: e instanceof Error ? e.message : String(e),
+        expected: e instanceof QontractError,
+      } satisfies WorkerAnswer),
+  );
 }
 
 /**

@@ -8,10 +8,16 @@ import {
   startBundleServer,
 } from '@qontract/app-interface';
 import { integrations as registry } from '@qontract/cli';
-import { QontractError, SecretRedactor } from '@qontract/core';
+import { errorMessage, QontractError, SecretRedactor } from '@qontract/core';
 import pLimit from 'p-limit';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
-import { checkBundle, type LocatedProblem } from './bundles.ts';
+import {
+  buildBundle,
+  buildBundleInWorker,
+  type CheckedBundle,
+  type LocatedProblem,
+  validateBuilt,
+} from './bundles.ts';
 import { runChild } from './child-run.ts';
 import { Progress } from './progress.ts';
 import { changeList, type IntegrationReport, type MrCheckReport, outcomeText } from './report.ts';
@@ -58,9 +64,11 @@ const CHILD_ENV_OVERRIDES = [
 export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport> {
   const config = await readConfig(options.configPath);
   const redactor = secretsOf(config);
-  const [head, base] = await Promise.all([
-    checkBundle(options.head, true),
-    checkBundle(options.base, false),
+  // The base builds on a worker thread while this one builds the head: both
+  // are synchronous reading and parsing, and the machine has more than one core.
+  const [base, head] = await Promise.all([
+    buildBundleInWorker(options.base),
+    buildBundle(options.head),
   ]);
   if (!base.bundle || !base.sha256 || base.problems.length > 0) {
     throw new QontractError(
@@ -84,18 +92,24 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
       redactor,
     );
   const noChanges = { datafiles: [], resources: [], schemas: [] };
-  if (!head.bundle || !head.sha256) return report(head.problems, noChanges, []);
+  if (!head.bundle || !head.sha256) {
+    return report((await validateBuilt(head)).problems, noChanges, []);
+  }
 
   const diff = diffBundles(base.bundle, head.bundle);
   const schemaDiff = diffBundleSchemas(base.bundle, head.bundle);
   const changes = changeList(diff, schemaDiff);
   const { files, problems: fileProblems } = integrationFiles(head.bundle);
-  const problems = [
-    ...head.problems,
+  const problemsWith = (validated: CheckedBundle) => [
+    ...validated.problems,
     ...fileProblems.map((p) => ({ ...p, kind: 'SCHEMA' as const })),
   ];
-  // An invalid head fails before anything runs, as the original's CI does.
-  if (problems.length > 0) return report(problems, changes, []);
+  // An invalid head fails without integration results, as the original's CI
+  // does. What loading already found ends the check here; validation runs
+  // beside the integrations (below) and stops them when it finds a problem.
+  if (head.problems.length > 0 || fileProblems.length > 0) {
+    return report(problemsWith(await validateBuilt(head)), changes, []);
+  }
 
   const summary = summarizeChanges(diff, schemaDiff);
   const registered = new Set(registry.map((d) => d.name));
@@ -112,53 +126,93 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
     );
 
   const results = new Map<string, IntegrationReport>();
-  if (toRun.length > 0) {
-    const dir = await mkdtemp(join(tmpdir(), 'qontract-mr-check-'));
-    // The integrations ask the same big queries (the openshift-resources
-    // family shares its documents), early exit asks them of both bundles:
-    // each is computed once per bundle.
-    const server = await startBundleServer(
-      [
-        createEmbeddedEngine(base.bundle, base.sha256, options.base),
-        createEmbeddedEngine(head.bundle, head.sha256, options.head),
-      ],
-      { cache: true },
-    );
-    const progress = new Progress(options.progress ?? process.stderr);
-    try {
-      const configPath = join(dir, 'config.toml');
-      await writeFile(configPath, childConfig(config, options.configPath, `${server.url}/graphql`));
-      const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
-      for (const key of CHILD_ENV_OVERRIDES) delete env[key];
-      const limit = pLimit(Math.max(1, options.jobs ?? availableParallelism()));
-      progress.start(toRun.map((r) => r.file.name));
-      await Promise.all(
-        toRun.map(({ file, selection, prCheck }, i) =>
-          limit(async () => {
-            progress.update(file.name, 'running');
-            const r = await runIntegration(file, selection.reason, prCheck, {
-              configPath,
-              baseSha: base.sha256!,
-              planFile: join(dir, `plan-${i}.json`),
-              env,
-              signal: options.signal,
-            });
-            results.set(file.name, r);
-            progress.update(
-              file.name,
-              r.status === 'changes' || r.status === 'failed' ? r.status : 'no changes',
-              detail(r),
-            );
-          }),
-        ),
-      );
-    } finally {
-      progress.stop();
-      await server.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+  if (toRun.length === 0) {
+    const problems = problemsWith(await validateBuilt(head));
+    return report(problems, changes, problems.length > 0 ? [] : skipped(selections));
   }
-  const integrations = selections.map(
+  const dir = await mkdtemp(join(tmpdir(), 'qontract-mr-check-'));
+  // The integrations ask the same big queries (the openshift-resources
+  // family shares its documents), early exit asks them of both bundles:
+  // each is computed once per bundle.
+  const server = await startBundleServer(
+    [
+      createEmbeddedEngine(base.bundle, base.sha256, options.base),
+      createEmbeddedEngine(head.bundle, head.sha256, options.head),
+    ],
+    { cache: true },
+  );
+  const progress = new Progress(options.progress ?? process.stderr);
+  // Stops the integrations when validation fails, or when the caller stops the check.
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  let problems: LocatedProblem[];
+  try {
+    const configPath = join(dir, 'config.toml');
+    await writeFile(configPath, childConfig(config, options.configPath, `${server.url}/graphql`));
+    const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
+    for (const key of CHILD_ENV_OVERRIDES) delete env[key];
+    // The integrations load the same modules: the first ones compile them
+    // for the others (Node's compile cache, in the check's own directory).
+    if (env.NODE_COMPILE_CACHE === undefined && env.NODE_DISABLE_COMPILE_CACHE === undefined) {
+      env.NODE_COMPILE_CACHE = join(dir, 'compile-cache');
+    }
+    const limit = pLimit(Math.max(1, options.jobs ?? availableParallelism()));
+    progress.start(toRun.map((r) => r.file.name));
+    const running = Promise.all(
+      toRun.map(({ file, selection, prCheck }, i) =>
+        limit(async () => {
+          if (signal.aborted) return;
+          progress.update(file.name, 'running');
+          const r = await runIntegration(file, selection.reason, prCheck, {
+            configPath,
+            baseSha: base.sha256!,
+            planFile: join(dir, `plan-${i}.json`),
+            env,
+            signal,
+          });
+          if (stop.signal.aborted) {
+            progress.update(file.name, 'failed', `stopped: ${errorMessage(stop.signal.reason)}`);
+            return;
+          }
+          results.set(file.name, r);
+          progress.update(
+            file.name,
+            r.status === 'changes' || r.status === 'failed' ? r.status : 'no changes',
+            detail(r),
+          );
+        }),
+      ),
+    );
+    // The first integrations are started (and load their code) while this
+    // thread validates the head.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      problems = problemsWith(await validateBuilt(head));
+    } catch (e) {
+      stop.abort(e);
+      await running.catch(() => undefined);
+      throw e;
+    }
+    if (problems.length > 0) stop.abort(new Error('the head bundle is invalid'));
+    await running;
+  } finally {
+    progress.stop();
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  if (problems.length > 0) return report(problems, changes, []);
+  return report([], changes, skipped(selections, results));
+}
+
+/** Every selected integration's result; the others skipped, with why. */
+function skipped(
+  selections: ReadonlyArray<{
+    file: { name: string; path: string };
+    selection: { reason: string };
+  }>,
+  results: ReadonlyMap<string, IntegrationReport> = new Map(),
+): IntegrationReport[] {
+  return selections.map(
     ({ file, selection }): IntegrationReport =>
       results.get(file.name) ?? {
         name: file.name,
@@ -167,7 +221,6 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
         reason: selection.reason,
       },
   );
-  return report([], changes, integrations);
 }
 
 /** The progress line's detail: what the status alone does not say. */

@@ -186,7 +186,7 @@ function sortRecord<T>(rec: Record<string, T>): Record<string, T> {
   return out;
 }
 
-export function sortProblems(problems: BundleProblem[]): BundleProblem[] {
+function sortProblems(problems: BundleProblem[]): BundleProblem[] {
   return problems.sort(
     (a, b) => compareCodePoints(a.file, b.file) || compareCodePoints(a.reason, b.reason),
   );

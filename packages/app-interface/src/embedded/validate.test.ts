@@ -98,8 +98,9 @@ describe('validation of an app-interface tree', () => {
       expect.stringMatching(/^\/broken\.yml: invalid YAML at line \d+, column \d+: /),
       '/no-schema.yml: the data file has no $schema',
       '/dangling.yml: other: $ref /nowhere.yml does not exist',
-      "/invalid.yml: schema /thing-1.yml: (root) has unexpected property 'colour'",
+      // a file's schema violations: the most specific (deepest) first
       expect.stringMatching(/^\/invalid\.yml: schema \/thing-1\.yml: \/name must match pattern/),
+      "/invalid.yml: schema /thing-1.yml: (root) has unexpected property 'colour'",
     ]);
   });
 
@@ -137,9 +138,9 @@ describe('validation of an app-interface tree', () => {
   it('accepts a datafile $schema without the leading slash, as the validator does', async () => {
     const root = await tree({ 'data/a.yml': '$schema: thing-1.yml\nname: a\nextra: 1\n' });
     expect(await problemsOf(root)).toEqual([
-      "/a.yml: schema /thing-1.yml: (root) has unexpected property 'extra'",
       // the schema is found; its own enum still wants the canonical form
       '/a.yml: schema /thing-1.yml: /$schema must be one of ["/thing-1.yml"]',
+      "/a.yml: schema /thing-1.yml: (root) has unexpected property 'extra'",
     ]);
   });
 

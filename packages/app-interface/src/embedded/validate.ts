@@ -3,7 +3,7 @@ import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFuncti
 import draft6MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
 import { confsOf } from './graphql-conf.ts';
 import { type BundleProblem, ProblemKind } from './problems.ts';
-import { sortProblems } from './read-directory.ts';
+import { errorExplainer, formatErrorDetail } from './schema-errors.ts';
 import { traverseData } from './traverse.ts';
 import type { Bundle, GraphqlTypeConf, JsonObject, JsonValue, UnloadedFiles } from './types.ts';
 import { parseYaml11 } from './yaml11.ts';
@@ -72,7 +72,24 @@ export function validateBundle(
   checkCrossRefs(bundle, unloaded, problems);
   checkTypedData(bundle, unloaded, problems);
   checkGraphqlUniqueFields(bundle, problems);
-  return sortProblems(problems);
+  return problems.sort(byFileThenSpecificity);
+}
+
+/**
+ * The schema violations of one document, in the order the explainer put
+ * them (most specific first); everything else stays sorted by reason.
+ */
+const explainedOrder = new WeakMap<BundleProblem, { document: string; rank: number }>();
+
+function byFileThenSpecificity(a: BundleProblem, b: BundleProblem): number {
+  const byFile = compareCodePoints(a.file, b.file);
+  if (byFile !== 0) return byFile;
+  const ra = explainedOrder.get(a);
+  const rb = explainedOrder.get(b);
+  // One document's violations share their reason's `schema X:` prefix, so
+  // ranking them inside that block keeps the order consistent.
+  if (ra && rb && ra.document === rb.document) return ra.rank - rb.rank;
+  return compareCodePoints(a.reason, b.reason);
 }
 
 function validateJsonSchemas(
@@ -84,8 +101,13 @@ function validateJsonSchemas(
     strict: false,
     validateSchema: false,
     allErrors: true,
+    // Errors carry their schema object, so a failed oneOf can be explained by its branches.
+    verbose: true,
     meta: false,
     unicodeRegExp: false,
+    // qontract-validator's Draft6Validator has no format checker: `format` is
+    // documentation there, so it is not checked (nor warned about) here either.
+    validateFormats: false,
     code: { regExp: pythonRegExp },
   });
   ajv.addMetaSchema(draft6MetaSchema);
@@ -180,6 +202,7 @@ function validateJsonSchemas(
     }
   }
 
+  const explainer = errorExplainer(ajv, bundle.schemas);
   const validateDocument = (file: string, doc: JsonValue, declared: string) => {
     const schemaPath = normalizeSchemaPath(declared);
     if (unloaded.schemas.has(schemaPath)) return;
@@ -189,8 +212,14 @@ function validateJsonSchemas(
     }
     const validate = validatorFor(schemaPath);
     if (validate && !validate(doc)) {
-      for (const e of validate.errors ?? []) {
-        problems.push({ file, reason: `schema ${schemaPath}: ${formatError(e)}`, kind: 'SCHEMA' });
+      for (const [rank, reason] of explainer.explain(validate.errors ?? []).entries()) {
+        const problem: BundleProblem = {
+          file,
+          reason: `schema ${schemaPath}: ${reason}`,
+          kind: 'SCHEMA',
+        };
+        explainedOrder.set(problem, { document: `${file}\0${schemaPath}`, rank });
+        problems.push(problem);
       }
     }
   };
@@ -209,19 +238,15 @@ function validateJsonSchemas(
     }
     validateDocument(file, doc, resource.$schema);
   }
+  // Like qontract-validator: schema.yml itself, when it names its schema.
+  const graphql: unknown = bundle.graphql;
+  if (isObject(graphql) && typeof graphql.$schema === 'string' && graphql.$schema !== '') {
+    validateDocument(GRAPHQL_SCHEMA_FILE, graphql, graphql.$schema);
+  }
 }
 
 function formatError(e: ErrorObject): string {
-  const where = e.instancePath || '(root)';
-  let detail = e.message ?? 'is invalid';
-  if (e.keyword === 'additionalProperties') {
-    detail = `has unexpected property '${String(e.params.additionalProperty)}'`;
-  } else if (e.keyword === 'enum') {
-    detail = `must be one of ${JSON.stringify(e.params.allowedValues)}`;
-  } else if (e.keyword === 'required') {
-    detail = `is missing required property '${String(e.params.missingProperty)}'`;
-  }
-  return `${where} ${detail}`;
+  return `${e.instancePath || '(root)'} ${formatErrorDetail(e)}`;
 }
 
 function formatErrors(errors: ErrorObject[] | null | undefined): string {

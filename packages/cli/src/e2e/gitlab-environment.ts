@@ -7,7 +7,7 @@ import { afterEach } from 'vitest';
 import { type CliRun, runQontractReconcile, useExampleEnvironment } from './harness.ts';
 
 /** The example instance's URL in `examples/app-interface` (gitlab.yml and the code components). */
-const EXAMPLE_GITLAB_URL = 'http://127.0.0.1:16460';
+const EXAMPLE_GITLAB_URL = 'https://127.0.0.1:16460';
 /** The example tokens of `examples/config.toml` (`[gitlab.gitlab]`, `[pagerduty.example]`). */
 const GITLAB_TOKEN = 'glpat-example-token-not-real';
 const PAGERDUTY_TOKEN = 'pd-example-token-not-real';
@@ -38,7 +38,7 @@ export function useGitlabEnvironment(): () => Promise<GitlabEnvironment> {
   return async () => {
     const [env, gitlab, pagerduty] = await Promise.all([
       start(),
-      startFakeGitlab({ token: GITLAB_TOKEN }),
+      startFakeGitlab({ token: GITLAB_TOKEN, tls: true }),
       startFakePagerDuty({ token: PAGERDUTY_TOKEN }),
     ]);
     fakes.push(gitlab, pagerduty);

@@ -79,6 +79,7 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
       [
         '---',
         '$schema: /openshift/namespace-1.yml',
+        'labels: {}',
         'name: example-app-production',
         'description: an accidental second definition',
         'cluster:',

@@ -69,13 +69,20 @@ function settingsFor(
   // is given up for the run.
   const request = millis(vars.CLUSTER_REQUEST_TIMEOUT_SECS);
   const read = millis(vars.CLUSTER_READ_TIMEOUT_SECS);
+  // The pause between retries of a transient failure (1 s × attempt by
+  // default); tests and benchmarks shrink it, as QONTRACT_GITHUB_RETRY_UNIT_MS.
+  const backoff = Number(vars.QONTRACT_CLUSTER_RETRY_UNIT_MS);
   return {
     integration: ctx.integration,
     secrets: ctx.secrets,
     ...(reachability ? { reachabilityTimeoutMs: reachability } : {}),
     ...(read ? { readTimeoutMs: read } : {}),
     // Every request honours the run's stop signal (SIGTERM: abort what waits on the network).
-    clientOptions: { ...(request ? { timeoutMs: request } : {}), signal: ctx.signal },
+    clientOptions: {
+      ...(request ? { timeoutMs: request } : {}),
+      ...(backoff >= 0 && vars.QONTRACT_CLUSTER_RETRY_UNIT_MS ? { backoffMs: backoff } : {}),
+      signal: ctx.signal,
+    },
     internal: options.internal,
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,
