@@ -1,5 +1,5 @@
 import { type ClientKey, defineClient, QontractError, type RunContext } from '@qontract/core';
-import { createGitlabApi, type GitlabApi, type GitlabInstanceSettings } from './api.ts';
+import type { GitlabApi, GitlabInstanceSettings } from './api.ts';
 
 /** Closes the connection pools of the clients this package created (not of test doubles). */
 const closers = new WeakMap<GitlabApi, () => Promise<void>>();
@@ -12,6 +12,9 @@ export function gitlabClientKey(instance: GitlabInstanceSettings): ClientKey<Git
   return defineClient<GitlabApi>(
     `gitlab:${instance.name}`,
     async (ctx) => {
+      // Loaded on first use: gitbeaker and its own undici cost every other command
+      // (and `--help`) about 0.2 s of start-up when imported with the registry.
+      const { createGitlabApi } = await import('./api.ts');
       const api = createGitlabApi({
         url: instance.url,
         // Read through the run's secret reader, which registers it for redaction.

@@ -1,16 +1,16 @@
 /** @public The client API of issue 15, consumed by gitlab-members, gitlab-projects and saas-deploy. */
 export { ACCESS_LEVELS, accessLevel, accessLevelName } from './access-levels.ts';
 /** @public The client API of issue 15, consumed by gitlab-members, gitlab-projects and saas-deploy. */
-export {
-  type ClosableGitlabApi,
-  createGitlabApi,
-  type GitlabApi,
-  type GitlabApiOptions,
-  type GitlabGroup,
-  type GitlabGroupMember,
-  type GitlabInstanceSettings,
-  GitlabNotFoundError,
-  type GitlabProject,
+// Types only: the client itself (gitbeaker) is loaded when a run first asks for it
+// (`gitlabApi`), not by every command that imports the registry.
+export type {
+  ClosableGitlabApi,
+  GitlabApi,
+  GitlabApiOptions,
+  GitlabGroup,
+  GitlabGroupMember,
+  GitlabInstanceSettings,
+  GitlabProject,
 } from './api.ts';
 /** @public The client API of issue 15, consumed by gitlab-members, gitlab-projects and saas-deploy. */
 export { gitlabApi, gitlabClientKey } from './client.ts';

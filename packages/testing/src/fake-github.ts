@@ -15,9 +15,8 @@ import {
 import {
   type FakeRequest,
   type FakeResponse,
+  type HttpFake,
   type HttpFaultRule,
-  type HttpFaults,
-  type RecordedRequest,
   startHttpFake,
 } from './http-fake.ts';
 
@@ -95,18 +94,12 @@ export interface FakeGitHubQuota {
   readonly reset: number;
 }
 
-export interface FakeGitHub {
+export interface FakeGitHub extends HttpFake {
   /** The API base URL (what `GITHUB_API` / Octokit's `baseUrl` take). */
   readonly url: string;
   /** The all-organisations token given at start. */
   readonly token: string;
-  /** Every request answered so far (method, path, query, status). */
-  readonly requestLog: readonly RecordedRequest[];
-  /** The requests that could change something (POST, PUT, PATCH, DELETE). */
-  mutatingRequests(): RecordedRequest[];
-  /** Fault injection; see `secondaryRateLimit` and `primaryRateLimit` for GitHub's limits. */
-  readonly faults: HttpFaults;
-  latencyMs: number;
+  // `faults` (from HttpFake): see `secondaryRateLimit` and `primaryRateLimit` for GitHub's limits.
 
   addFile(file: FakeGitHubFile): void;
   /** `GET /repos/{owner}/{repo}/commits/{ref}` answers this sha. */
@@ -141,7 +134,6 @@ export interface FakeGitHub {
   quota(token: string): FakeGitHubQuota;
   /** Every token's quota starts a new window now. */
   resetRateLimits(): void;
-  close(): Promise<void>;
 }
 
 const DOCS = 'https://docs.github.com/rest';
@@ -384,18 +376,8 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
   const sortedLogins = (members: ReadonlyMap<string, unknown>) =>
     [...members.keys()].map((k) => model.userLogin(k)).sort(byLowerCase);
 
-  return {
-    url: baseUrl,
+  const own: Omit<FakeGitHub, keyof HttpFake> = {
     token: mainToken,
-    requestLog: http.requestLog,
-    mutatingRequests: () => http.mutatingRequests(),
-    faults: http.faults,
-    get latencyMs() {
-      return http.latencyMs;
-    },
-    set latencyMs(ms: number) {
-      http.latencyMs = ms;
-    },
     addFile,
     addCommit: (repo, ref, sha) => {
       commits.set(`${repo}@${ref}`, sha);
@@ -429,8 +411,10 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
         t.quota.windowStart = now();
       }
     },
-    close: () => http.close(),
   };
+  // The HTTP side (request log, faults, latency, close) is the fake server's own; the URL
+  // carries the GitHub Enterprise path prefix.
+  return Object.assign(http, own, { url: baseUrl });
 }
 
 function githubRoutes(deps: {

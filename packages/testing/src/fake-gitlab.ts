@@ -1,12 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  type FakeRequest,
-  type FakeResponse,
-  type HttpFake,
-  type HttpFaults,
-  type RecordedRequest,
-  startHttpFake,
-} from './http-fake.ts';
+import { type FakeRequest, type FakeResponse, type HttpFake, startHttpFake } from './http-fake.ts';
 
 /** @public A request quota per fixed window, as GitLab's rate limits (Rack::Attack) apply them. */
 export interface FakeGitlabQuota {
@@ -49,18 +42,12 @@ export interface FakeGitlabProject {
   readonly pathWithNamespace: string;
 }
 
-export interface FakeGitlab {
+export interface FakeGitlab extends HttpFake {
   /** The instance URL (`https://127.0.0.1:PORT`), what app-interface's `gitlabinstance_v1.url` holds. */
   readonly url: string;
   /** `<url>/api/v4` */
   readonly apiUrl: string;
   readonly token: string;
-  /** The self-signed certificate (PEM) when started with `tls`. */
-  readonly certificate?: string;
-  readonly requestLog: readonly RecordedRequest[];
-  mutatingRequests(): RecordedRequest[];
-  readonly faults: HttpFaults;
-  latencyMs: number;
   /** Sets (or lifts, with `undefined`) the request quota; the window starts anew. */
   setQuota(quota: FakeGitlabQuota | undefined): void;
 
@@ -89,7 +76,6 @@ export interface FakeGitlab {
   file(projectPath: string, ref: string, filePath: string): string | undefined;
   /** The commit sha a branch (or sha) resolves to, or undefined. */
   commitSha(projectPath: string, ref: string): string | undefined;
-  close(): Promise<void>;
 }
 
 interface User {
@@ -722,20 +708,9 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
   });
   baseUrl = http.url;
 
-  return {
-    url: http.url,
+  const own: Omit<FakeGitlab, keyof HttpFake> = {
     apiUrl: `${http.url}/api/v4`,
     token,
-    ...(http.certificate !== undefined ? { certificate: http.certificate } : {}),
-    requestLog: http.requestLog,
-    mutatingRequests: () => http.mutatingRequests(),
-    faults: http.faults,
-    get latencyMs() {
-      return http.latencyMs;
-    },
-    set latencyMs(ms: number) {
-      http.latencyMs = ms;
-    },
     setQuota,
     addUser: (username, opts) => {
       const u = addUser(username, opts);
@@ -772,8 +747,9 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     file: (projectPath, ref, filePath) =>
       resolve(projectByPath(projectPath), ref)?.tree.get(filePath),
     commitSha: (projectPath, ref) => resolve(projectByPath(projectPath), ref)?.id,
-    close: () => http.close(),
   };
+  // The HTTP side (url, request log, faults, latency, close) is the fake server's own.
+  return Object.assign(http, own);
 
   function publicProject(p: Project): FakeGitlabProject {
     return { id: p.id, name: p.name, path: p.path, pathWithNamespace: projectFullPath(p) };

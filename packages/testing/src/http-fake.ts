@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { servingCertificate } from '@qontract/fake-kube-apiserver';
 
 /** One request as a fake saw it, with the status it answered (0: dropped or hung). */
-export interface RecordedRequest {
+interface RecordedRequest {
   readonly method: string;
   readonly path: string;
   readonly query: string;
