@@ -14,6 +14,7 @@ import { openshiftResourcequotas } from '@qontract/integration-openshift-resourc
 import { openshiftResources } from '@qontract/integration-openshift-resources';
 import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
 import { openshiftRoutes } from '@qontract/integration-openshift-routes';
+import { openshiftSaasDeploy } from '@qontract/integration-openshift-saas-deploy';
 import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
 import { openshiftVaultSecrets } from '@qontract/integration-openshift-vault-secrets';
 import { saasFileValidator } from '@qontract/integration-saas-file-validator';
@@ -42,5 +43,6 @@ export const integrations: readonly AnyIntegration[] = [
   gitlabMembers,
   gitlabProjects,
   saasFileValidator,
+  openshiftSaasDeploy,
   // registry:entries (the generator inserts entries above this line)
 ];

@@ -8,3 +8,11 @@ export {
   type GithubOrgClients,
   githubOrgs,
 } from './orgs.ts';
+/** @public repository reads of openshift-saas-deploy (through @qontract/saas) */
+export {
+  type GithubRepoFile,
+  githubClientWithToken,
+  listGithubFiles,
+  readGithubFile,
+  resolveGithubRef,
+} from './repo-contents.ts';

@@ -168,6 +168,55 @@ describe('createGitlabApi: projects and repositories', () => {
     expect(noRef).toBeInstanceOf(GitlabNotFoundError);
     expect(noRef.message).toContain("ref 'main' of GitLab project 'app/other'");
   });
+
+  it('resolves refs through the commit list (ref_name, one per page), as the original', async () => {
+    const { fake, api } = await setUp();
+    fake.addGroup('app');
+    fake.addProject('app', 'saas');
+    const first = fake.pushCommit('app/saas', 'main', { 'a.yaml': 'a' });
+    fake.tag('app/saas', 'v1', first);
+    const second = fake.pushCommit('app/saas', 'main', { 'a.yaml': 'b' });
+    expect(await api.resolveRef('app/saas', 'main')).toBe(second);
+    expect(await api.resolveRef('app/saas', 'v1')).toBe(first);
+    expect(await api.resolveRef('app/saas', first.slice(0, 10))).toBe(first);
+    const lists = fake.requestLog.filter((r) => r.path.endsWith('/repository/commits'));
+    expect(lists.map((r) => new URLSearchParams(r.query).get('per_page'))).toEqual(['1', '1', '1']);
+    const unknown = await failure(api.resolveRef('app/saas', 'nope'));
+    expect(unknown).toBeInstanceOf(GitlabNotFoundError);
+    expect(unknown.message).toBe(
+      `ref 'nope' of GitLab project 'app/saas': not found on GitLab ${fake.url}`,
+    );
+  });
+
+  it('lists the files of a directory at a sha from the repository archive', async () => {
+    const { fake, api } = await setUp();
+    fake.addGroup('app');
+    fake.addProject('app', 'saas');
+    const sha = fake.pushCommit('app/saas', 'main', {
+      'deploy/b.yaml': 'kind: B\n',
+      'deploy/a.yaml': 'kind: A\n',
+      'deploy/sub/c.yaml': 'kind: C\n',
+      'deployments/x.yaml': 'not in deploy',
+      'other.yaml': 'kind: O\n',
+    });
+    fake.pushCommit('app/saas', 'main', { 'deploy/a.yaml': null });
+    expect(await api.listFiles('app/saas', '/deploy/', sha)).toEqual([
+      { name: 'a.yaml', content: 'kind: A\n' },
+      { name: 'b.yaml', content: 'kind: B\n' },
+      { name: 'sub/c.yaml', content: 'kind: C\n' },
+    ]);
+    const archives = fake.requestLog.filter((r) => r.path.endsWith('/repository/archive.tar.gz'));
+    expect(archives).toHaveLength(1);
+    expect(Object.fromEntries(new URLSearchParams(archives[0]!.query))).toEqual({
+      sha,
+      path: 'deploy',
+    });
+    const missing = await failure(api.listFiles('app/saas', 'nope', sha));
+    expect(missing).toBeInstanceOf(GitlabNotFoundError);
+    expect(missing.message).toBe(
+      `directory 'nope' at '${sha}' of GitLab project 'app/saas': not found on GitLab ${fake.url}`,
+    );
+  });
 });
 
 describe('createGitlabApi: the request policy', () => {

@@ -1,5 +1,8 @@
+import { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import { Gitlab } from '@gitbeaker/rest';
 import { type Logger, QontractError, type SecretRef } from '@qontract/core';
+import { extract } from 'tar-stream';
 import { Agent } from 'undici';
 import { z } from 'zod';
 import {
@@ -58,8 +61,26 @@ export interface GitlabApi {
   projectUrl(groupFullPath: string, projectName: string): string;
   /** The raw content of a file at a branch, tag or commit; a missing file or project → GitlabNotFoundError. */
   getFile(projectPath: string, filePath: string, ref: string): Promise<string>;
-  /** The commit sha a branch, tag or sha names; unknown → GitlabNotFoundError. */
+  /**
+   * The commit sha a branch, tag or sha names: the first commit GitLab lists
+   * for `ref_name`, as the original; an unknown ref or project → GitlabNotFoundError.
+   */
   resolveRef(projectPath: string, ref: string): Promise<string>;
+  /**
+   * Every file at or below directory `dirPath` at commit `sha`, read from the
+   * repository's tar.gz archive of that path as the original does (so files
+   * of sub-directories are included), in archive order. `name` is the path
+   * relative to the directory. A missing project, commit or path →
+   * GitlabNotFoundError.
+   */
+  listFiles(projectPath: string, dirPath: string, sha: string): Promise<GitlabFile[]>;
+}
+
+/** A file read from a repository archive. */
+export interface GitlabFile {
+  /** Relative to the directory that was read (`a.yaml`, `sub/b.yaml`). */
+  readonly name: string;
+  readonly content: string;
 }
 
 /** GitLab answered 404 for the object named in the message. */
@@ -303,14 +324,72 @@ export function createGitlabApi(options: GitlabApiOptions): ClosableGitlabApi {
         (v) => z.string().parse(v),
       ),
 
-    resolveRef: (projectPath, ref) =>
-      call(
-        `ref '${ref}' of GitLab project '${projectPath}'`,
-        () => gitlab.Commits.show(projectPath, ref),
-        (v) => CommitBody.parse(v).id,
-      ),
+    async resolveRef(projectPath, ref) {
+      const what = `ref '${ref}' of GitLab project '${projectPath}'`;
+      const commits = await call(
+        what,
+        () => gitlab.Commits.all(projectPath, { refName: ref, perPage: 1, page: 1 }),
+        (v) => z.array(CommitBody).parse(v),
+      );
+      // GitLab lists no commit (200, empty) for a ref it does not know.
+      const first = commits[0];
+      if (!first) throw new GitlabNotFoundError(`${what}: not found on GitLab ${url}`);
+      return first.id;
+    },
+
+    async listFiles(projectPath, dirPath, sha) {
+      const path = dirPath.replace(/^\/+|\/+$/g, '');
+      const what = `directory '${dirPath}' at '${sha}' of GitLab project '${projectPath}'`;
+      const archive = await call(
+        what,
+        async () => {
+          const blob = await gitlab.Repositories.showArchive(projectPath, {
+            fileType: 'tar.gz',
+            sha,
+            ...(path ? { path } : {}),
+          });
+          return Buffer.from(await blob.arrayBuffer());
+        },
+        (v) => v as Buffer,
+      );
+      let files: Array<{ path: string; content: Buffer }>;
+      try {
+        files = await readTarGz(archive);
+      } catch (e) {
+        throw new QontractError(`${what}: unreadable archive from GitLab ${url}: ${clean(e)}`);
+      }
+      const prefix = path ? `${path}/` : '';
+      return files
+        .filter((f) => f.path.startsWith(prefix))
+        .map((f) => ({ name: f.path.slice(prefix.length), content: f.content.toString('utf8') }));
+    },
 
     close: () => dispatcher.close(),
   };
   return api;
+}
+
+/**
+ * The files of a repository archive, each path without the archive's top
+ * folder (`<project>-<sha>[-<path>]/`), as the original strips it.
+ */
+async function readTarGz(archive: Buffer): Promise<Array<{ path: string; content: Buffer }>> {
+  const tar = gunzipSync(archive);
+  const files: Array<{ path: string; content: Buffer }> = [];
+  const reader = extract();
+  const done = (async () => {
+    for await (const entry of reader) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk as Buffer);
+      const name = entry.header.name;
+      const slash = name.indexOf('/');
+      const path = slash === -1 ? name : name.slice(slash + 1);
+      if (entry.header.type === 'file' && path !== '') {
+        files.push({ path, content: Buffer.concat(chunks) });
+      }
+    }
+  })();
+  Readable.from([tar]).pipe(reader);
+  await done;
+  return files;
 }

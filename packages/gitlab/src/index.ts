@@ -7,6 +7,7 @@ export type {
   ClosableGitlabApi,
   GitlabApi,
   GitlabApiOptions,
+  GitlabFile,
   GitlabGroup,
   GitlabGroupMember,
   GitlabInstanceSettings,

@@ -44,3 +44,102 @@ export {
   /** @public parameter handling of openshift-saas-deploy */
   targetParameters,
 } from './parameters.ts';
+// Promotions of openshift-saas-deploy (uids, config hashes, channels, gate, state, publishing).
+export {
+  /** @public promotions of openshift-saas-deploy */
+  type CodeComponentVersions,
+  /** @public promotions of openshift-saas-deploy */
+  codeComponentVersions,
+  /** @public promotions of openshift-saas-deploy */
+  type PromotionChannel,
+  /** @public promotions of openshift-saas-deploy */
+  promotionChannels,
+  /** @public promotions of openshift-saas-deploy */
+  type TargetPromotion,
+  /** @public promotions of openshift-saas-deploy */
+  targetConfigHash,
+  /** @public promotions of openshift-saas-deploy */
+  targetConfigState,
+  /** @public promotions of openshift-saas-deploy */
+  targetPromotion,
+  /** @public promotions of openshift-saas-deploy */
+  targetUid,
+  /** @public promotions of openshift-saas-deploy */
+  usedForSecurity,
+} from './promotions.ts';
+export {
+  /** @public promotions of openshift-saas-deploy */
+  type PromotionGateError,
+  /** @public promotions of openshift-saas-deploy */
+  type PromotionGateResult,
+  /** @public promotions of openshift-saas-deploy */
+  validatePromotions,
+} from './promotions-gate.ts';
+export {
+  /** @public promotions of openshift-saas-deploy */
+  nextPromotionRecord,
+  /** @public promotions of openshift-saas-deploy */
+  type PromotionPublication,
+  /** @public promotions of openshift-saas-deploy */
+  planPromotionPublications,
+  /** @public promotions of openshift-saas-deploy */
+  publishPromotions,
+} from './promotions-publish.ts';
+export {
+  /** @public promotions of openshift-saas-deploy */
+  type PromotionRecord,
+  /** @public promotions of openshift-saas-deploy */
+  type PromotionRecordReader,
+  /** @public promotions of openshift-saas-deploy */
+  PromotionState,
+  /** @public promotions of openshift-saas-deploy */
+  promotionKey,
+} from './promotions-state.ts';
+// Image validation and digests of openshift-saas-deploy (the registry client).
+export {
+  /** @public image validation of openshift-saas-deploy */
+  type BasicCredentials,
+  /** @public image validation of openshift-saas-deploy */
+  createImageLookup,
+  /** @public image validation of openshift-saas-deploy */
+  type ImageAuth,
+  /** @public image validation of openshift-saas-deploy */
+  type ImageCheckTarget,
+  /** @public REPO_DIGEST / IMAGE_DIGEST of openshift-saas-deploy */
+  type ImageDigests,
+  /** @public image validation of openshift-saas-deploy */
+  type ImageLookup,
+  /** @public image validation of openshift-saas-deploy */
+  type ImageReference,
+  /** @public image validation of openshift-saas-deploy */
+  imageAuthFromSecret,
+  /** @public REPO_DIGEST / IMAGE_DIGEST of openshift-saas-deploy */
+  imageDigest,
+  /** @public image validation of openshift-saas-deploy */
+  type ManifestDigest,
+  /** @public image validation of openshift-saas-deploy */
+  parseImageReference,
+  /** @public image validation of openshift-saas-deploy */
+  RegistryClient,
+  /** @public image validation of openshift-saas-deploy */
+  type RegistryClientOptions,
+  /** @public image validation of openshift-saas-deploy */
+  RegistryError,
+  /** @public image validation of openshift-saas-deploy */
+  type TargetImageValidation,
+  /** @public image validation of openshift-saas-deploy */
+  validateTargetImages,
+} from './registry.ts';
+// Git reads of openshift-saas-deploy (ref resolution, templates, directories).
+export {
+  /** @public git reads of openshift-saas-deploy */
+  type RepoFile,
+  /** @public git reads of openshift-saas-deploy */
+  type RepoSourceRequests,
+  /** @public git reads of openshift-saas-deploy */
+  type RepoSources,
+  /** @public git reads of openshift-saas-deploy */
+  type RepoSourcesOptions,
+  /** @public git reads of openshift-saas-deploy */
+  repoSourcesForRun,
+} from './sources.ts';

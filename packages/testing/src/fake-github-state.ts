@@ -5,6 +5,8 @@
  * answers keep the spelling they were created with.
  */
 
+import { FakeGitRepository } from './fake-git.ts';
+
 export type OrgRole = 'admin' | 'member';
 export type TeamRole = 'member' | 'maintainer';
 export type TeamPrivacy = 'secret' | 'closed';
@@ -31,6 +33,17 @@ export interface FakeGitHubTeam {
   readonly description: string | null;
   readonly privacy: TeamPrivacy;
   readonly permission: string;
+}
+
+/** A repository of the fake GitHub. */
+export interface FakeGitHubRepo {
+  readonly id: number;
+  readonly owner: string;
+  readonly name: string;
+  /** `owner/name` */
+  readonly fullName: string;
+  /** Only tokens with access to the owner see it (GitHub answers 404 to the others). */
+  readonly private: boolean;
 }
 
 /** A pending organisation invitation, as the readers show it. */
@@ -68,6 +81,12 @@ interface OrgState {
   readonly invitations: Map<string, InvitationState>;
 }
 
+/** A repository with its git history. */
+export interface RepoState extends FakeGitHubRepo {
+  readonly createdAt: string;
+  readonly git: FakeGitRepository;
+}
+
 /** GitHub's placeholder account; the inviter when a token acts for no user. */
 const GHOST = 'ghost';
 
@@ -89,6 +108,8 @@ export class GitHubModel {
   readonly #orgs = new Map<string, OrgState>();
   readonly #orgsById = new Map<number, OrgState>();
   readonly #teamsById = new Map<number, { org: OrgState; team: TeamState }>();
+  /** lower-case `owner/name` → repository */
+  readonly #repos = new Map<string, RepoState>();
   #nextId = 1;
   readonly #now: () => number;
 
@@ -148,6 +169,31 @@ export class GitHubModel {
     const org = this.#orgsById.get(id);
     if (!org) throw new NotFound(`no organisation with id ${id}`);
     return org;
+  }
+
+  /** A repository (idempotent: an existing one is returned as it is). */
+  addRepo(owner: string, name: string, fields: { private?: boolean } = {}): RepoState {
+    const fullName = `${owner}/${name}`;
+    const existing = this.#repos.get(key(fullName));
+    if (existing) return existing;
+    const repo: RepoState = {
+      id: this.#id(),
+      owner,
+      name,
+      fullName,
+      private: fields.private ?? false,
+      createdAt: this.#timestamp(),
+      git: new FakeGitRepository(this.#now),
+    };
+    this.#repos.set(key(fullName), repo);
+    return repo;
+  }
+
+  /** The repository `owner/name`, or NotFound. */
+  repo(fullName: string): RepoState {
+    const repo = this.#repos.get(key(fullName));
+    if (!repo) throw new NotFound(`no repository ${fullName}`);
+    return repo;
   }
 
   hasOrg(login: string): boolean {
@@ -502,6 +548,109 @@ export class GitHubShapes {
       url: `${this.#api}/organizations/${org.id}/team/${team.id}/memberships/${login}`,
       role,
       state,
+    };
+  }
+
+  /** A repository's owner: the organisation when one has the login, else a user. */
+  repoOwner(login: string) {
+    if (this.#model.hasOrg(login)) {
+      const org = this.#model.org(login).org;
+      return {
+        ...this.simpleUser({ login: org.login, id: org.id, name: null, email: null }),
+        node_id: nodeId('012:Organization', org.id),
+        type: 'Organization',
+      };
+    }
+    return this.simpleUser(this.#model.addUser(login));
+  }
+
+  /** GitHub's full repository (`GET /repos/{owner}/{repo}`). */
+  repository(
+    repo: FakeGitHubRepo & { readonly createdAt: string; readonly defaultBranch: string },
+  ) {
+    const url = `${this.#api}/repos/${repo.fullName}`;
+    const html = `https://github.com/${repo.fullName}`;
+    return {
+      id: repo.id,
+      node_id: nodeId('010:Repository', repo.id),
+      name: repo.name,
+      full_name: repo.fullName,
+      owner: this.repoOwner(repo.owner),
+      private: repo.private,
+      html_url: html,
+      description: null,
+      fork: false,
+      url,
+      archive_url: `${url}/{archive_format}{/ref}`,
+      assignees_url: `${url}/assignees{/user}`,
+      blobs_url: `${url}/git/blobs{/sha}`,
+      branches_url: `${url}/branches{/branch}`,
+      collaborators_url: `${url}/collaborators{/collaborator}`,
+      comments_url: `${url}/comments{/number}`,
+      commits_url: `${url}/commits{/sha}`,
+      compare_url: `${url}/compare/{base}...{head}`,
+      contents_url: `${url}/contents/{+path}`,
+      contributors_url: `${url}/contributors`,
+      deployments_url: `${url}/deployments`,
+      downloads_url: `${url}/downloads`,
+      events_url: `${url}/events`,
+      forks_url: `${url}/forks`,
+      git_commits_url: `${url}/git/commits{/sha}`,
+      git_refs_url: `${url}/git/refs{/sha}`,
+      git_tags_url: `${url}/git/tags{/sha}`,
+      git_url: `git://github.com/${repo.fullName}.git`,
+      issue_comment_url: `${url}/issues/comments{/number}`,
+      issue_events_url: `${url}/issues/events{/number}`,
+      issues_url: `${url}/issues{/number}`,
+      keys_url: `${url}/keys{/key_id}`,
+      labels_url: `${url}/labels{/name}`,
+      languages_url: `${url}/languages`,
+      merges_url: `${url}/merges`,
+      milestones_url: `${url}/milestones{/number}`,
+      notifications_url: `${url}/notifications{?since,all,participating}`,
+      pulls_url: `${url}/pulls{/number}`,
+      releases_url: `${url}/releases{/id}`,
+      ssh_url: `git@github.com:${repo.fullName}.git`,
+      stargazers_url: `${url}/stargazers`,
+      statuses_url: `${url}/statuses/{sha}`,
+      subscribers_url: `${url}/subscribers`,
+      subscription_url: `${url}/subscription`,
+      tags_url: `${url}/tags`,
+      teams_url: `${url}/teams`,
+      trees_url: `${url}/git/trees{/sha}`,
+      clone_url: `${html}.git`,
+      mirror_url: null,
+      hooks_url: `${url}/hooks`,
+      svn_url: html,
+      homepage: null,
+      language: null,
+      forks_count: 0,
+      stargazers_count: 0,
+      watchers_count: 0,
+      size: 0,
+      default_branch: repo.defaultBranch,
+      open_issues_count: 0,
+      is_template: false,
+      topics: [],
+      has_issues: true,
+      has_projects: true,
+      has_wiki: true,
+      has_pages: false,
+      has_downloads: true,
+      has_discussions: false,
+      archived: false,
+      disabled: false,
+      visibility: repo.private ? 'private' : 'public',
+      pushed_at: repo.createdAt,
+      created_at: repo.createdAt,
+      updated_at: repo.createdAt,
+      permissions: { admin: false, maintain: false, push: false, triage: false, pull: true },
+      subscribers_count: 0,
+      network_count: 0,
+      license: null,
+      forks: 0,
+      open_issues: 0,
+      watchers: 0,
     };
   }
 

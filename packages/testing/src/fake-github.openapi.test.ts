@@ -45,6 +45,7 @@ const OPERATIONS = [
   '/orgs/{org}/invitations',
   '/orgs/{org}/memberships/{username}',
   '/users/{username}',
+  '/repos/{owner}/{repo}',
   '/repos/{owner}/{repo}/contents/{path}',
   '/repos/{owner}/{repo}/commits/{ref}',
   '/repos/{owner}/{repo}/git/blobs/{file_sha}',
@@ -54,7 +55,7 @@ const LEGACY = '/organizations/{org_id}/team/{team_id}/invitations';
 const ALIASES: Record<string, string> = { [LEGACY]: '/orgs/{org}/teams/{team_slug}/invitations' };
 const matchers = [...OPERATIONS, LEGACY].map((template) => ({
   template,
-  regex: new RegExp(`^${template.replace(/\{path\}/, '.+').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  regex: new RegExp(`^${template.replace(/\{path\}/, '.*').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
 const seen = new Set<string>();
@@ -322,6 +323,88 @@ describe("the fake GitHub's answers match GitHub's OpenAPI description", () => {
         'PUT /orgs/{org}/memberships/{username} 422',
         'PUT /orgs/{org}/teams/{team_slug}/memberships/{username} 200',
         'PUT /orgs/{org}/teams/{team_slug}/memberships/{username} 422',
+      ].sort(),
+    );
+  });
+
+  it('for repositories: directories, files of 1 MiB and more, refs, private repositories', async () => {
+    seen.clear();
+    github.addRepo('app-sre', 'saas', { private: true });
+    const first = github.pushCommit('app-sre/saas', 'main', {
+      'deploy/a.yaml': 'kind: A\n',
+      'deploy/b.yaml': 'kind: B\n',
+      'deploy/sub/c.yaml': 'kind: C\n',
+      'big.txt': 'x'.repeat(1024 * 1024),
+    });
+    github.tag('app-sre/saas', 'v1', first);
+    const second = github.pushCommit('app-sre/saas', 'main', { 'deploy/b.yaml': null });
+    github.addToken('ghp_outsider', { orgs: ['elsewhere'] });
+    const api = checkedOctokit(github.url, 'ghp_bot');
+    const owner = 'app-sre';
+    const repo = 'saas';
+
+    const info = await api.rest.repos.get({ owner, repo });
+    expect(info.data).toMatchObject({
+      full_name: 'app-sre/saas',
+      private: true,
+      default_branch: 'main',
+    });
+    expect(await failure(api.rest.repos.get({ owner, repo: 'nope' }))).toBe(404);
+    const outsider = checkedOctokit(github.url, 'ghp_outsider');
+    expect(await failure(outsider.rest.repos.get({ owner, repo }))).toBe(404);
+    expect(await failure(outsider.rest.repos.getCommit({ owner, repo, ref: 'main' }))).toBe(404);
+
+    expect((await api.rest.repos.getCommit({ owner, repo, ref: 'main' })).data.sha).toBe(second);
+    expect((await api.rest.repos.getCommit({ owner, repo, ref: 'v1' })).data.sha).toBe(first);
+    const short = await api.rest.repos.getCommit({ owner, repo, ref: first.slice(0, 7) });
+    expect(short.data.sha).toBe(first);
+    expect((await api.rest.repos.getCommit({ owner, repo, ref: second })).data.parents).toEqual([
+      expect.objectContaining({ sha: first }),
+    ]);
+
+    const dir = await api.rest.repos.getContent({ owner, repo, path: 'deploy', ref: first });
+    expect(
+      (dir.data as Array<{ name: string; type: string }>).map((e) => [e.name, e.type]),
+    ).toEqual([
+      ['a.yaml', 'file'],
+      ['b.yaml', 'file'],
+      ['sub', 'dir'],
+    ]);
+    const now = await api.rest.repos.getContent({ owner, repo, path: 'deploy', ref: 'main' });
+    expect((now.data as Array<{ name: string }>).map((e) => e.name)).toEqual(['a.yaml', 'sub']);
+    const root = await api.rest.repos.getContent({ owner, repo, path: '' });
+    expect((root.data as Array<{ name: string }>).map((e) => e.name)).toEqual([
+      'big.txt',
+      'deploy',
+    ]);
+
+    const big = await api.rest.repos.getContent({ owner, repo, path: 'big.txt', ref: 'v1' });
+    expect(big.data).toMatchObject({
+      type: 'file',
+      encoding: 'none',
+      content: '',
+      size: 1024 * 1024,
+    });
+    const blob = await api.rest.git.getBlob({
+      owner,
+      repo,
+      file_sha: (big.data as { sha: string }).sha,
+    });
+    expect(Buffer.from(blob.data.content, 'base64').length).toBe(1024 * 1024);
+    expect(
+      await failure(api.rest.repos.getContent({ owner, repo, path: 'deploy/a.yaml', ref: 'nope' })),
+    ).toBe(404);
+
+    expect(problems).toEqual([]);
+    expect([...seen].sort()).toEqual(
+      [
+        'GET /repos/{owner}/{repo} 200',
+        'GET /repos/{owner}/{repo} 404',
+        'GET /repos/{owner}/{repo}/commits/{ref} 200',
+        'GET /repos/{owner}/{repo}/commits/{ref} 404',
+        'GET /repos/{owner}/{repo}/contents/{path} 200',
+        'GET /repos/{owner}/{repo}/contents/{path} 404',
+        'GET /repos/{owner}/{repo}/git/blobs/{file_sha} 200',
       ].sort(),
     );
   });

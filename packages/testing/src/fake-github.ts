@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { type FakeGitFiles, gitBlobSha, normalizePath } from './fake-git.ts';
 import {
   type FakeGitHubInvitation,
   type FakeGitHubOrg,
+  type FakeGitHubRepo,
   type FakeGitHubTeam,
   type FakeGitHubUser,
   GitHubModel,
@@ -9,6 +10,7 @@ import {
   type InvitationRole,
   NotFound,
   type OrgRole,
+  type RepoState,
   type TeamPrivacy,
   type TeamRole,
 } from './fake-github-state.ts';
@@ -20,10 +22,13 @@ import {
   startHttpFake,
 } from './http-fake.ts';
 
+/** @public the files of `pushCommit` (path → content, `null` deletes) */
+export type { FakeGitFiles } from './fake-git.ts';
 /** @public the shapes the fake's builders and readers use */
 export type {
   FakeGitHubInvitation,
   FakeGitHubOrg,
+  FakeGitHubRepo,
   FakeGitHubTeam,
   FakeGitHubUser,
   InvitationRole,
@@ -33,7 +38,8 @@ export type {
 } from './fake-github-state.ts';
 
 /**
- * A file served by the fake GitHub: `owner/repo`, `ref`, `path`, content.
+ * A file served by the fake GitHub: `owner/repo`, `ref`, `path`, content
+ * (committed on branch `ref` of a public repository, created when missing).
  *
  * @public
  */
@@ -57,8 +63,10 @@ export interface FakeGitHubRateLimit {
 
 /** @public */
 export interface FakeGitHubTokenOptions {
-  /** The organisations the token may read and change; all when absent. */
+  /** The organisations the token may read and change, and whose private repositories it sees; all when absent. */
   readonly orgs?: readonly string[];
+  /** Private repositories (`owner/name`) the token may read besides those of its organisations. */
+  readonly repos?: readonly string[];
   /** The account the token acts for: it invites, and maintains the teams it creates. */
   readonly user?: string;
   /** This token's primary quota (default: the fake's `rateLimit`). */
@@ -102,8 +110,25 @@ export interface FakeGitHub extends HttpFake {
   // `faults` (from HttpFake): see `secondaryRateLimit` and `primaryRateLimit` for GitHub's limits.
 
   addFile(file: FakeGitHubFile): void;
-  /** `GET /repos/{owner}/{repo}/commits/{ref}` answers this sha. */
+  /** A commit with this sha (same files) becomes the tip of branch `ref` of `owner/repo`. */
   addCommit(repo: string, ref: string, sha: string): void;
+  /** A repository, public unless `private`; an existing one is returned as it is. */
+  addRepo(owner: string, name: string, options?: { private?: boolean }): FakeGitHubRepo;
+  /**
+   * A new commit on `branch` of repository `owner/name` (the branch is
+   * created when missing; the first one is the default branch): the branch's
+   * files with `files` applied, `null` deleting a path. Returns its sha.
+   */
+  pushCommit(
+    repo: string,
+    branch: string,
+    files: FakeGitFiles,
+    options?: { message?: string },
+  ): string;
+  /** Points tag `name` of `owner/name` at `ref` (branch, tag or sha); returns the commit sha. */
+  tag(repo: string, name: string, ref: string): string;
+  /** The commit sha `ref` names in `owner/name` (branch, tag, full or abbreviated sha), or undefined. */
+  commitSha(repo: string, ref: string): string | undefined;
   addToken(token: string, options?: FakeGitHubTokenOptions): void;
   addUser(login: string, fields?: { id?: number; name?: string; email?: string }): FakeGitHubUser;
   addOrg(login: string, fields?: { id?: number; name?: string }): FakeGitHubOrg;
@@ -203,6 +228,8 @@ const MAX_PER_PAGE = 100;
 
 interface TokenState {
   readonly orgs: ReadonlySet<string> | undefined;
+  /** Lower-case `owner/name` of private repositories granted one by one. */
+  readonly repos: ReadonlySet<string>;
   readonly user: string | undefined;
   readonly quota: { limit: number; windowMs: number; used: number; windowStart: number };
 }
@@ -225,8 +252,11 @@ interface Route {
 
 /**
  * A fake of GitHub's REST API with GitHub's semantics for what the project
- * uses: repository contents, blobs and commits (the `github()` template
- * helper, integrations-manager), and organisations, teams, members and
+ * uses: repositories with branches, tags and commits of file trees, served
+ * as contents (files, directories, no content from 1 MiB), blobs and
+ * commits (the `github()` template helper, integrations-manager,
+ * openshift-saas-deploy; private repositories are hidden (404) from tokens
+ * without access), and organisations, teams, members and
  * invitations (the `github` integration). Tokens are checked (401 `Bad
  * credentials`) and may be limited to some organisations; lists page with
  * `per_page`/`page` and a `Link` header; every answer carries the
@@ -239,6 +269,9 @@ interface Route {
  * github.addOrg('org-a');
  * github.addTeam('org-a', 'SRE');                  // slug `sre`, secret
  * github.addTeamMember('org-a', 'sre', 'alice');   // alice joins org-a too
+ * github.addRepo('org-a', 'app', { private: true });
+ * const sha = github.pushCommit('org-a/app', 'main', { 'deploy/t.yaml': 'kind: Template' });
+ * github.tag('org-a/app', 'v1', sha);
  * github.faults.add(secondaryRateLimit({ retryAfterSeconds: 1, times: 2 }));
  * // ... run the code under test with GITHUB_API=github.url ...
  * github.teamMembers('org-a', 'sre');              // ['alice', ...]
@@ -258,12 +291,14 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
   const tokens = new Map<string, TokenState>();
   const anonymous: TokenState = {
     orgs: new Set(),
+    repos: new Set(),
     user: undefined,
     quota: { limit: 60, windowMs: 3_600_000, used: 0, windowStart: now() },
   };
   const addToken = (token: string, o: FakeGitHubTokenOptions = {}) => {
     tokens.set(token, {
       orgs: o.orgs ? new Set(o.orgs.map((x) => x.toLowerCase())) : undefined,
+      repos: new Set((o.repos ?? []).map((x) => x.toLowerCase())),
       user: o.user === undefined ? undefined : model.addUser(o.user).login,
       quota: {
         limit: o.rateLimit?.limit ?? defaultLimit.limit,
@@ -275,25 +310,21 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
   };
   addToken(mainToken);
 
-  const files = new Map<string, string>();
-  const blobs = new Map<string, string>();
-  const commits = new Map<string, string>();
+  /** The repository `owner/name`, created (public) when missing. */
+  const repoNamed = (fullName: string): RepoState => {
+    const [owner, name, ...rest] = fullName.split('/');
+    if (!owner || !name || rest.length)
+      throw new Error(`fake GitHub: '${fullName}' is not owner/name`);
+    return model.addRepo(owner, name);
+  };
   const addFile = (f: FakeGitHubFile) => {
-    files.set(`${f.repo}@${f.ref}:${f.path}`, f.content);
-    blobs.set(`${f.repo}:${blobSha(f.content)}`, f.content);
+    repoNamed(f.repo).git.push(f.ref, { [f.path]: f.content }, { message: `Add ${f.path}` });
   };
   for (const f of options.files ?? []) addFile(f);
 
   let baseUrl = '';
   const shapes = () => new GitHubShapes(baseUrl, model);
-  const routes = githubRoutes({
-    model,
-    shapes,
-    files,
-    blobs,
-    commits,
-    baseUrl: () => baseUrl,
-  });
+  const routes = githubRoutes({ model, shapes, baseUrl: () => baseUrl });
 
   const quotaOf = (state: TokenState): FakeGitHubQuota => {
     const q = state.quota;
@@ -354,7 +385,9 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
       const m = r.pattern.exec(route);
       if (!m) continue;
       const params: Record<string, string> = {};
-      for (const [k, v] of Object.entries(m.groups ?? {})) params[k] = decodeURIComponent(v);
+      for (const [k, v] of Object.entries(m.groups ?? {})) {
+        if (v !== undefined) params[k] = decodeURIComponent(v);
+      }
       try {
         const denied = r.publicOrg ? undefined : orgAccessDenied(token, params, model);
         return withHeaders(denied ?? r.handle({ req, token, params }), headers);
@@ -380,8 +413,18 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     token: mainToken,
     addFile,
     addCommit: (repo, ref, sha) => {
-      commits.set(`${repo}@${ref}`, sha);
+      repoNamed(repo).git.push(ref, {}, { sha, message: 'commit' });
     },
+    addRepo: (owner, name, o = {}) => {
+      const { createdAt: _, git: __, ...repo } = model.addRepo(owner, name, o);
+      return repo;
+    },
+    pushCommit: (repo, branch, files, o = {}) =>
+      model
+        .repo(repo)
+        .git.push(branch, files, o.message === undefined ? {} : { message: o.message }).sha,
+    tag: (repo, name, ref) => model.repo(repo).git.tag(name, ref),
+    commitSha: (repo, ref) => model.repo(repo).git.resolve(ref)?.sha,
     addToken,
     addUser: (login, fields) => model.addUser(login, fields),
     addOrg: (login, fields) => model.addOrg(login, fields),
@@ -420,12 +463,15 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
 function githubRoutes(deps: {
   model: GitHubModel;
   shapes: () => GitHubShapes;
-  files: Map<string, string>;
-  blobs: Map<string, string>;
-  commits: Map<string, string>;
   baseUrl: () => string;
 }): Route[] {
-  const { model, shapes, files, blobs, commits } = deps;
+  const { model, shapes } = deps;
+  /** The repository of the route, hidden (404) from a token that may not see it, as GitHub does. */
+  const repoOf = (params: Readonly<Record<string, string>>, token: TokenState): RepoState => {
+    const repo = model.repo(`${params.owner}/${params.repo}`);
+    if (repo.private && !seesPrivate(token, repo)) throw new NotFound('repository');
+    return repo;
+  };
   const page = (items: readonly unknown[], req: FakeRequest) =>
     paginate(items, req, deps.baseUrl());
   const ORG = '(?<org>[^/]+)';
@@ -628,84 +674,124 @@ function githubRoutes(deps: {
       body: shapes().publicUser(model.existingUser(params.user!)),
     })),
 
-    route('GET', `/repos/${REPO}/contents/(?<path>.+)`, ({ params, req }) => {
-      const ref = req.url.searchParams.get('ref') ?? 'main';
-      const path = params.path!;
-      const content = files.get(`${params.owner}/${params.repo}@${ref}:${path}`);
-      if (content === undefined) throw new NotFound('file');
-      const size = Buffer.byteLength(content);
-      const large = size >= CONTENTS_LIMIT;
-      const sha = blobSha(content);
-      const repoUrl = `${deps.baseUrl()}/repos/${params.owner}/${params.repo}`;
-      const self = `${repoUrl}/contents/${path}?ref=${encodeURIComponent(ref)}`;
-      const git = `${repoUrl}/git/blobs/${sha}`;
-      const html = `https://github.com/${params.owner}/${params.repo}/blob/${ref}/${path}`;
+    route('GET', `/repos/${REPO}`, ({ params, token }) => {
+      const repo = repoOf(params, token);
+      return {
+        status: 200,
+        body: shapes().repository({ ...repo, defaultBranch: repo.git.defaultBranch ?? 'main' }),
+      };
+    }),
+    route('GET', `/repos/${REPO}/contents(?:/(?<path>.*))?`, ({ params, req, token }) => {
+      const repo = repoOf(params, token);
+      const ref = req.url.searchParams.get('ref') ?? repo.git.defaultBranch ?? 'main';
+      const commit = repo.git.resolve(ref);
+      if (!commit) {
+        return {
+          status: 404,
+          body: {
+            message: `No commit found for the ref ${ref}`,
+            documentation_url: DOCS,
+            status: '404',
+          },
+        };
+      }
+      const path = normalizePath(params.path ?? '');
+      const repoUrl = `${deps.baseUrl()}/repos/${repo.fullName}`;
+      const links = (p: string, type: 'file' | 'dir', sha: string) => {
+        const self = `${repoUrl}/contents/${p}?ref=${encodeURIComponent(ref)}`;
+        const git = `${repoUrl}/git/${type === 'file' ? 'blobs' : 'trees'}/${sha}`;
+        const html = `https://github.com/${repo.fullName}/${type === 'file' ? 'blob' : 'tree'}/${ref}/${p}`;
+        return {
+          url: self,
+          git_url: git,
+          html_url: html,
+          download_url:
+            type === 'file'
+              ? `https://raw.githubusercontent.com/${repo.fullName}/${ref}/${p}`
+              : null,
+          _links: { self, git, html },
+        };
+      };
+      const kind = repo.git.kind(commit, path);
+      if (kind === undefined) throw new NotFound('path');
+      if (kind === 'dir') {
+        return {
+          status: 200,
+          body: repo.git.entries(commit, path).map((e) => ({
+            type: e.type,
+            size: e.size,
+            name: e.name,
+            path: e.path,
+            sha: e.sha,
+            ...links(e.path, e.type, e.sha),
+          })),
+        };
+      }
+      const content = commit.tree.get(path) as Buffer;
+      // GitHub leaves the content out of files of 1 MiB and more: the blob API has it.
+      const large = content.length >= CONTENTS_LIMIT;
+      const sha = gitBlobSha(content);
       return {
         status: 200,
         body: {
           type: 'file',
           encoding: large ? 'none' : 'base64',
-          size,
+          size: content.length,
           name: path.split('/').pop(),
           path,
-          content: large ? '' : Buffer.from(content).toString('base64'),
+          content: large ? '' : base64Lines(content),
           sha,
-          url: self,
-          git_url: git,
-          html_url: html,
-          download_url: `https://raw.githubusercontent.com/${params.owner}/${params.repo}/${ref}/${path}`,
-          _links: { self, git, html },
+          ...links(path, 'file', sha),
         },
       };
     }),
-    route('GET', `/repos/${REPO}/commits/(?<ref>.+)`, ({ params }) => {
-      const sha = commits.get(`${params.owner}/${params.repo}@${params.ref}`);
-      if (sha === undefined) {
-        return validationFailed([], `No commit found for SHA: ${params.ref}`);
-      }
-      const repoUrl = `${deps.baseUrl()}/repos/${params.owner}/${params.repo}`;
-      const tree = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
-      const signature = {
-        name: 'Fake GitHub',
-        email: 'fake@example.com',
-        date: '2020-01-01T00:00:00Z',
-      };
+    route('GET', `/repos/${REPO}/commits/(?<ref>.+)`, ({ params, token }) => {
+      const repo = repoOf(params, token);
+      const commit = repo.git.resolve(params.ref!);
+      if (!commit) return validationFailed([], `No commit found for SHA: ${params.ref}`);
+      const repoUrl = `${deps.baseUrl()}/repos/${repo.fullName}`;
+      const signature = { name: 'Fake Git', email: 'fake@example.com', date: commit.date };
       return {
         status: 200,
         body: {
-          sha,
-          node_id: Buffer.from(`06:Commit${sha}`).toString('base64'),
-          url: `${repoUrl}/commits/${sha}`,
-          html_url: `https://github.com/${params.owner}/${params.repo}/commit/${sha}`,
-          comments_url: `${repoUrl}/commits/${sha}/comments`,
+          sha: commit.sha,
+          node_id: Buffer.from(`06:Commit${commit.sha}`).toString('base64'),
+          url: `${repoUrl}/commits/${commit.sha}`,
+          html_url: `https://github.com/${repo.fullName}/commit/${commit.sha}`,
+          comments_url: `${repoUrl}/commits/${commit.sha}/comments`,
           commit: {
-            url: `${repoUrl}/git/commits/${sha}`,
+            url: `${repoUrl}/git/commits/${commit.sha}`,
             author: signature,
             committer: signature,
-            message: 'fake commit',
+            message: commit.message,
             comment_count: 0,
-            tree: { sha: tree, url: `${repoUrl}/git/trees/${tree}` },
+            tree: { sha: commit.treeSha, url: `${repoUrl}/git/trees/${commit.treeSha}` },
           },
           author: null,
           committer: null,
-          parents: [],
+          parents: commit.parents.map((sha) => ({
+            sha,
+            url: `${repoUrl}/commits/${sha}`,
+            html_url: `https://github.com/${repo.fullName}/commit/${sha}`,
+          })),
           files: [],
           stats: { additions: 0, deletions: 0, total: 0 },
         },
       };
     }),
-    route('GET', `/repos/${REPO}/git/blobs/(?<sha>[0-9a-f]+)`, ({ params }) => {
-      const content = blobs.get(`${params.owner}/${params.repo}:${params.sha}`);
+    route('GET', `/repos/${REPO}/git/blobs/(?<sha>[0-9a-f]+)`, ({ params, token }) => {
+      const repo = repoOf(params, token);
+      const content = repo.git.blobs.get(params.sha!);
       if (content === undefined) throw new NotFound('blob');
       return {
         status: 200,
         body: {
           sha: params.sha,
           node_id: Buffer.from(`04:Blob${params.sha}`).toString('base64'),
-          url: `${deps.baseUrl()}/repos/${params.owner}/${params.repo}/git/blobs/${params.sha}`,
-          size: Buffer.byteLength(content),
+          url: `${deps.baseUrl()}/repos/${repo.fullName}/git/blobs/${params.sha}`,
+          size: content.length,
           encoding: 'base64',
-          content: Buffer.from(content).toString('base64'),
+          content: base64Lines(content),
         },
       };
     }),
@@ -776,12 +862,23 @@ function withHeaders(response: FakeResponse, headers: Record<string, string>): F
   return { ...response, headers: { ...headers, ...response.headers } };
 }
 
+/** GitHub's base64 content: wrapped at 60 characters, each line ending in a newline. */
+function base64Lines(content: Buffer): string {
+  const text = content.toString('base64');
+  const lines: string[] = [];
+  for (let i = 0; i < text.length; i += 60) lines.push(`${text.slice(i, i + 60)}\n`);
+  return lines.join('');
+}
+
 function byLowerCase(a: string, b: string): number {
   return a.toLowerCase().localeCompare(b.toLowerCase());
 }
 
-/** Git's blob id: sha1 of `blob <size>\0<content>`. */
-function blobSha(content: string): string {
-  const bytes = Buffer.from(content);
-  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+/** Private repositories are seen by tokens of every organisation, of their owner, or granted the repository. */
+function seesPrivate(token: TokenState, repo: RepoState): boolean {
+  return (
+    token.orgs === undefined ||
+    token.orgs.has(repo.owner.toLowerCase()) ||
+    token.repos.has(repo.fullName.toLowerCase())
+  );
 }

@@ -1,5 +1,8 @@
 import { get } from 'node:https';
+import { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import { GitbeakerRequestError, Gitlab } from '@gitbeaker/rest';
+import { extract } from 'tar-stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type FakeGitlab, startFakeGitlab } from './fake-gitlab.ts';
@@ -396,6 +399,113 @@ describe('fake GitLab, through @gitbeaker/rest', () => {
     });
   });
 });
+
+describe('fake GitLab, repository reads of openshift-saas-deploy', () => {
+  const TreeItemSchema = z.strictObject({
+    id: z.string().regex(/^[0-9a-f]{40}$/),
+    name: z.string(),
+    type: z.enum(['tree', 'blob']),
+    path: z.string(),
+    mode: z.string(),
+  });
+
+  it('lists commits by ref_name, resolves tags and short shas, and lists trees', async () => {
+    fake = await startFakeGitlab();
+    fake.addProject(fake.addGroup('app').fullPath, 'saas');
+    const first = fake.pushCommit('app/saas', 'main', {
+      'deploy/a.yaml': 'kind: A\n',
+      'deploy/sub/b.yaml': 'kind: B\n',
+    });
+    fake.tag('app/saas', 'v1', first);
+    const second = fake.pushCommit('app/saas', 'main', { 'deploy/a.yaml': null, 'x.txt': 'x' });
+    const api = client(fake);
+
+    const page = await api.Commits.all('app/saas', { refName: 'main', perPage: 1, page: 1 });
+    expect(
+      z
+        .array(CommitSchema)
+        .parse(page)
+        .map((c) => c.id),
+    ).toEqual([second]);
+    const all = await api.Commits.all('app/saas', { refName: 'main' });
+    expect(all.map((c) => c.id)).toEqual([second, first]);
+    expect((await api.Commits.all('app/saas', { refName: 'v1' })).map((c) => c.id)).toEqual([
+      first,
+    ]);
+    expect(
+      (await api.Commits.all('app/saas', { refName: first.slice(0, 8) })).map((c) => c.id),
+    ).toEqual([first]);
+    // GitLab answers an unknown ref with an empty list, not 404.
+    expect(await api.Commits.all('app/saas', { refName: 'nope', perPage: 1 })).toEqual([]);
+
+    const tree = z
+      .array(TreeItemSchema)
+      .parse(await api.Repositories.allRepositoryTrees('app/saas', { path: 'deploy', ref: first }));
+    expect(tree.map((e) => [e.path, e.type, e.mode])).toEqual([
+      ['deploy/a.yaml', 'blob', '100644'],
+      ['deploy/sub', 'tree', '040000'],
+    ]);
+    const recursive = await api.Repositories.allRepositoryTrees('app/saas', {
+      ref: first,
+      recursive: true,
+    });
+    expect(recursive.map((e) => e.path)).toEqual([
+      'deploy',
+      'deploy/a.yaml',
+      'deploy/sub',
+      'deploy/sub/b.yaml',
+    ]);
+    const noTree = await api.Repositories.allRepositoryTrees('app/saas', {
+      path: 'deploy/a.yaml',
+      ref: first,
+    }).catch((e) => e);
+    expect(requestError(noTree)).toEqual({ status: 404, description: '404 Tree Not Found' });
+  });
+
+  it('serves the repository archive of a path at a sha as a real tar.gz', async () => {
+    fake = await startFakeGitlab();
+    fake.addProject(fake.addGroup('app').fullPath, 'saas');
+    const sha = fake.pushCommit('app/saas', 'main', {
+      'deploy/a.yaml': 'kind: A\n',
+      'deploy/sub/b.yaml': 'kind: B\n',
+      'other.yaml': 'kind: O\n',
+    });
+    const archive = await client(fake).Repositories.showArchive('app/saas', {
+      fileType: 'tar.gz',
+      sha,
+      path: 'deploy',
+    });
+    const entries = await untar(Buffer.from(await archive.arrayBuffer()));
+    const top = `saas-${sha}-deploy`;
+    expect(entries).toEqual([
+      [`${top}/`, 'directory', ''],
+      [`${top}/deploy/`, 'directory', ''],
+      [`${top}/deploy/a.yaml`, 'file', 'kind: A\n'],
+      [`${top}/deploy/sub/`, 'directory', ''],
+      [`${top}/deploy/sub/b.yaml`, 'file', 'kind: B\n'],
+    ]);
+    const missing = await client(fake)
+      .Repositories.showArchive('app/saas', { sha, path: 'nope' })
+      .catch((e) => e);
+    expect(requestError(missing)).toMatchObject({ status: 404 });
+  });
+});
+
+/** Name, type and text of every entry of a tar.gz. */
+async function untar(bytes: Buffer): Promise<Array<[string, string, string]>> {
+  const out: Array<[string, string, string]> = [];
+  const reader = extract();
+  const done = (async () => {
+    for await (const entry of reader) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk as Buffer);
+      out.push([entry.header.name, entry.header.type ?? '', Buffer.concat(chunks).toString()]);
+    }
+  })();
+  Readable.from([gunzipSync(bytes)]).pipe(reader);
+  await done;
+  return out;
+}
 
 describe('fake GitLab, rate limits and faults', () => {
   it('answers 429 with Retry-After and RateLimit headers once the quota is spent', async () => {

@@ -1,4 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createGzip } from 'node:zlib';
+import { pack } from 'tar-stream';
+import {
+  type FakeGitCommit,
+  type FakeGitFiles,
+  FakeGitRepository,
+  normalizePath,
+} from './fake-git.ts';
 import { type FakeRequest, type FakeResponse, type HttpFake, startHttpFake } from './http-fake.ts';
 
 /** @public A request quota per fixed window, as GitLab's rate limits (Rack::Attack) apply them. */
@@ -63,8 +70,20 @@ export interface FakeGitlab extends HttpFake {
   addCommit(
     projectPath: string,
     ref: string,
-    options?: { files?: Readonly<Record<string, string>>; message?: string; sha?: string },
+    options?: { files?: FakeGitFiles; message?: string; sha?: string },
   ): string;
+  /**
+   * A new commit on `branch` (created when missing): the branch's files with
+   * `files` applied, `null` deleting a path. Returns its sha.
+   */
+  pushCommit(
+    projectPath: string,
+    branch: string,
+    files: FakeGitFiles,
+    options?: { message?: string },
+  ): string;
+  /** Points tag `name` at `ref` (branch, tag or sha); returns the commit sha. */
+  tag(projectPath: string, name: string, ref: string): string;
 
   /** Direct members of the group, in the order they were added. */
   groupMembers(groupPath: string): Array<{ username: string; accessLevel: number }>;
@@ -104,23 +123,13 @@ interface Group {
   readonly projectIds: number[];
 }
 
-interface Commit {
-  readonly id: string;
-  readonly parentIds: string[];
-  readonly message: string;
-  readonly createdAt: string;
-  readonly tree: ReadonlyMap<string, string>;
-}
-
 interface Project {
   readonly id: number;
   readonly name: string;
   readonly path: string;
   readonly namespaceId: number;
   readonly createdAt: string;
-  defaultBranch: string | null;
-  readonly branches: Map<string, string>;
-  readonly commits: Map<string, Commit>;
+  readonly git: FakeGitRepository;
 }
 
 const VALID_ACCESS_LEVELS = new Set([5, 10, 20, 30, 40, 50]);
@@ -144,7 +153,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
   const groupsByPath = new Map<string, Group>();
   const projects = new Map<number, Project>();
   const projectsByPath = new Map<string, Project>();
-  const ids = { user: 0, group: 0, project: 0, commit: 0 };
+  const ids = { user: 0, group: 0, project: 0 };
   let quota: { limit: number; windowMs: number; start: number; used: number } | undefined;
   const setQuota = (q: FakeGitlabQuota | undefined) => {
     quota = q && {
@@ -220,9 +229,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       path,
       namespaceId: group.id,
       createdAt: now(),
-      defaultBranch: null,
-      branches: new Map(),
-      commits: new Map(),
+      git: new FakeGitRepository(),
     };
     projects.set(project.id, project);
     projectsByPath.set(projectFullPath(project).toLowerCase(), project);
@@ -233,32 +240,15 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
   const commit = (
     project: Project,
     branch: string,
-    files: Readonly<Record<string, string>>,
+    files: FakeGitFiles,
     message: string,
     sha?: string,
-  ): Commit => {
-    const parent = project.branches.get(branch);
-    const tree = new Map(parent ? project.commits.get(parent)?.tree : undefined);
-    for (const [path, content] of Object.entries(files)) tree.set(path, content);
-    ids.commit += 1;
-    const c: Commit = {
-      id: sha ?? createHash('sha1').update(`${project.id}:${ids.commit}:${message}`).digest('hex'),
-      parentIds: parent ? [parent] : [],
-      message,
-      createdAt: now(),
-      tree,
-    };
-    project.commits.set(c.id, c);
-    project.branches.set(branch, c.id);
-    project.defaultBranch ??= branch;
-    return c;
-  };
+  ): FakeGitCommit =>
+    project.git.push(branch, files, sha === undefined ? { message } : { message, sha });
 
-  /** A branch name or a full commit sha, as the repository endpoints take `ref`. */
-  const resolve = (project: Project, ref: string): Commit | undefined => {
-    const sha = project.branches.get(ref) ?? ref;
-    return project.commits.get(sha);
-  };
+  /** A branch, tag, or full or abbreviated sha, as the repository endpoints take `ref`. */
+  const resolve = (project: Project, ref: string): FakeGitCommit | undefined =>
+    project.git.resolve(ref);
 
   // --- JSON shapes (GitLab API docs) -------------------------------------------
 
@@ -357,20 +347,20 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       path: p.path,
       path_with_namespace: pathWithNamespace,
       created_at: p.createdAt,
-      default_branch: p.defaultBranch,
+      default_branch: p.git.defaultBranch ?? null,
       tag_list: [],
       topics: [],
       ssh_url_to_repo: `git@${host}:${pathWithNamespace}.git`,
       http_url_to_repo: `${webUrl}.git`,
       web_url: webUrl,
-      readme_url: p.defaultBranch ? `${webUrl}/-/blob/${p.defaultBranch}/README.md` : null,
+      readme_url: p.git.defaultBranch ? `${webUrl}/-/blob/${p.git.defaultBranch}/README.md` : null,
       forks_count: 0,
       avatar_url: null,
       star_count: 0,
       last_activity_at: p.createdAt,
       namespace: namespaceJson(group),
       visibility: 'private',
-      empty_repo: p.branches.size === 0,
+      empty_repo: p.git.branches.size === 0,
       archived: false,
       issues_enabled: true,
       merge_requests_enabled: true,
@@ -393,26 +383,26 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     };
   };
 
-  const commitJson = (p: Project, c: Commit) => ({
-    id: c.id,
-    short_id: c.id.slice(0, 8),
-    created_at: c.createdAt,
-    parent_ids: c.parentIds,
+  const commitJson = (p: Project, c: FakeGitCommit) => ({
+    id: c.sha,
+    short_id: c.sha.slice(0, 8),
+    created_at: c.date,
+    parent_ids: c.parents,
     title: c.message.split('\n')[0],
     message: c.message,
     author_name: AUTHOR.name,
     author_email: AUTHOR.email,
-    authored_date: c.createdAt,
+    authored_date: c.date,
     committer_name: AUTHOR.name,
     committer_email: AUTHOR.email,
-    committed_date: c.createdAt,
+    committed_date: c.date,
     trailers: {},
     extended_trailers: {},
-    web_url: `${baseUrl}/${projectFullPath(p)}/-/commit/${c.id}`,
+    web_url: `${baseUrl}/${projectFullPath(p)}/-/commit/${c.sha}`,
   });
 
   const branchJson = (p: Project, name: string) => {
-    const c = p.commits.get(p.branches.get(name) as string) as Commit;
+    const c = p.git.commits.get(p.git.branches.get(name) as string) as FakeGitCommit;
     const { web_url: _, ...commitFields } = commitJson(p, c);
     return {
       name,
@@ -422,7 +412,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       developers_can_push: false,
       developers_can_merge: false,
       can_push: true,
-      default: p.defaultBranch === name,
+      default: p.git.defaultBranch === name,
       web_url: `${baseUrl}/${projectFullPath(p)}/-/tree/${name}`,
     };
   };
@@ -474,7 +464,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
         ? users.get(Number(id))
         : usersByName.get(String(id).toLowerCase());
 
-  const route = (req: FakeRequest): FakeResponse => {
+  const route = async (req: FakeRequest): Promise<FakeResponse> => {
     const raw = req.url.pathname.replace(/^\/api\/v4(?=\/)/, '');
     if (raw === req.url.pathname) return json(404, { error: '404 Not Found' });
     const seg = raw.split('/').slice(1).map(decodeURIComponent);
@@ -579,18 +569,18 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
 
   const notFoundPlain = () => json(404, { message: '404 Not found' });
 
-  const repository = (
+  const repository = async (
     req: FakeRequest,
     project: Project,
     seg: string[],
     p: Params,
-  ): FakeResponse => {
+  ): Promise<FakeResponse> => {
     const { method } = req;
     if (seg[0] === 'files' && seg[1] !== undefined) {
       const filePath = seg[1];
       if (seg.length === 3 && seg[2] === 'raw' && method === 'GET') {
-        const ref = p.get('ref') ?? project.defaultBranch ?? '';
-        const content = resolve(project, ref)?.tree.get(filePath);
+        const ref = p.get('ref') ?? project.git.defaultBranch ?? '';
+        const content = resolve(project, ref)?.tree.get(normalizePath(filePath));
         if (content === undefined) return notFound('File');
         return {
           status: 200,
@@ -606,19 +596,19 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
         const message = p.get('commit_message');
         if (message === undefined) return missing('commit_message');
         const startBranch = p.get('start_branch');
-        const base = project.branches.has(branch) ? branch : startBranch;
+        const base = project.git.branches.has(branch) ? branch : startBranch;
         // An empty repository takes its first commit on any branch.
-        if (base === undefined && project.branches.size > 0) {
+        if (base === undefined && project.git.branches.size > 0) {
           return badRequest('You can only create or edit files when you are on a branch');
         }
-        if (base !== undefined && !project.branches.has(base)) {
+        if (base !== undefined && !project.git.branches.has(base)) {
           return badRequest(`Invalid reference name: ${base}`);
         }
         if (base !== undefined && resolve(project, base)?.tree.has(filePath)) {
           return badRequest('A file with this name already exists');
         }
         if (base !== undefined && base !== branch) {
-          project.branches.set(branch, project.branches.get(base) as string);
+          project.git.branches.set(branch, project.git.branches.get(base) as string);
         }
         const decoded =
           p.get('encoding') === 'base64' ? Buffer.from(content, 'base64').toString() : content;
@@ -631,17 +621,63 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       if (branch === undefined) return missing('branch');
       const ref = p.get('ref');
       if (ref === undefined) return missing('ref');
-      if (project.branches.has(branch)) return badRequest('Branch already exists');
+      if (project.git.branches.has(branch)) return badRequest('Branch already exists');
       const target = resolve(project, ref);
       if (!target) return badRequest(`Invalid reference name: ${ref}`);
-      project.branches.set(branch, target.id);
+      project.git.branches.set(branch, target.sha);
       return json(201, branchJson(project, branch));
     }
     if (seg[0] === 'branches' && seg.length === 1 && method === 'GET') {
       return paginate(
         req,
-        [...project.branches.keys()].sort().map((b) => branchJson(project, b)),
+        [...project.git.branches.keys()].sort().map((b) => branchJson(project, b)),
       );
+    }
+    if (seg[0] === 'commits' && seg.length === 1 && method === 'GET') {
+      // GitLab lists nothing (200) for a ref it does not know.
+      const ref = p.get('ref_name') ?? project.git.defaultBranch ?? '';
+      return paginate(
+        req,
+        project.git.log(ref).map((c) => commitJson(project, c)),
+      );
+    }
+    if (seg[0] === 'tree' && seg.length === 1 && method === 'GET') {
+      const c = resolve(project, p.get('ref') ?? project.git.defaultBranch ?? '');
+      const path = normalizePath(p.get('path') ?? '');
+      if (!c || project.git.kind(c, path) !== 'dir') return notFound('Tree');
+      const recursive = p.get('recursive') === 'true';
+      const list = (dir: string): unknown[] =>
+        project.git.entries(c, dir).flatMap((e) => [
+          {
+            id: e.sha,
+            name: e.name,
+            type: e.type === 'dir' ? 'tree' : 'blob',
+            path: e.path,
+            mode: e.type === 'dir' ? '040000' : '100644',
+          },
+          ...(recursive && e.type === 'dir' ? list(e.path) : []),
+        ]);
+      return paginate(req, list(path));
+    }
+    if (seg[0] === 'archive.tar.gz' && seg.length === 1 && method === 'GET') {
+      const c = resolve(project, p.get('sha') ?? project.git.defaultBranch ?? '');
+      if (!c) return notFound('Commit');
+      const path = normalizePath(p.get('path') ?? '');
+      if (path !== '' && project.git.kind(c, path) === undefined) return notFound('File');
+      // GitLab's top folder: `<project>-<sha>` and, for a path, `-<path with / as ->`.
+      const top = [project.path, c.sha, ...(path ? [path.replaceAll('/', '-')] : [])].join('-');
+      return {
+        status: 200,
+        body: await tarGz(
+          top,
+          project.git.filesUnder(c, path),
+          Math.floor(Date.parse(c.date) / 1000),
+        ),
+        headers: {
+          'content-type': 'application/octet-stream',
+          'content-disposition': `attachment; filename="${top}.tar.gz"`,
+        },
+      };
     }
     if (seg[0] === 'commits' && seg.length === 2 && method === 'GET') {
       const c = resolve(project, seg[1] as string);
@@ -669,7 +705,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     };
   };
 
-  const handle = (req: FakeRequest): FakeResponse => {
+  const handle = async (req: FakeRequest): Promise<FakeResponse> => {
     const tokenHeader = req.headers['private-token'];
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (tokenHeader !== token && bearer !== token) {
@@ -695,7 +731,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
         };
       }
     }
-    const response = route(req);
+    const response = await route(req);
     return { ...response, headers: { ...response.headers, ...rateLimitHeaders() } };
   };
 
@@ -732,10 +768,13 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       return publicProject(p);
     },
     addFile: (projectPath, ref, filePath, content) =>
-      commit(projectByPath(projectPath), ref, { [filePath]: content }, `Add ${filePath}`).id,
+      commit(projectByPath(projectPath), ref, { [filePath]: content }, `Add ${filePath}`).sha,
     addCommit: (projectPath, ref, opts = {}) =>
       commit(projectByPath(projectPath), ref, opts.files ?? {}, opts.message ?? 'commit', opts.sha)
-        .id,
+        .sha,
+    pushCommit: (projectPath, branch, files, opts = {}) =>
+      commit(projectByPath(projectPath), branch, files, opts.message ?? 'commit').sha,
+    tag: (projectPath, name, ref) => projectByPath(projectPath).git.tag(name, ref),
     groupMembers: (groupPath) =>
       [...groupByPath(groupPath).members.values()].map((m) => ({
         username: (users.get(m.userId) as User).username,
@@ -743,10 +782,10 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       })),
     projects: (groupPath) =>
       groupByPath(groupPath).projectIds.map((id) => publicProject(projects.get(id) as Project)),
-    branches: (projectPath) => [...projectByPath(projectPath).branches.keys()].sort(),
+    branches: (projectPath) => [...projectByPath(projectPath).git.branches.keys()].sort(),
     file: (projectPath, ref, filePath) =>
-      resolve(projectByPath(projectPath), ref)?.tree.get(filePath),
-    commitSha: (projectPath, ref) => resolve(projectByPath(projectPath), ref)?.id,
+      resolve(projectByPath(projectPath), ref)?.tree.get(normalizePath(filePath))?.toString('utf8'),
+    commitSha: (projectPath, ref) => resolve(projectByPath(projectPath), ref)?.sha,
   };
   // The HTTP side (url, request log, faults, latency, close) is the fake server's own.
   return Object.assign(http, own);
@@ -786,4 +825,33 @@ function pathFromName(name: string): string {
     .replace(/[^a-z0-9_-]+/g, '-')
     .replace(/-{2,}/g, '-')
     .replace(/^-|-$/g, '');
+}
+
+/**
+ * A gzip-compressed tar of `files` under folder `top`, as `git archive`
+ * writes it (what GitLab's repository archive serves).
+ */
+async function tarGz(
+  top: string,
+  files: ReadonlyArray<{ path: string; content: Buffer }>,
+  mtimeSeconds: number,
+): Promise<Buffer> {
+  const tar = pack();
+  const mtime = new Date(mtimeSeconds * 1000);
+  const dirs = new Set<string>();
+  const dir = (name: string) => {
+    if (dirs.has(name)) return;
+    dirs.add(name);
+    tar.entry({ name: `${name}/`, type: 'directory', mode: 0o775, mtime });
+  };
+  dir(top);
+  for (const file of files) {
+    const parts = file.path.split('/');
+    for (let i = 1; i < parts.length; i++) dir(`${top}/${parts.slice(0, i).join('/')}`);
+    tar.entry({ name: `${top}/${file.path}`, mode: 0o664, mtime }, file.content);
+  }
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar.pipe(createGzip())) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

@@ -25,7 +25,7 @@ export interface FakeRequest {
   readonly body: unknown;
 }
 
-/** What a handler answers; `body` is sent as JSON unless it is a string. */
+/** What a handler answers; `body` is sent as JSON unless it is a string or bytes. */
 export interface FakeResponse {
   readonly status: number;
   readonly body?: unknown;
@@ -223,6 +223,15 @@ export async function startHttpFake(options: {
 }
 
 function send(res: ServerResponse, response: FakeResponse): void {
+  // Bytes (an archive, a blob) go out as they are.
+  if (response.body instanceof Uint8Array) {
+    const headers: Record<string, string> = { ...response.headers };
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = 'application/octet-stream';
+    }
+    res.writeHead(response.status, headers).end(response.body);
+    return;
+  }
   const text =
     response.body === undefined
       ? ''

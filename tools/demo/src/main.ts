@@ -6,6 +6,28 @@ import { startDemoServices } from './services.ts';
 const requested = process.argv.slice(2);
 // The main job, openshift-resources, needs its namespaces: openshift-namespaces runs first.
 const integrations = requested.length ? requested : ['openshift-namespaces', 'openshift-resources'];
+// Saas files deploy into namespaces: they are created first, as in production.
+if (
+  integrations.includes('openshift-saas-deploy') &&
+  !integrations.includes('openshift-namespaces')
+) {
+  integrations.unshift('openshift-namespaces');
+}
+/**
+ * The runs of an integration: once, or once per argument list. openshift-saas-deploy runs as
+ * its pipelines do, one saas file and environment at a time, stage before production (which
+ * its promotion gate lets through once stage has published the commit).
+ */
+const RUNS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'openshift-saas-deploy': ['saas-example-app', 'saas-example-worker'].flatMap((file) =>
+    ['example-stage', 'example-production'].map((env) => [
+      '--saas-file-name',
+      file,
+      '--env-name',
+      env,
+    ]),
+  ),
+};
 const config = relative(process.cwd(), EXAMPLE_CONFIG) || EXAMPLE_CONFIG;
 
 const say = (text: string) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
@@ -18,21 +40,23 @@ for (const line of services.lines) process.stdout.write(`   ${line}\n`);
 let failed = 0;
 try {
   for (const integration of integrations) {
-    for (const [title, flags] of [
-      ['dry-run: the plan, nothing is written', ['--dry-run']],
-      ['wet run: the plan is applied', []],
-      ['second wet run: nothing left to do', []],
-    ] as const) {
-      say(`${integration} — ${title}`);
-      const args = ['--config', config, ...flags, integration];
-      process.stdout.write(`$ qontract-reconcile ${args.join(' ')}\n`);
-      const before = services.writes();
-      const code = await runQontractReconcile(args, services.env);
-      const writes = services.writes() - before;
-      process.stdout.write(
-        `-> exit code ${code}, ${writes} write request(s) reached the simulated systems\n`,
-      );
-      if (code !== 0) failed++;
+    for (const extra of RUNS[integration] ?? [[]]) {
+      for (const [title, flags] of [
+        ['dry-run: the plan, nothing is written', ['--dry-run']],
+        ['wet run: the plan is applied', []],
+        ['second wet run: nothing left to do', []],
+      ] as const) {
+        say(`${[integration, ...extra].join(' ')} — ${title}`);
+        const args = ['--config', config, ...flags, integration, ...extra];
+        process.stdout.write(`$ qontract-reconcile ${args.join(' ')}\n`);
+        const before = services.writes();
+        const code = await runQontractReconcile(args, services.env);
+        const writes = services.writes() - before;
+        process.stdout.write(
+          `-> exit code ${code}, ${writes} write request(s) reached the simulated systems\n`,
+        );
+        if (code !== 0) failed++;
+      }
     }
   }
 } finally {

@@ -1,7 +1,9 @@
 import type { FakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { seedExampleSaasRepos } from '@qontract/testing/example-saas';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
 import { type FakePagerDuty, startFakePagerDuty } from '@qontract/testing/fake-pagerduty';
+import { type FakeRegistry, startFakeRegistry } from '@qontract/testing/fake-registry';
 import { startExampleClusters } from './demo.ts';
 
 /**
@@ -13,6 +15,8 @@ import { startExampleClusters } from './demo.ts';
 const GITHUB_PORT = 16462;
 const GITLAB_PORT = 16460;
 const PAGERDUTY_PORT = 16461;
+/** The example saas files' image registry (`127.0.0.1:16463/example/...`). */
+const REGISTRY_PORT = 16463;
 const GITHUB_TOKEN = 'ghp_example_token_not_real';
 const GITLAB_TOKEN = 'glpat-example-token-not-real';
 const PAGERDUTY_TOKEN = 'pd-example-token-not-real';
@@ -36,8 +40,12 @@ export interface DemoServices {
 }
 
 /** Which simulated systems an integration talks to (the clusters for everything else). */
-function systemsOf(integration: string): Array<'clusters' | 'github' | 'gitlab' | 'pagerduty'> {
+function systemsOf(
+  integration: string,
+): Array<'clusters' | 'github' | 'gitlab' | 'pagerduty' | 'registry'> {
   switch (integration) {
+    case 'openshift-saas-deploy':
+      return ['clusters', 'github', 'gitlab', 'registry'];
     case 'github':
       return ['github'];
     case 'gitlab-members':
@@ -58,9 +66,19 @@ export async function startDemoServices(integrations: readonly string[]): Promis
   const started: DemoService[] = [];
   try {
     if (wanted.has('clusters')) started.push(clustersService(await startExampleClusters()));
-    if (wanted.has('github')) started.push(githubService(await startSeededGitHub()));
-    if (wanted.has('gitlab')) started.push(gitlabService(await startSeededGitlab()));
+    const github = wanted.has('github') ? await startSeededGitHub() : undefined;
+    if (github) started.push(githubService(github));
+    const gitlab = wanted.has('gitlab') ? await startSeededGitlab() : undefined;
+    if (gitlab) started.push(gitlabService(gitlab));
     if (wanted.has('pagerduty')) started.push(pagerDutyService(await startSeededPagerDuty()));
+    if (wanted.has('registry') && github && gitlab) {
+      const registry = await listening('registry', REGISTRY_PORT, () =>
+        startFakeRegistry({ port: REGISTRY_PORT }),
+      );
+      started.push(registryService(registry));
+      // The repositories and images the example saas files deploy.
+      await seedExampleSaasRepos({ github, gitlab, registry });
+    }
   } catch (e) {
     await Promise.all(started.map((s) => s.close()));
     throw e;
@@ -104,6 +122,17 @@ function gitlabService(gitlab: FakeGitlab): DemoService {
     env: {},
     writes: () => gitlab.mutatingRequests().length,
     close: () => gitlab.close(),
+  };
+}
+
+function registryService(registry: FakeRegistry): DemoService {
+  return {
+    lines: [
+      `${'Registry'.padEnd(16)} ${registry.url}  (Docker Registry HTTP API v2 as Quay serves it, simulated)`,
+    ],
+    env: {},
+    writes: () => registry.mutatingRequests().length,
+    close: () => registry.close(),
   };
 }
 

@@ -1,15 +1,18 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
 import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
 import { type FakePagerDuty, startFakePagerDuty } from '@qontract/testing/fake-pagerduty';
 import { afterEach } from 'vitest';
-import { type CliRun, runQontractReconcile, useExampleEnvironment } from './harness.ts';
+import {
+  type CliRun,
+  rewriteAppInterface,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
 /** The example instance's URL in `examples/app-interface` (gitlab.yml and the code components). */
-const EXAMPLE_GITLAB_URL = 'https://127.0.0.1:16460';
+export const EXAMPLE_GITLAB_URL = 'https://127.0.0.1:16460';
 /** The example tokens of `examples/config.toml` (`[gitlab.gitlab]`, `[pagerduty.example]`). */
-const GITLAB_TOKEN = 'glpat-example-token-not-real';
+export const GITLAB_TOKEN = 'glpat-example-token-not-real';
 const PAGERDUTY_TOKEN = 'pd-example-token-not-real';
 /** The example PagerDuty target's schedule (`example-primary-oncall.yml`). */
 export const EXAMPLE_SCHEDULE = 'PEXMPL1';
@@ -42,7 +45,7 @@ export function useGitlabEnvironment(): () => Promise<GitlabEnvironment> {
       startFakePagerDuty({ token: PAGERDUTY_TOKEN }),
     ]);
     fakes.push(gitlab, pagerduty);
-    await pointAppInterfaceAt(env.appInterfaceDir, gitlab.url);
+    await rewriteAppInterface(env.appInterfaceDir, { [EXAMPLE_GITLAB_URL]: gitlab.url });
     return {
       env,
       gitlab,
@@ -60,16 +63,4 @@ export function useGitlabEnvironment(): () => Promise<GitlabEnvironment> {
         ),
     };
   };
-}
-
-async function pointAppInterfaceAt(appInterfaceDir: string, url: string): Promise<void> {
-  const data = join(appInterfaceDir, 'data');
-  for (const entry of await readdir(data, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const file = join(entry.parentPath, entry.name);
-    const text = await readFile(file, 'utf8');
-    if (text.includes(EXAMPLE_GITLAB_URL)) {
-      await writeFile(file, text.replaceAll(EXAMPLE_GITLAB_URL, url));
-    }
-  }
 }

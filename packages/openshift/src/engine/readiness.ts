@@ -3,7 +3,15 @@ import type { ApiResource } from '../cluster/api-resources.ts';
 import type { KubeClient, KubeObject } from '../cluster/kube-client.ts';
 import { pyRepr } from './py-repr.ts';
 
-const WORKLOADS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job']);
+/** The kinds whose rollout is waited for (the original's validate_realized_data, plus DaemonSet). */
+const WORKLOADS = new Set([
+  'Deployment',
+  'DeploymentConfig',
+  'StatefulSet',
+  'DaemonSet',
+  'Job',
+  'Subscription',
+]);
 
 /** Whether a workload has rolled out: the controller saw the latest generation and every replica is ready and updated. */
 export function isReady(obj: KubeObject): boolean {
@@ -16,6 +24,9 @@ export function isReady(obj: KubeObject): boolean {
     const failed = status.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
     if (failed) throw new Error(`${obj.metadata?.name}: ${failed.reason ?? 'Failed'}`);
     return (status.succeeded ?? 0) > 0;
+  }
+  if (obj.kind === 'Subscription') {
+    return (obj.status as { state?: string } | undefined)?.state === 'AtLatestKnown';
   }
   if ((status.observedGeneration ?? 0) < (meta?.generation ?? 0)) return false;
   if (obj.kind === 'DaemonSet') {

@@ -49,6 +49,12 @@ export interface ReconcileSettings {
   readonly desired: readonly DesiredResource[] | Promise<readonly DesiredResource[]>;
   readonly takeOver?: boolean;
   readonly caller?: string | undefined;
+  /**
+   * Read only the caller's objects (integrations-manager: one manager per
+   * upstream shares a namespace). Default true; openshift-saas-deploy reads
+   * every object and lets the caller rules of the plan protect the others'.
+   */
+  readonly filterCurrentByCaller?: boolean;
   readonly allCallers?: readonly string[] | undefined;
   readonly concurrency?: number | undefined;
   readonly recyclePods?: boolean;
@@ -92,7 +98,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
       const current = new OpenshiftResource(item, s.integration, s.integrationVersion, {
         validate: false,
       });
-      if (s.caller && current.caller !== s.caller) continue;
+      if (s.caller && s.filterCurrentByCaller !== false && current.caller !== s.caller) continue;
       inventory.addCurrent(
         spec.cluster,
         spec.namespace,

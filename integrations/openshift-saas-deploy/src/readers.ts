@@ -1,0 +1,91 @@
+import type { RunContext } from '@qontract/core';
+import {
+  createImageLookup,
+  type ImageAuth,
+  type ImageCheckTarget,
+  type ImagePatternsBlockRule,
+  imageAuthFromSecret,
+  imageDigest,
+  RegistryClient,
+  type RepoSources,
+  repoSourcesForRun,
+  type SaasFile,
+  validateTargetImages,
+} from '@qontract/saas';
+import type { TargetReaders, TargetWork } from './target.ts';
+
+/** The readers of one run: git through GitHub/GitLab, Vault, the registries; cached per run. */
+export interface RunReaders {
+  /** The readers a saas file's targets use (its own code and image credentials). */
+  forSaasFile(saasFile: SaasFile): TargetReaders;
+}
+
+function checkTarget(work: TargetWork): ImageCheckTarget {
+  return {
+    saasFileName: work.saasFile.name,
+    resourceTemplateName: work.resourceTemplate.name,
+    cluster: work.target.namespace.cluster.name,
+    namespace: work.target.namespace.name,
+    targetName: work.target.name,
+  };
+}
+
+export function runReaders(
+  ctx: RunContext,
+  settings: { readonly blockRules: readonly ImagePatternsBlockRule[] },
+): RunReaders {
+  const registry = new RegistryClient({
+    signal: ctx.signal,
+    onRetry: (message) => ctx.log.warn(message),
+  });
+  const lookup = createImageLookup(registry);
+  const perFile = new Map<string, TargetReaders>();
+  return {
+    forSaasFile(saasFile) {
+      const known = perFile.get(saasFile.name);
+      if (known) return known;
+      const sources: RepoSources = repoSourcesForRun(ctx, {
+        codeAuth: saasFile.authentication?.code ?? null,
+      });
+      const imageSecret = saasFile.authentication?.image ?? null;
+      let auth: Promise<ImageAuth> | undefined;
+      // Read once per saas file, when an image is first checked.
+      const imageAuth = (): Promise<ImageAuth> =>
+        (auth ??= imageSecret
+          ? ctx.secrets
+              .readAll({ path: imageSecret.path, version: imageSecret.version ?? null })
+              .then((fields) =>
+                imageAuthFromSecret(fields, imageSecret.path, (m) => ctx.log.warn(m)),
+              )
+          : Promise.resolve({}));
+      const readers: TargetReaders = {
+        resolveRef: (url, ref) => sources.resolveRef(url, ref),
+        getFile: (url, path, sha) => sources.getFile(url, path, sha),
+        listFiles: (url, path, sha) => sources.listFiles(url, path, sha),
+        readSecret: (ref) => ctx.secrets.read(ref),
+        imageDigest: async (registryImg, tag, work) =>
+          imageDigest(lookup, {
+            registryImg,
+            tag,
+            imagePatterns: saasFile.imagePatterns,
+            auth: await imageAuth(),
+            target: checkTarget(work),
+          }),
+        imageProblems: async (images, work) =>
+          validateTargetImages({
+            target: checkTarget(work),
+            images,
+            imagePatterns: saasFile.imagePatterns,
+            blockRules: settings.blockRules,
+            environmentLabels: work.target.namespace.environment.labels,
+            auth: await imageAuth(),
+            lookup,
+          }),
+        info: (line) => ctx.log.info(line),
+        warn: (line) => ctx.log.warn(line),
+      };
+      perFile.set(saasFile.name, readers);
+      return readers;
+    },
+  };
+}

@@ -1,0 +1,198 @@
+import { gqlClient } from '@qontract/app-interface';
+import { errorMessage, QontractError, type RunContext } from '@qontract/core';
+import {
+  clusterMapForNamespaces,
+  type DesiredResource,
+  isClusterProblem,
+  OpenshiftResource,
+  reconcileResources,
+} from '@qontract/openshift';
+import { loadSaasFiles, selectSaasFiles } from '@qontract/saas';
+import pLimit from 'p-limit';
+import { QONTRACT_INTEGRATION, QONTRACT_INTEGRATION_VERSION } from './constants.ts';
+import {
+  currentStateSpecs,
+  gatherDesired,
+  runFeatures,
+  runScope,
+  type SaasDesiredObject,
+} from './desired.ts';
+import { SaasherderSettingsDocument } from './openshift-saas-deploy.generated.ts';
+import { validatePlannedNamespace } from './planned-data.ts';
+import { gatePromotions, lazyPromotionState, publishPromotions } from './promotions.ts';
+import { runReaders } from './readers.ts';
+import { desiredForTarget, type TargetOutcome } from './target.ts';
+
+export interface SaasDeployOptions {
+  readonly threadPoolSize: number;
+  readonly ioDir: string;
+  readonly saasFileName?: string | undefined;
+  readonly envName?: string | undefined;
+  readonly triggerIntegration?: string | undefined;
+  readonly triggerReason?: string | undefined;
+}
+
+/** How long a rollout may take before it counts as failed (the original retries for hours). */
+function rolloutTimeoutMs(ctx: RunContext): number {
+  const s = Number(ctx.env.vars.QONTRACT_SAAS_DEPLOY_ROLLOUT_TIMEOUT_SECONDS ?? '');
+  return (Number.isFinite(s) && s > 0 ? s : 1800) * 1000;
+}
+
+function rolloutPollMs(ctx: RunContext): number {
+  const s = Number(ctx.env.vars.QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS ?? '');
+  return Number.isFinite(s) && s > 0 ? s : 5000;
+}
+
+/**
+ * One run of openshift-saas-deploy (the original's `run`), in its order:
+ * saas files → targets → current state and desired state (read together) →
+ * promotion gates → planned-data validation → apply (caller rules) →
+ * rollout → promotions published (one saas file, not in dry-run).
+ */
+export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): Promise<void> {
+  const gql = await ctx.client(gqlClient);
+  const [allSaasFiles, { settings }] = await Promise.all([
+    loadSaasFiles(gql),
+    gql.query(SaasherderSettingsDocument),
+  ]);
+  const saasFiles = selectSaasFiles(allSaasFiles, {
+    name: opts.saasFileName,
+    envName: opts.envName,
+  });
+  if (saasFiles.length === 0) throw new QontractError('no saas files found');
+  const notify = !ctx.dryRun && saasFiles.length === 1;
+  const features = runFeatures(saasFiles);
+  const appSettings = settings?.[0];
+  const { work, namespaces } = runScope(saasFiles, {
+    hashLength: appSettings?.hashLength ?? 7,
+    useChannelInImageTag: features.useChannelInImageTag,
+  });
+  if (namespaces.length === 0) {
+    ctx.log.warn('no targets found');
+    return;
+  }
+
+  const clusters = await clusterMapForNamespaces(
+    ctx,
+    namespaces.map((ns) => ({
+      cluster: ns.namespace.cluster,
+      clusterAdmin: features.clusterAdmin,
+    })),
+    { concurrency: opts.threadPoolSize },
+  );
+  const readers = runReaders(ctx, {
+    blockRules: (appSettings?.imagePatternsBlockRules ?? []).map((r) => ({
+      environmentLabelSelector: parseSelector(r.environmentLabelSelector),
+      imagePatterns: r.imagePatterns,
+    })),
+  });
+
+  // Targets are built in parallel; each failure fails only its target.
+  const limit = pLimit(opts.threadPoolSize);
+  const outcomes: (TargetOutcome & (typeof work)[number])[] = await Promise.all(
+    work.map((w) =>
+      limit(async () => ({
+        ...w,
+        ...(await desiredForTarget(w, readers.forSaasFile(w.saasFile))),
+      })),
+    ),
+  );
+  for (const o of outcomes) {
+    for (const p of o.problems)
+      ctx.errors.register(`${o.saasFile.name}/${o.resourceTemplate.name}`, p);
+  }
+  const gathered = gatherDesired(outcomes, (l) => ctx.log.info(l));
+  for (const p of gathered.problems) ctx.errors.register(p.scope, p.message);
+
+  // The gate comes before anything is applied: a blocked promotion deploys nothing.
+  const state = lazyPromotionState(ctx);
+  const promotion = await gatePromotions(ctx, state, saasFiles, allSaasFiles, outcomes);
+  if (!promotion.valid) {
+    ctx.errors.register('promotions', 'invalid promotions');
+    return;
+  }
+
+  if (features.validatePlannedData) {
+    await validatePlannedData(ctx, clusters, gathered.objects, features.clusterAdmin);
+  }
+
+  const desired: DesiredResource[] = [];
+  for (const o of gathered.objects) {
+    try {
+      desired.push({
+        cluster: o.cluster,
+        namespace: o.namespace,
+        privileged: features.clusterAdmin,
+        source: `${o.saasFile}/${o.resourceTemplate}`,
+        resource: new OpenshiftResource(
+          o.body,
+          QONTRACT_INTEGRATION,
+          QONTRACT_INTEGRATION_VERSION,
+          {
+            callerName: o.saasFile,
+            errorDetails: o.name,
+          },
+        ),
+      });
+    } catch (e) {
+      ctx.errors.register(
+        `${o.cluster}/${o.namespace}`,
+        `[${o.cluster}/${o.namespace}] ${o.kind}/${o.name} (saas file ${o.saasFile}): ${errorMessage(e)}`,
+      );
+    }
+  }
+
+  await reconcileResources({
+    ctx,
+    integration: QONTRACT_INTEGRATION,
+    integrationVersion: QONTRACT_INTEGRATION_VERSION,
+    clusters,
+    specs: currentStateSpecs(namespaces, features.clusterAdmin),
+    desired,
+    takeOver: features.takeover,
+    caller: opts.saasFileName,
+    // Every object of the namespace is read, other saas files' included: the
+    // caller rules (not the read) keep them safe.
+    filterCurrentByCaller: false,
+    allCallers: allSaasFiles.filter((sf) => !sf.deprecated).map((sf) => sf.name),
+    concurrency: opts.threadPoolSize,
+    recyclePods: true,
+    ...(ctx.dryRun
+      ? {}
+      : { waitForReady: { timeoutMs: rolloutTimeoutMs(ctx), pollMs: rolloutPollMs(ctx) } }),
+  });
+
+  if (notify) {
+    await publishPromotions(ctx, state, promotion.targets, !ctx.errors.hasErrors);
+  }
+}
+
+function parseSelector(value: unknown): Record<string, unknown> {
+  const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+  return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+}
+
+/** The planned-data check of every namespace, reading missing Secrets/ConfigMaps from the cluster. */
+async function validatePlannedData(
+  ctx: RunContext,
+  clusters: Awaited<ReturnType<typeof clusterMapForNamespaces>>,
+  objects: readonly SaasDesiredObject[],
+  privileged: boolean,
+): Promise<void> {
+  const byNamespace = new Map<string, SaasDesiredObject[]>();
+  for (const o of objects) {
+    const key = `${o.cluster}/${o.namespace}`;
+    const list = byNamespace.get(key) ?? [];
+    byNamespace.set(key, list);
+    list.push(o);
+  }
+  for (const [key, list] of byNamespace) {
+    const { cluster, namespace } = list[0]!;
+    const handle = clusters.get(cluster, privileged);
+    if (isClusterProblem(handle)) continue;
+    const problems = await validatePlannedNamespace(cluster, namespace, list, async (kind, name) =>
+      handle.client.get(handle.catalog.get(kind), namespace, name),
+    );
+    for (const p of problems) ctx.errors.register(key, p);
+  }
+}

@@ -1,0 +1,84 @@
+import type { ExampleEnvironment, FakeGitHub } from '@qontract/testing';
+import { type ExampleSaasSeed, seedExampleSaasRepos } from '@qontract/testing/example-saas';
+import { startFakeGitHub } from '@qontract/testing/fake-github';
+import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
+import { type FakeRegistry, startFakeRegistry } from '@qontract/testing/fake-registry';
+import { afterEach } from 'vitest';
+import { EXAMPLE_TOKEN } from './github-fixture.ts';
+import { EXAMPLE_GITLAB_URL, GITLAB_TOKEN } from './gitlab-environment.ts';
+import {
+  type CliRun,
+  rewriteAppInterface,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
+
+/** The example saas files' registry (`imagePatterns`, `IMAGE`). */
+const EXAMPLE_REGISTRY = '127.0.0.1:16463';
+
+export interface SaasEnvironment {
+  readonly env: ExampleEnvironment;
+  readonly github: FakeGitHub;
+  readonly gitlab: FakeGitlab;
+  readonly registry: FakeRegistry;
+  readonly seed: ExampleSaasSeed;
+  /** `qontract-reconcile [--dry-run] openshift-saas-deploy ARGS` against the fakes. */
+  run(args?: readonly string[], options?: { dryRun?: boolean }): Promise<CliRun>;
+  /** Mutating requests at every fake (clusters, GitHub, GitLab, registry). */
+  writes(): number;
+}
+
+/**
+ * The example environment (namespaces created) with a fake GitHub, GitLab
+ * and registry seeded with what the example saas files deploy; the
+ * app-interface copy points at them. Closed when the test ends.
+ */
+export function useSaasEnvironment(): () => Promise<SaasEnvironment> {
+  const start = useExampleEnvironment();
+  const fakes: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    await Promise.all(fakes.splice(0).map((f) => f.close()));
+  });
+  return async () => {
+    const [env, github, gitlab, registry] = await Promise.all([
+      start({ namespaces: true }),
+      startFakeGitHub({ token: EXAMPLE_TOKEN }),
+      startFakeGitlab({ token: GITLAB_TOKEN, tls: true }),
+      startFakeRegistry(),
+    ]);
+    fakes.push(github, gitlab, registry);
+    await rewriteAppInterface(env.appInterfaceDir, {
+      [EXAMPLE_GITLAB_URL]: gitlab.url,
+      [EXAMPLE_REGISTRY]: registry.host,
+    });
+    const seed = await seedExampleSaasRepos({ github, gitlab, registry });
+    return {
+      env,
+      github,
+      gitlab,
+      registry,
+      seed,
+      run: (args = [], { dryRun = false } = {}) =>
+        runQontractReconcile(
+          [
+            '--config',
+            env.configPath,
+            ...(dryRun ? ['--dry-run'] : []),
+            'openshift-saas-deploy',
+            ...args,
+          ],
+          {
+            GITHUB_API: github.url,
+            QONTRACT_GITHUB_RETRY_UNIT_MS: '20',
+            QONTRACT_GITLAB_RETRY_UNIT_MS: '20',
+            QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '50',
+          },
+        ),
+      writes: () =>
+        env.server.mutatingRequests().length +
+        github.mutatingRequests().length +
+        gitlab.mutatingRequests().length +
+        registry.mutatingRequests().length,
+    };
+  };
+}

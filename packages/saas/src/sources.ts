@@ -1,0 +1,271 @@
+import { gqlClient } from '@qontract/app-interface';
+import { errorMessage, QontractError, type RunContext, type SecretRef } from '@qontract/core';
+import {
+  defaultGithubOrg,
+  githubClientWithToken,
+  listGithubFiles,
+  type Octokit,
+  readGithubFile,
+  resolveGithubRef,
+} from '@qontract/github';
+import { type GitlabApi, type GitlabInstanceSettings, gitlabApi } from '@qontract/gitlab';
+import { SaasGitlabInstancesDocument } from './gitlab-instances.generated.ts';
+
+/** A file of a repository directory. */
+export interface RepoFile {
+  readonly name: string;
+  readonly content: string;
+}
+
+/** Calls that went to GitHub or GitLab (cache misses), by kind. */
+export interface RepoSourceRequests {
+  readonly resolveRef: number;
+  readonly getFile: number;
+  readonly listFiles: number;
+}
+
+/**
+ * The git reads of openshift-saas-deploy's targets (the original's
+ * `_get_commit_sha`, `_get_file_contents`, `_get_directory_contents`) for
+ * resource-template URLs on GitHub or on app-interface's GitLab instance.
+ *
+ * Which platform a URL is on: its origin is GITHUB_API's origin → GitHub;
+ * else its host name contains `github` → GitHub; its origin is the GitLab
+ * instance's (the first `gitlabinstance_v1`, as the original) or its host
+ * name contains `gitlab` → GitLab; anything else is an error naming the URL.
+ * (The origins let a GitHub Enterprise or a test server on any host count.)
+ *
+ * Cached for the run: one resolve per (url, ref) and one read per (url,
+ * path, sha) — concurrent callers share the request; a failure is not kept,
+ * so a later caller asks again. GitHub reads are cached per token (a private
+ * repository one token sees is not served to another).
+ */
+export interface RepoSources {
+  /** The commit sha of a branch, tag or sha (GitHub: get commit; GitLab: first commit listed for `ref_name`). */
+  resolveRef(url: string, ref: string): Promise<string>;
+  /** The text of a file at a commit (a leading `/` of the path is ignored). */
+  getFile(url: string, path: string, sha: string): Promise<string>;
+  /**
+   * The files of a directory at a commit. GitHub: the files directly in it,
+   * a sub-directory being an error; GitLab: every file of the path's
+   * repository archive, sub-directories included, `name` relative to the
+   * directory — both as the original reads them.
+   */
+  listFiles(url: string, path: string, sha: string): Promise<readonly RepoFile[]>;
+  /** Calls this run made to GitHub/GitLab through any RepoSources (cache misses). */
+  readonly requests: RepoSourceRequests;
+}
+
+export interface RepoSourcesOptions {
+  /** The saas file's `authentication.code`: the GitHub token; the default organisation's when null. */
+  readonly codeAuth: SecretRef | null | undefined;
+}
+
+/** The run's shared state: caches, clients and counters. */
+interface RunSources {
+  readonly requests: { resolveRef: number; getFile: number; listFiles: number };
+  readonly refs: Map<string, Promise<string>>;
+  readonly files: Map<string, Promise<string>>;
+  readonly dirs: Map<string, Promise<readonly RepoFile[]>>;
+  readonly githubClients: Map<string, Promise<Octokit>>;
+  gitlab?: Promise<GitlabTarget | undefined>;
+}
+
+interface GitlabTarget {
+  readonly instance: GitlabInstanceSettings;
+  /** The instance URL without a trailing `/`. */
+  readonly url: string;
+  readonly origin: string;
+}
+
+type Location =
+  | { readonly kind: 'github'; readonly repo: string }
+  | { readonly kind: 'gitlab'; readonly project: string; readonly target: GitlabTarget };
+
+/** Per run (the context is the run's): read synchronously for `requests`. */
+const runs = new WeakMap<RunContext, RunSources>();
+
+function runSources(ctx: RunContext): RunSources {
+  let run = runs.get(ctx);
+  if (!run) {
+    run = {
+      requests: { resolveRef: 0, getFile: 0, listFiles: 0 },
+      refs: new Map(),
+      files: new Map(),
+      dirs: new Map(),
+      githubClients: new Map(),
+    };
+    runs.set(ctx, run);
+  }
+  return run;
+}
+
+/** The run's repository reads for one saas file (its `authentication.code` is the GitHub token). */
+export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions): RepoSources {
+  const codeAuth = options.codeAuth ?? null;
+  const credential = codeAuth
+    ? `secret:${codeAuth.path}#${codeAuth.field}#${codeAuth.version ?? ''}`
+    : 'default';
+  const run = runSources(ctx);
+
+  const github = async (): Promise<Octokit> =>
+    cached(run.githubClients, credential, () =>
+      codeAuth ? githubClientWithToken(ctx, codeAuth) : ctx.client(defaultGithubOrg),
+    );
+
+  const gitlab = async (target: GitlabTarget): Promise<GitlabApi> => {
+    try {
+      return await gitlabApi(ctx, target.instance);
+    } catch (e) {
+      throw new QontractError(
+        `GitLab instance '${target.instance.name}': cannot create its client: ${errorMessage(e)}`,
+        { cause: e },
+      );
+    }
+  };
+
+  const locate = async (url: string): Promise<Location> => {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new QontractError(`repository URL '${url}' is not a URL`);
+    }
+    const repo = parsed.pathname.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '');
+    const host = parsed.hostname;
+    if (parsed.origin === githubOrigin(ctx) || host.includes('github')) {
+      return { kind: 'github', repo };
+    }
+    const target = await gitlabTarget(ctx, run);
+    if (target && (parsed.origin === target.origin || host.includes('gitlab'))) {
+      const base = `${target.url}/`;
+      if (!url.startsWith(base)) {
+        throw new QontractError(
+          `repository URL '${url}' is not on the GitLab instance ${target.url} of app-interface`,
+        );
+      }
+      const project = url
+        .slice(base.length)
+        .replace(/^\/+|\/+$/g, '')
+        .replace(/\.git$/, '');
+      return { kind: 'gitlab', project, target };
+    }
+    if (host.includes('gitlab')) {
+      throw new QontractError(
+        `repository URL '${url}': no GitLab instance (gitlabinstance_v1) in app-interface`,
+      );
+    }
+    throw new QontractError(
+      `repository URL '${url}': only GitHub and GitLab are supported (its host names neither)`,
+    );
+  };
+
+  const key = (...parts: string[]) => parts.join('\0');
+  const pathKey = (path: string) => path.replace(/^\/+/, '');
+
+  return {
+    async resolveRef(url, ref) {
+      const where = await locate(url);
+      const k = where.kind === 'github' ? key(credential, url, ref) : key('gitlab', url, ref);
+      return cached(run.refs, k, async () => {
+        if (where.kind === 'github') {
+          const octokit = await github();
+          run.requests.resolveRef += 1;
+          return resolveGithubRef(octokit, where.repo, ref);
+        }
+        const api = await gitlab(where.target);
+        run.requests.resolveRef += 1;
+        return api.resolveRef(where.project, ref);
+      });
+    },
+
+    async getFile(url, path, sha) {
+      const where = await locate(url);
+      const k =
+        where.kind === 'github'
+          ? key(credential, url, pathKey(path), sha)
+          : key('gitlab', url, pathKey(path), sha);
+      return cached(run.files, k, async () => {
+        if (where.kind === 'github') {
+          const octokit = await github();
+          run.requests.getFile += 1;
+          return readGithubFile(octokit, where.repo, path, sha);
+        }
+        const api = await gitlab(where.target);
+        run.requests.getFile += 1;
+        return api.getFile(where.project, path, sha);
+      });
+    },
+
+    async listFiles(url, path, sha) {
+      const where = await locate(url);
+      const k =
+        where.kind === 'github'
+          ? key(credential, url, pathKey(path), sha)
+          : key('gitlab', url, pathKey(path), sha);
+      return cached(run.dirs, k, async (): Promise<readonly RepoFile[]> => {
+        if (where.kind === 'github') {
+          const octokit = await github();
+          run.requests.listFiles += 1;
+          return listGithubFiles(octokit, where.repo, path, sha);
+        }
+        const api = await gitlab(where.target);
+        run.requests.listFiles += 1;
+        return api.listFiles(where.project, path, sha);
+      });
+    },
+
+    get requests() {
+      return { ...run.requests };
+    },
+  };
+}
+
+/** The origin of `GITHUB_API` (a GitHub Enterprise or test server), if set. */
+function githubOrigin(ctx: RunContext): string | undefined {
+  const api = ctx.env.vars.GITHUB_API;
+  if (!api) return undefined;
+  try {
+    return new URL(api).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first GitLab instance of app-interface, queried once per run when a URL needs it. */
+function gitlabTarget(ctx: RunContext, run: RunSources): Promise<GitlabTarget | undefined> {
+  run.gitlab ??= (async () => {
+    const gql = await ctx.client(gqlClient);
+    const { instances } = await gql.query(SaasGitlabInstancesDocument);
+    const instance = instances?.[0];
+    if (!instance) return undefined;
+    const url = instance.url.replace(/\/+$/, '');
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      throw new QontractError(
+        `GitLab instance '${instance.name}': url '${instance.url}' is not a URL`,
+      );
+    }
+    return { instance: { ...instance, url }, url, origin };
+  })();
+  const pending = run.gitlab;
+  // A failed query is asked again by the next URL that needs it.
+  pending.catch(() => {
+    if (run.gitlab === pending) delete run.gitlab;
+  });
+  return pending;
+}
+
+/** The map's promise for `key`, made by `make` when missing; a rejected one is dropped. */
+function cached<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  const known = map.get(key);
+  if (known) return known;
+  const made = make();
+  map.set(key, made);
+  made.catch(() => {
+    if (map.get(key) === made) map.delete(key);
+  });
+  return made;
+}
