@@ -15,10 +15,14 @@
 //              integrations read
 //   invalid    a namespace file points at a cluster file that does not exist
 //   template   the settings template calls a filter that does not exist
+//   saas       the example app's saas file runs 2 replicas in stage (a target
+//              parameter): the change tester dry-runs saas-example-app in
+//              example-stage only
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const STAGE = 'data/services/example-app/namespaces/example-app-stage.yml';
+const SAAS_APP = 'data/services/example-app/cicd/saas-example-app.yml';
 
 /** Each scenario: [file under the tree, text to find, its replacement]. */
 const SCENARIOS = {
@@ -52,6 +56,8 @@ const SCENARIOS = {
       `GREETING: "{{ greeting | shout }}"`,
     ],
   ],
+  // The stage target is the only one with REPLICAS: 1.
+  saas: [[SAAS_APP, 'REPLICAS: 1', 'REPLICAS: 2']],
 };
 
 const [base, head, scenario = 'namespace'] = process.argv.slice(2);

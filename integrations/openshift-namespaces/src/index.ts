@@ -36,7 +36,15 @@ export const openshiftNamespaces = defineIntegration({
       namespaceName: opts.namespaceName,
     });
     for (const key of duplicates) {
-      ctx.errors.register(key, `Found multiple definitions for the namespace ${key}`);
+      // The data files, so the author knows which ones to reconcile.
+      const paths = (namespaces ?? [])
+        .filter((n) => `${n.cluster.name}/${n.name}` === key)
+        .map((n) => n.path)
+        .sort();
+      ctx.errors.register(
+        key,
+        `Found multiple definitions for the namespace ${key}: ${paths.join(', ')}`,
+      );
     }
     const clusters = await clusterMapForNamespaces(
       ctx,

@@ -1,1 +1,1 @@
-export { integrations } from './registry.ts';
+export { integrations } from './all-integrations.ts';

@@ -25,8 +25,8 @@ import {
   shardConfigFromEnv,
 } from '@qontract/core';
 import yargs, { type Argv } from 'yargs';
-import { defaultServices, executeIntegration, type RunServices } from './compose.ts';
-import { integrations as registeredIntegrations } from './registry.ts';
+import type { RunServices } from './compose.ts';
+import { registry as defaultRegistry, loadIntegration, type RegistryEntry } from './registry.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -40,7 +40,7 @@ interface CliIo {
 }
 
 export interface CliDeps {
-  readonly registry?: readonly AnyIntegration[];
+  readonly registry?: readonly RegistryEntry[];
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly io?: CliIo;
   readonly signal?: AbortSignal;
@@ -65,12 +65,17 @@ interface Selected {
  * Returns the exit code; never calls process.exit.
  */
 export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promise<number> {
-  const registry = deps.registry ?? registeredIntegrations;
+  const registry = deps.registry ?? defaultRegistry;
   const env = deps.env ?? process.env;
   const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
   let selected: Selected | undefined;
 
-  const parser = buildParser(registry, env, (s) => {
+  // Only the integration named on the command line is imported: its options are
+  // needed to parse the rest; `--help` lists the others from the registry alone.
+  const command = await commandName(argv);
+  const entry = registry.find((e) => e.name === command);
+  const definition = entry ? await loadIntegration(entry) : undefined;
+  const parser = buildParser(registry, definition, env, (s) => {
     selected = s;
   });
   let failure: string | undefined;
@@ -143,6 +148,9 @@ async function runSelected(
     log.error(errorMessage(e));
     return e instanceof QontractError ? e.exitCode : ExitCode.ERROR;
   }
+  // Imported here, not at the top: `--help` and usage errors never need the
+  // GraphQL client and the embedded engine behind it.
+  const { defaultServices, executeIntegration } = await import('./compose.ts');
   const services = (deps.services ?? defaultServices)(config, redactor, globals, env);
   const signal = deps.signal ?? new AbortController().signal;
   const result = await executeIntegration({
@@ -191,12 +199,61 @@ function parseLogFormat(v: string | undefined): LogFormat | undefined {
   return v === 'json' || v === 'text' ? v : undefined;
 }
 
+/** The command the arguments name (the first positional after the global options), if any. */
+async function commandName(argv: readonly string[]): Promise<string | undefined> {
+  try {
+    const args = await globalOptions(yargs())
+      .help(false)
+      .version(false)
+      .parserConfiguration({
+        'greedy-arrays': false,
+        'strip-dashed': true,
+        'halt-at-non-option': true,
+      })
+      .fail(false)
+      .exitProcess(false)
+      .parseAsync([...argv]);
+    const first = args._[0];
+    return first === undefined ? undefined : String(first);
+  } catch {
+    // A bad global option: the full parse below reports it.
+    return undefined;
+  }
+}
+
 function buildParser(
-  registry: readonly AnyIntegration[],
+  registry: readonly RegistryEntry[],
+  loaded: AnyIntegration | undefined,
   env: Readonly<Record<string, string | undefined>>,
   select: (s: Selected) => void,
 ): Argv {
-  let parser = yargs()
+  let parser = globalOptions(yargs())
+    .demandCommand(1, 'Missing command.')
+    .strict()
+    .help('help')
+    .alias('help', 'h')
+    .version('version', 'show the version', VERSION)
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .exitProcess(false);
+
+  for (const entry of registry) {
+    const def = loaded?.name === entry.name ? loaded : undefined;
+    parser = parser.command(
+      entry.name,
+      entry.description,
+      // Only the selected command's builder ever runs; the others are listed, never parsed.
+      (y) => (def ? addIntegrationOptions(y, def, env) : y),
+      (args) => {
+        if (def) select({ definition: def, args: args as Record<string, unknown> });
+      },
+    );
+  }
+  return parser;
+}
+
+/** The umbrella command's own options (before the integration's name). */
+function globalOptions(y: Argv): Argv {
+  return y
     .scriptName('qontract-reconcile')
     .usage('Usage: $0 [OPTIONS] COMMAND [ARGS]...')
     .parserConfiguration({ 'greedy-arrays': false, 'strip-dashed': true })
@@ -259,24 +316,7 @@ function buildParser(
       default: false,
       describe:
         'log a unified diff of each changed object after its action line (Secret values masked) [env SHOW_DIFF=true]',
-    })
-    .demandCommand(1, 'Missing command.')
-    .strict()
-    .help('help')
-    .alias('help', 'h')
-    .version('version', 'show the version', VERSION)
-    .wrap(Math.min(120, process.stdout.columns || 100))
-    .exitProcess(false);
-
-  for (const def of registry) {
-    parser = parser.command(
-      def.name,
-      def.description,
-      (y) => addIntegrationOptions(y, def, env),
-      (args) => select({ definition: def, args: args as Record<string, unknown> }),
-    );
-  }
-  return parser;
+    });
 }
 
 function addIntegrationOptions(
@@ -381,5 +421,7 @@ export async function main(): Promise<void> {
     },
   });
   uninstall();
+  // Ends what outlives a run on this signal (watch mode's caches and their connections).
+  controller.abort(new Error('qontract-reconcile is done'));
   process.exitCode = code;
 }

@@ -1,48 +1,83 @@
 import type { AnyIntegration } from '@qontract/core';
-import { github } from '@qontract/integration-github';
-import { gitlabMembers } from '@qontract/integration-gitlab-members';
-import { gitlabProjects } from '@qontract/integration-gitlab-projects';
-import { integrationsManager } from '@qontract/integration-integrations-manager';
-import { openshiftClusterrolebindings } from '@qontract/integration-openshift-clusterrolebindings';
-import { openshiftGroups } from '@qontract/integration-openshift-groups';
-import { openshiftLimitranges } from '@qontract/integration-openshift-limitranges';
-import { openshiftNamespaceLabels } from '@qontract/integration-openshift-namespace-labels';
-import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
-import { openshiftNetworkPolicies } from '@qontract/integration-openshift-network-policies';
-import { openshiftPrometheusRules } from '@qontract/integration-openshift-prometheus-rules';
-import { openshiftResourcequotas } from '@qontract/integration-openshift-resourcequotas';
-import { openshiftResources } from '@qontract/integration-openshift-resources';
-import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
-import { openshiftRoutes } from '@qontract/integration-openshift-routes';
-import { openshiftSaasDeploy } from '@qontract/integration-openshift-saas-deploy';
-import { openshiftServiceaccountTokens } from '@qontract/integration-openshift-serviceaccount-tokens';
-import { openshiftVaultSecrets } from '@qontract/integration-openshift-vault-secrets';
-import { saasFileValidator } from '@qontract/integration-saas-file-validator';
-// registry:imports (the generator inserts imports above this line)
 
 /**
- * The static integration registry: every integration the umbrella CLI offers.
- * `npm run new-integration -- NAME` adds entries here.
+ * An integration the CLI offers, loaded only when it runs: `--help` and a run
+ * of one integration never import the others (their clients and libraries).
+ * `name` and `description` are what `--help` lists; a test checks that they
+ * match the loaded definition.
  */
-export const integrations: readonly AnyIntegration[] = [
-  openshiftNamespaces,
-  openshiftRolebindings,
-  openshiftClusterrolebindings,
-  openshiftGroups,
-  openshiftNamespaceLabels,
-  openshiftLimitranges,
-  openshiftServiceaccountTokens,
-  openshiftResourcequotas,
-  openshiftNetworkPolicies,
-  openshiftResources,
-  openshiftVaultSecrets,
-  openshiftRoutes,
-  openshiftPrometheusRules,
-  integrationsManager(() => integrations),
-  github,
-  gitlabMembers,
-  gitlabProjects,
-  saasFileValidator,
-  openshiftSaasDeploy,
+export interface LazyIntegration {
+  readonly name: string;
+  readonly description: string;
+  readonly load: () => Promise<AnyIntegration>;
+}
+
+/** A registry entry: lazy, or a definition already imported (tests, the generator's old form). */
+export type RegistryEntry = LazyIntegration | AnyIntegration;
+
+function lazy(
+  name: string,
+  description: string,
+  load: () => Promise<AnyIntegration>,
+): LazyIntegration {
+  let loaded: Promise<AnyIntegration> | undefined;
+  return { name, description, load: () => (loaded ??= load()) };
+}
+
+/**
+ * The static integration registry: every integration the umbrella CLI offers,
+ * one line each (name, description, import). `npm run new-integration -- NAME`
+ * adds entries here.
+ */
+// biome-ignore format: one line per integration
+export const registry: readonly RegistryEntry[] = [
+  lazy('openshift-namespaces', 'Manages OpenShift Namespaces.', async () => (await import('@qontract/integration-openshift-namespaces')).openshiftNamespaces),
+  lazy('openshift-rolebindings', 'Configures Rolebindings in OpenShift clusters.', async () => (await import('@qontract/integration-openshift-rolebindings')).openshiftRolebindings),
+  lazy('openshift-clusterrolebindings', 'Configures ClusterRolebindings in OpenShift clusters.', async () => (await import('@qontract/integration-openshift-clusterrolebindings')).openshiftClusterrolebindings),
+  lazy('openshift-groups', 'Manages OpenShift Groups.', async () => (await import('@qontract/integration-openshift-groups')).openshiftGroups),
+  lazy('openshift-namespace-labels', 'Manages labels on OpenShift namespaces.', async () => (await import('@qontract/integration-openshift-namespace-labels')).openshiftNamespaceLabels),
+  lazy('openshift-limitranges', 'Manages OpenShift LimitRange objects.', async () => (await import('@qontract/integration-openshift-limitranges')).openshiftLimitranges),
+  lazy('openshift-serviceaccount-tokens', 'Use OpenShift ServiceAccount tokens across namespaces/clusters.', async () => (await import('@qontract/integration-openshift-serviceaccount-tokens')).openshiftServiceaccountTokens),
+  lazy('openshift-resourcequotas', 'Manages OpenShift ResourceQuota objects.', async () => (await import('@qontract/integration-openshift-resourcequotas')).openshiftResourcequotas),
+  lazy('openshift-network-policies', 'Manages OpenShift NetworkPolicies.', async () => (await import('@qontract/integration-openshift-network-policies')).openshiftNetworkPolicies),
+  lazy('openshift-resources', 'Manages OpenShift Resources.', async () => (await import('@qontract/integration-openshift-resources')).openshiftResources),
+  lazy('openshift-vault-secrets', 'Manages OpenShift Secrets from Vault.', async () => (await import('@qontract/integration-openshift-vault-secrets')).openshiftVaultSecrets),
+  lazy('openshift-routes', 'Manages OpenShift Routes.', async () => (await import('@qontract/integration-openshift-routes')).openshiftRoutes),
+  lazy('openshift-prometheus-rules', 'Manages OpenShift Prometheus Rules.', async () => (await import('@qontract/integration-openshift-prometheus-rules')).openshiftPrometheusRules),
+  // The manager renders every integration's deployment: it loads them all, itself included.
+  lazy('integrations-manager', 'Manages Qontract Reconcile integrations.', async () => withEveryIntegration((await import('@qontract/integration-integrations-manager')).integrationsManager)),
+  lazy('github', 'Configures the GitHub organisations and teams (membership from roles).', async () => (await import('@qontract/integration-github')).github),
+  lazy('gitlab-members', 'Manages the members of GitLab groups from roles and PagerDuty schedules.', async () => (await import('@qontract/integration-gitlab-members')).gitlabMembers),
+  lazy('gitlab-projects', 'Creates the GitLab projects requested in app-interface.', async () => (await import('@qontract/integration-gitlab-projects')).gitlabProjects),
+  lazy('saas-file-validator', 'Validates Saas files.', async () => (await import('@qontract/integration-saas-file-validator')).saasFileValidator),
+  lazy('openshift-saas-deploy', 'Manage OpenShift resources defined in Saas files.', async () => (await import('@qontract/integration-openshift-saas-deploy')).openshiftSaasDeploy),
   // registry:entries (the generator inserts entries above this line)
 ];
+
+/** The integrations-manager, knowing every definition of the registry (itself included). */
+async function withEveryIntegration(
+  manager: (known: () => readonly AnyIntegration[]) => AnyIntegration,
+): Promise<AnyIntegration> {
+  const self = registry.find((e) => e.name === 'integrations-manager');
+  const others = await loadIntegrations(registry.filter((e) => e !== self));
+  let known: AnyIntegration[] = [];
+  const definition = manager(() => known);
+  known = registry.map((e) => (e === self ? definition : others.shift()!));
+  return definition;
+}
+
+function isLazy(entry: RegistryEntry): entry is LazyIntegration {
+  return typeof (entry as Partial<LazyIntegration>).load === 'function';
+}
+
+/** The definition of one entry (imports its package the first time). */
+export function loadIntegration(entry: RegistryEntry): Promise<AnyIntegration> {
+  return isLazy(entry) ? entry.load() : Promise.resolve(entry);
+}
+
+/** Every entry's definition, in registry order (tools, README, the integrations-manager). */
+export function loadIntegrations(
+  entries: readonly RegistryEntry[] = registry,
+): Promise<AnyIntegration[]> {
+  return Promise.all(entries.map(loadIntegration));
+}

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMetrics, defineIntegration } from '@qontract/core';
+import { commonOptions, createMetrics, defineIntegration } from '@qontract/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildEntryPointArgs, runIntegrationLoop } from './run-integration.ts';
 
@@ -129,6 +129,45 @@ describe('runIntegrationLoop', () => {
     expect(code).toBe(1);
     expect(runs).toBe(3);
   });
+
+  it.each([
+    ['WATCH=true', { WATCH: 'true' }],
+    ['--watch in INTEGRATION_EXTRA_ARGS', { INTEGRATION_EXTRA_ARGS: '--watch' }],
+  ])(
+    'in watch mode (%s) starts the next run at once: a run itself lasts SLEEP_DURATION_SECS',
+    async (_, vars) => {
+      let runs = 0;
+      const watched: boolean[] = [];
+      const controller = new AbortController();
+      const probe = defineIntegration({
+        name: 'loop-watch',
+        version: '1.0.0',
+        description: 'x',
+        options: { watch: commonOptions.watch() },
+        run: async (_ctx, opts) => {
+          watched.push(opts.watch);
+          if (++runs === 3) controller.abort();
+        },
+      });
+      const code = await runIntegrationLoop(
+        {
+          INTEGRATION_NAME: 'loop-watch',
+          CONFIG: config,
+          // Without watch mode the loop would sleep this long between the runs.
+          SLEEP_DURATION_SECS: '3600',
+          PROMETHEUS_PORT: '0',
+          ...vars,
+        },
+        {
+          registry: [probe],
+          signal: controller.signal,
+          io: { stdout: { write: () => true }, stderr: { write: () => true } },
+        },
+      );
+      expect(code).toBe(1);
+      expect(watched).toEqual([true, true, true]);
+    },
+  );
 
   it('serves /healthz on PROMETHEUS_PORT: 200 while the loop runs, 503 once it stops', async () => {
     const port = await freePort();

@@ -16,7 +16,8 @@ import { type CliDeps, runCli } from './main.ts';
  * The container entry point (`run-integration`), driven by the original's
  * environment variables: INTEGRATION_NAME, INTEGRATION_EXTRA_ARGS, CONFIG,
  * DRY_RUN, RUN_ONCE, SLEEP_DURATION_SECS, SLEEP_ON_ERROR, LOG_LEVEL,
- * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY.
+ * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY; WATCH=true runs an
+ * engine-based integration as an operator (`--watch`).
  */
 export async function runIntegrationLoop(
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -60,7 +61,8 @@ export async function runIntegrationLoop(
   try {
     return await runLoop({
       runOnce,
-      sleepSeconds: Number(env.SLEEP_DURATION_SECS ?? 600),
+      // In watch mode a run itself lasts SLEEP_DURATION_SECS (reacting to events): no sleep between.
+      sleepSeconds: isWatchMode(env, argv) ? 0 : Number(env.SLEEP_DURATION_SECS ?? 600),
       sleepOnErrorSeconds: Number(env.SLEEP_ON_ERROR ?? 10),
       signal: controller.signal,
       log,
@@ -81,6 +83,8 @@ export async function runIntegrationLoop(
       },
     });
   } finally {
+    // Ends what outlives a run on this signal (watch mode's caches and their connections).
+    if (!controller.signal.aborted) controller.abort(new Error('run-integration is done'));
     uninstall();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   }
@@ -102,4 +106,13 @@ export function buildEntryPointArgs(env: Readonly<Record<string, string | undefi
   args.push(integration);
   if (env.INTEGRATION_EXTRA_ARGS) args.push(...parseArgsStringToArgv(env.INTEGRATION_EXTRA_ARGS));
   return args;
+}
+
+/** `WATCH=true` or `--watch` among the extra arguments (engine-based integrations). */
+function isWatchMode(
+  env: Readonly<Record<string, string | undefined>>,
+  argv: readonly string[],
+): boolean {
+  const flag = argv.findLast((a) => a === '--watch' || a === '--no-watch');
+  return flag !== undefined ? flag === '--watch' : env.WATCH === 'true';
 }

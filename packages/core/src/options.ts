@@ -97,6 +97,22 @@ export const commonOptions = {
       default: defaultValue,
       describe: 'manage resources exclusively (take over existing ones)',
     }) as const satisfies BooleanOption,
+  /** Watch mode of the engine-based integrations (`WATCH=true` under run-integration). */
+  watch: () =>
+    ({
+      type: 'boolean',
+      default: false,
+      env: 'WATCH',
+      describe:
+        'run as an operator: keep list+watch caches of the managed kinds, revert drift as it happens, apply app-interface changes as they come; a run lasts --watch-resync-seconds',
+    }) as const satisfies BooleanOption,
+  watchResyncSeconds: () =>
+    ({
+      type: 'number',
+      default: 600,
+      env: 'SLEEP_DURATION_SECS',
+      describe: 'with --watch: seconds between full reconciles (read from the caches)',
+    }) as const satisfies NumberOption,
   vaultOutputPath: () =>
     ({
       type: 'string',

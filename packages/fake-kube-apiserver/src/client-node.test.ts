@@ -5,7 +5,9 @@ import {
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
+  makeInformer,
   PatchStrategy,
+  type V1ConfigMap,
   Watch,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,5 +149,70 @@ describe('@kubernetes/client-node against the fake', () => {
     await done;
     controller.abort();
     expect(seen).toEqual(['ADDED watched', 'DELETED watched']);
+  });
+
+  it('ends a watch from the server side after timeoutSeconds, with a last bookmark', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({
+      namespace: 'paged',
+      body: { metadata: { name: 'bookmarked' } },
+    });
+    const watch = new Watch(kc);
+    const seen: string[] = [];
+    let bookmark = '';
+    const ended = new Promise<unknown>((resolve) => {
+      void watch.watch(
+        '/api/v1/namespaces/paged/configmaps',
+        { fieldSelector: 'metadata.name=bookmarked', allowWatchBookmarks: true, timeoutSeconds: 1 },
+        (phase, obj: KubernetesObject) => {
+          seen.push(phase);
+          if (phase === 'BOOKMARK') bookmark = obj.metadata?.resourceVersion ?? '';
+        },
+        resolve,
+      );
+    });
+    expect(await ended).toBeNull();
+    expect(seen).toEqual(['ADDED', 'BOOKMARK']);
+    const list = await core.listNamespacedConfigMap({ namespace: 'paged' });
+    expect(Number(bookmark)).toBeGreaterThanOrEqual(Number(list.metadata?.resourceVersion));
+  });
+
+  it('feeds an informer: list, then adds, updates and deletes by any client', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'informed' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'informed',
+      body: { metadata: { name: 'listed' } },
+    });
+    const informer = makeInformer<V1ConfigMap>(kc, '/api/v1/namespaces/informed/configmaps', () =>
+      core.listNamespacedConfigMap({ namespace: 'informed' }),
+    );
+    const seen: string[] = [];
+    informer.on('add', (o) => seen.push(`add ${o.metadata?.name}`));
+    informer.on('update', (o) => seen.push(`update ${o.metadata?.name} ${o.data?.k ?? ''}`));
+    informer.on('delete', (o) => seen.push(`delete ${o.metadata?.name}`));
+    await informer.start();
+    try {
+      await core.createNamespacedConfigMap({
+        namespace: 'informed',
+        body: { metadata: { name: 'fresh' } },
+      });
+      // A change the fake makes itself (a seed), as another controller's would be.
+      server.seed('one', [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'fresh', namespace: 'informed' },
+          data: { k: 'v' },
+        },
+      ]);
+      await core.deleteNamespacedConfigMap({ namespace: 'informed', name: 'listed' });
+      await expect
+        .poll(() => seen, { timeout: 10_000, interval: 10 })
+        .toEqual(['add listed', 'add fresh', 'update fresh v', 'delete listed']);
+      expect(informer.list('informed').map((o) => o.metadata?.name)).toEqual(['fresh']);
+    } finally {
+      await informer.stop();
+    }
   });
 });

@@ -294,4 +294,45 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
     expect(out.split('\n')[0]).toMatch(/^NAME\s+DATA\s+AGE$/);
     expect(out).toMatch(/\nduring\s+0\s+\d+[smhd]/);
   });
+
+  it('get --watch --output-watch-events shows changes made by another client', async () => {
+    await kubectl(['create', 'configmap', 'watched-events']);
+    const child = spawn(
+      'kubectl',
+      [
+        'get',
+        'configmap',
+        'watched-events',
+        '--watch',
+        '--output-watch-events',
+        '--request-timeout=30s',
+      ],
+      { env },
+    );
+    let out = '';
+    const waiters: (() => void)[] = [];
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      for (const w of waiters) w();
+    });
+    const waitFor = (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(out)) resolve();
+        };
+        waiters.push(check);
+        child.once('exit', () => reject(new Error(`kubectl exited before ${pattern}: ${out}`)));
+        check();
+      });
+    try {
+      await waitFor(/ADDED\s+watched-events/);
+      await kubectl(['label', 'configmap', 'watched-events', 'changed=yes']);
+      await waitFor(/MODIFIED\s+watched-events/);
+      await kubectl(['delete', 'configmap', 'watched-events']);
+      await waitFor(/DELETED\s+watched-events/);
+    } finally {
+      child.kill();
+    }
+    expect(out.split('\n')[0]).toMatch(/^EVENT\s+NAME\s+DATA\s+AGE$/);
+  });
 });

@@ -84,6 +84,67 @@ describe('watch', () => {
     expect(events).toEqual([]);
   });
 
+  it('sends a bookmark with the current version before a server-side time-out', async () => {
+    await create('before-bookmark');
+    const events = await watchEvents(
+      c,
+      '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=1&fieldSelector=metadata.name%3Dbefore-bookmark',
+      10,
+    );
+    const last = events.at(-1);
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK']);
+    expect(last.object.metadata.resourceVersion).toBe(String(c.state.store.resourceVersion));
+    expect(Object.keys(last.object.metadata)).toEqual(['resourceVersion']);
+  });
+
+  it('resumes from a bookmark: later changes only, from any client', async () => {
+    const events = await watchEvents(
+      c,
+      '/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&timeoutSeconds=1',
+      100,
+    );
+    const rv = events.at(-1).object.metadata.resourceVersion;
+    await create('after-bookmark');
+    // A change made by the fake itself (a seed) is an event as well.
+    server.seed('a', [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'seeded', namespace: 'default' } },
+    ]);
+    const resumed = await watchEvents(
+      c,
+      `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=1`,
+      3,
+    );
+    expect(resumed.map((e) => [e.type, e.object.metadata.name])).toEqual([
+      ['ADDED', 'after-bookmark'],
+      ['ADDED', 'seeded'],
+      ['BOOKMARK', undefined],
+    ]);
+  });
+
+  it('ends the initial events with the initial-events-end bookmark', async () => {
+    const events = await watchEvents(
+      c,
+      '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dseeded',
+      2,
+    );
+    expect(events[1]).toMatchObject({
+      type: 'BOOKMARK',
+      object: { metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } },
+    });
+  });
+
+  it('refuses a version ahead of the server with 504 ResourceVersionTooLarge', async () => {
+    const ahead = c.state.store.resourceVersion + 100;
+    const reply = await call(
+      c,
+      'GET',
+      `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${ahead}`,
+    );
+    expect(reply.status).toBe(504);
+    expect(reply.body.details.causes[0].reason).toBe('ResourceVersionTooLarge');
+    expect(reply.body.message).toMatch(/^Too large resource version: \d+, current: \d+$/);
+  });
+
   it('streams Table rows to clients that ask for tables (kubectl get --watch)', async () => {
     const url = new URL(
       '/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dtake',

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { type ResourceType, resourceKey } from './catalogue.ts';
 import type { HandlerContext } from './handler-context.ts';
 import type { JsonObject } from './json.ts';
@@ -9,9 +10,30 @@ import { table, wantsTable } from './table.ts';
 const EVENT_END = Buffer.from('}\n');
 
 /**
- * Streams watch events: existing objects as ADDED (or the kept events after a
- * given resourceVersion), then every change until the client goes away or
- * `timeoutSeconds` pass.
+ * How often an idle watch that asked for bookmarks gets one. kube-apiserver's
+ * watch cache sends them about once a minute (`bookmarkFrequency`); tests see
+ * them sooner through the bookmark sent right before a server-side time-out.
+ */
+const BOOKMARK_INTERVAL_MS = 60_000;
+
+/**
+ * Without `timeoutSeconds` kube-apiserver ends a watch after a random time in
+ * [minRequestTimeout, 2 × minRequestTimeout] (1800 s by default), so that
+ * watches spread over the servers behind a load balancer.
+ */
+const MIN_REQUEST_TIMEOUT_S = 1800;
+
+/**
+ * Streams watch events as kube-apiserver does:
+ * - `resourceVersion` unset or `0`: the current objects as ADDED, then changes;
+ *   a version: every change after it, or an `ERROR` event with a 410 Expired
+ *   Status when it is older than the kept history (etcd compaction); a version
+ *   ahead of the server is refused with 504 `ResourceVersionTooLarge`;
+ * - `allowWatchBookmarks=true`: BOOKMARK events carrying only the current
+ *   resourceVersion, periodically and right before a server-side time-out, and
+ *   the `k8s.io/initial-events-end` bookmark with `sendInitialEvents=true`;
+ * - `timeoutSeconds` (or a random 30–60 minutes) ends the stream from the server side;
+ * - changes by every client (and the fake's controllers and seeds) are streamed.
  */
 export function startWatch(ctx: HandlerContext, type: ResourceType, apiVersion: string): void {
   const { cluster, req, res, route, query, watches } = ctx;
@@ -19,6 +41,7 @@ export function startWatch(ctx: HandlerContext, type: ResourceType, apiVersion: 
   const key = resourceKey(type);
   const asTable = wantsTable(req.headers.accept);
   const includeObject = query.get('includeObject') ?? 'Metadata';
+  const bookmarks = query.get('allowWatchBookmarks') === 'true';
   const since = query.get('resourceVersion') ?? '';
   let backlog: StoredObject[] | { type: string; object: StoredObject }[];
   let initial = false;
@@ -27,7 +50,8 @@ export function startWatch(ctx: HandlerContext, type: ResourceType, apiVersion: 
     initial = true;
   } else {
     const rv = Number(since);
-    if (!Number.isFinite(rv)) throw badRequest(`invalid resource version: ${since}`);
+    if (!Number.isSafeInteger(rv) || rv < 0) throw badRequest(`invalid resource version: ${since}`);
+    if (rv > cluster.store.resourceVersion) throw tooLarge(rv, cluster.store.resourceVersion);
     try {
       backlog = cluster.store
         .eventsSince(rv)
@@ -56,33 +80,56 @@ export function startWatch(ctx: HandlerContext, type: ResourceType, apiVersion: 
       : bytes;
     return Buffer.concat([Buffer.from(`{"type":"${eventType}","object":`), object, EVENT_END]);
   };
+  const bookmark = (annotations?: Record<string, string>) =>
+    `${JSON.stringify({
+      type: 'BOOKMARK',
+      object: {
+        kind: type.kind,
+        apiVersion,
+        metadata: {
+          resourceVersion: String(cluster.store.resourceVersion),
+          ...(annotations ? { annotations } : {}),
+        },
+      },
+    })}\n`;
   if (initial) for (const o of backlog as StoredObject[]) res.write(line('ADDED', o));
   else
     for (const e of backlog as { type: string; object: StoredObject }[])
       res.write(line(e.type, e.object));
-  if (query.get('sendInitialEvents') === 'true' && query.get('allowWatchBookmarks') === 'true') {
-    const bookmark = {
-      kind: type.kind,
-      apiVersion,
-      metadata: {
-        resourceVersion: String(cluster.store.resourceVersion),
-        annotations: { 'k8s.io/initial-events-end': 'true' },
-      },
-    };
-    res.write(`${JSON.stringify({ type: 'BOOKMARK', object: bookmark })}\n`);
+  if (query.get('sendInitialEvents') === 'true' && bookmarks) {
+    res.write(bookmark({ 'k8s.io/initial-events-end': 'true' }));
   }
   const unsubscribe = cluster.store.subscribe((event) => {
     if (event.resource !== key || !matches(event.object, q)) return;
     res.write(line(event.type, event.object));
   });
-  const timeout = Number(query.get('timeoutSeconds') ?? '0');
-  const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
-  timer?.unref();
+  const requested = Number(query.get('timeoutSeconds') ?? '0');
+  const timeoutMs =
+    requested > 0
+      ? requested * 1000
+      : (MIN_REQUEST_TIMEOUT_S + Math.random() * MIN_REQUEST_TIMEOUT_S) * 1000;
+  const timers = [
+    setTimeout(() => {
+      // The last bookmark lets the client resume from the newest version, not from its last event.
+      if (bookmarks) res.write(bookmark());
+      res.end();
+    }, timeoutMs),
+    ...(bookmarks ? [setInterval(() => res.write(bookmark()), BOOKMARK_INTERVAL_MS)] : []),
+  ];
+  for (const t of timers) t.unref();
   const stop = () => {
     unsubscribe();
-    if (timer) clearTimeout(timer);
-    watches.delete(res);
+    for (const t of timers) clearTimeout(t);
+    watches.delete(res as ServerResponse);
   };
   res.on('close', stop);
   req.on('close', stop);
+}
+
+/** What the watch cache answers for a version it has not reached (after its 3 s wait). */
+function tooLarge(rv: number, current: number): ApiError {
+  return new ApiError(504, 'Timeout', `Too large resource version: ${rv}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
 }

@@ -1,5 +1,4 @@
 import { errorMessage, QontractError, type RunContext } from '@qontract/core';
-import { defaultGithubOrg } from '@qontract/github';
 
 /**
  * Reads files from GitHub for the `github(repo, path, ref)` template helper,
@@ -10,10 +9,13 @@ import { defaultGithubOrg } from '@qontract/github';
 export function githubFileReader(
   ctx: RunContext,
 ): (repo: string, path: string, ref: string) => Promise<string> {
-  const octokit = () =>
-    ctx.client(defaultGithubOrg).catch((e: unknown) => {
+  // Octokit is imported by the first template that reads GitHub, not by every pipeline run.
+  const octokit = async () => {
+    const { defaultGithubOrg } = await import('@qontract/github');
+    return ctx.client(defaultGithubOrg).catch((e: unknown) => {
       throw new QontractError(`github(): ${errorMessage(e)}`);
     });
+  };
   return async (repo, path, ref) => {
     const [owner, name] = repo.split('/');
     if (!owner || !name)

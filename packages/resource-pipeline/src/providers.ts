@@ -15,6 +15,7 @@ import {
 } from '@qontract/openshift';
 import { parseTemplateVariables } from '@qontract/templating';
 import { parse as parseYaml } from 'yaml';
+import { cacheKey, type DesiredCacheRun, type HelperCall } from './desired-cache.ts';
 import {
   describeResource,
   fields,
@@ -28,10 +29,20 @@ export class FetchResourceError extends QontractError {}
 type TemplateType = 'jinja2' | 'extracurlyjinja2';
 
 /** Renders a template body (a resource-template or templated prometheus-rule). */
-export type TemplateRenderer = (
-  body: string,
-  options: { type: TemplateType; path: string; variables: Record<string, unknown> },
-) => Promise<string>;
+export interface TemplateRenderer {
+  (
+    body: string,
+    options: {
+      type: TemplateType;
+      path: string;
+      variables: Record<string, unknown>;
+      /** Told every lookup the render makes, and whether it reads the clock (the desired cache). */
+      record?: { call(call: HelperCall): void; clock(): void };
+    },
+  ): Promise<string>;
+  /** Makes a recorded lookup again; without it templates are rendered on every run. */
+  readonly replay?: (call: HelperCall) => Promise<string>;
+}
 
 export interface ProviderContext {
   /** The `qontract.integration` value and version of the pipeline. */
@@ -41,6 +52,10 @@ export interface ProviderContext {
   readonly render: TemplateRenderer;
   /** app-interface settings `repoUrl`, for PrometheusRule `html_url`. */
   readonly repoUrl: string;
+  /** What earlier runs of this process built (loop mode); none: everything is built. */
+  readonly cache?: DesiredCacheRun | undefined;
+  /** The bundle of this run (pinned GraphQL endpoint), if known. */
+  readonly bundleSha?: string | undefined;
 }
 
 export const DEFAULT_REPO_URL = 'https://gitlab.cee.redhat.com/service/app-interface';
@@ -64,11 +79,7 @@ export async function buildDesired(
     case 'resource-template': {
       const file = requiredFile(r);
       const type = templateType(f.type ?? 'jinja2', file.path);
-      const rendered = await pc.render(file.content, {
-        type,
-        path: file.path,
-        variables: templateVariables(sel, r),
-      });
+      const rendered = await render(sel, r, file, type, pc);
       return fromContent(rendered, file.path, pc, {
         alertmanagerKey: alertmanagerKey(r),
         rendered: true,
@@ -80,11 +91,7 @@ export async function buildDesired(
       if (kind === 'resource') return fromContent(file.content, file.path, pc, {});
       const m = /^resource-template-(jinja2|extracurlyjinja2)$/.exec(kind);
       if (!m) throw new QontractError(`unknown prometheus-rule type '${kind}' in ${file.path}`);
-      const rendered = await pc.render(file.content, {
-        type: m[1] as TemplateType,
-        path: file.path,
-        variables: templateVariables(sel, r),
-      });
+      const rendered = await render(sel, r, file, m[1] as TemplateType, pc);
       return fromContent(rendered, file.path, pc, { rendered: true });
     }
     case 'vault-secret':
@@ -94,6 +101,54 @@ export async function buildDesired(
     default:
       throw new FetchResourceError(`unknown provider: ${f.provider}`);
   }
+}
+
+/**
+ * A template's output: from the cache when the same template, variables and
+ * namespace were rendered before and every lookup it made answers the same.
+ * A template that reads the clock (`yesterday()`) is rendered every time.
+ */
+async function render(
+  sel: SelectedNamespace,
+  r: OpenshiftResourceData,
+  file: { path: string; content: string },
+  type: TemplateType,
+  pc: ProviderContext,
+): Promise<string> {
+  const variables = templateVariables(sel, r);
+  const { cache } = pc;
+  const replay = pc.render.replay;
+  if (!cache || !replay) return pc.render(file.content, { type, path: file.path, variables });
+  const key = cacheKey('template', type, file.path, namespaceDigest(sel), JSON.stringify(r));
+  const cached = await cache.rendered(key, pc.bundleSha, replay);
+  if (cached !== undefined) return cached;
+  const calls: HelperCall[] = [];
+  let readsClock = false;
+  const rendered = await pc.render(file.content, {
+    type,
+    path: file.path,
+    variables,
+    record: {
+      call: (call) => calls.push(call),
+      clock: () => {
+        readsClock = true;
+      },
+    },
+  });
+  if (!readsClock) cache.keepRendered(key, rendered, calls, pc.bundleSha);
+  return rendered;
+}
+
+const namespaceDigests = new WeakMap<SelectedNamespace, string>();
+
+/** What a template sees of its namespace (`resource.namespace`), digested once per run. */
+function namespaceDigest(sel: SelectedNamespace): string {
+  let digest = namespaceDigests.get(sel);
+  if (digest === undefined) {
+    digest = cacheKey(JSON.stringify(sel.namespace), JSON.stringify(sel.openshiftResources));
+    namespaceDigests.set(sel, digest);
+  }
+  return digest;
 }
 
 function requiredFile(r: OpenshiftResourceData): { path: string; content: string } {
@@ -144,7 +199,36 @@ function fromContent(
   content: string,
   path: string,
   pc: ProviderContext,
-  options: { validateJson?: boolean; alertmanagerKey?: string | undefined; rendered?: boolean },
+  options: ContentOptions,
+  /** The caller changes the body afterwards: it gets its own copy. */
+  mutable = false,
+): OpenshiftResource {
+  if (!pc.cache) return buildFromContent(content, path, pc, options);
+  const variant = JSON.stringify([
+    pc.integration,
+    pc.integrationVersion,
+    pc.repoUrl,
+    path,
+    options.validateJson ?? false,
+    options.alertmanagerKey ?? null,
+    options.rendered ?? false,
+  ]);
+  return pc.cache.object(content, variant, () => buildFromContent(content, path, pc, options), {
+    mutable,
+  });
+}
+
+interface ContentOptions {
+  validateJson?: boolean;
+  alertmanagerKey?: string | undefined;
+  rendered?: boolean;
+}
+
+function buildFromContent(
+  content: string,
+  path: string,
+  pc: ProviderContext,
+  options: ContentOptions,
 ): OpenshiftResource {
   // parseResource refuses anything but a mapping and drops a top-level `$schema`.
   let body: PyObject | PyDict;
@@ -306,7 +390,8 @@ const TLS_KEYS = [
 async function route(r: OpenshiftResourceData, pc: ProviderContext): Promise<OpenshiftResource> {
   const f = fields(r);
   const file = requiredFile(r);
-  const resource = fromContent(file.content, file.path, pc, {});
+  // The TLS material below changes the body: it needs its own copy.
+  const resource = fromContent(file.content, file.path, pc, {}, true);
   if (!f.vault_tls_secret_path || f.vault_tls_secret_version == null) return resource;
   let tls: Record<string, string>;
   try {

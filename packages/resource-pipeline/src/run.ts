@@ -1,14 +1,24 @@
 import { createHash } from 'node:crypto';
-import { appInterfaceSettings, gqlClient } from '@qontract/app-interface';
+import { appInterfaceSettings, type GqlClient, gqlClient } from '@qontract/app-interface';
 import { commonOptions, errorMessage, QontractError, type RunContext } from '@qontract/core';
 import {
+  appInterfaceBundle,
   clusterMapForNamespaces,
   type DesiredResource,
   type KubeObject,
   reconcileResources,
+  runWatchMode,
+  type WatchedState,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
-import { describeResource, fields, type Provider, type SelectedNamespace } from './model.ts';
+import { DesiredCache } from './desired-cache.ts';
+import {
+  describeResource,
+  fields,
+  type NamespaceData,
+  type Provider,
+  type SelectedNamespace,
+} from './model.ts';
 import { OpenshiftResourcesNamespacesDocument } from './namespaces.generated.ts';
 import {
   buildDesired,
@@ -29,6 +39,21 @@ export interface PipelineConfig {
   readonly overrideManagedTypes?: readonly string[];
   /** Renders templates; the integration wires the sandboxed engine with its helpers. */
   readonly render: (ctx: RunContext) => TemplateRenderer;
+  /** Objects kept between runs of this process; default: one cache per `identity`. */
+  readonly cache?: DesiredCache;
+}
+
+const caches = new Map<string, DesiredCache>();
+
+/** The process-wide cache of a pipeline variant (loop mode reuses what earlier runs built). */
+function cacheOf(config: PipelineConfig): DesiredCache {
+  if (config.cache) return config.cache;
+  let cache = caches.get(config.identity);
+  if (!cache) {
+    cache = new DesiredCache();
+    caches.set(config.identity, cache);
+  }
+  return cache;
 }
 
 /** The CLI options of the pipeline's integrations. */
@@ -38,6 +63,8 @@ export const pipelineOptions = {
   clusterName: commonOptions.clusterName(),
   excludeCluster: commonOptions.excludeCluster(),
   namespaceName: commonOptions.namespaceName(),
+  watch: commonOptions.watch(),
+  watchResyncSeconds: commonOptions.watchResyncSeconds(),
 } as const;
 
 /** The options of -vault-secrets, -routes and -prometheus-rules: no `--exclude-cluster`. */
@@ -46,6 +73,8 @@ export const siblingPipelineOptions = {
   internal: pipelineOptions.internal,
   clusterName: pipelineOptions.clusterName,
   namespaceName: pipelineOptions.namespaceName,
+  watch: pipelineOptions.watch,
+  watchResyncSeconds: pipelineOptions.watchResyncSeconds,
 } as const;
 
 export interface PipelineOptions {
@@ -54,6 +83,9 @@ export interface PipelineOptions {
   clusterName: string[];
   excludeCluster: string[];
   namespaceName: string | undefined;
+  /** Watch mode (`--watch`): see `runWatchMode`. */
+  watch?: boolean;
+  watchResyncSeconds?: number;
 }
 
 /** Objects managed by the Argo CD operator are invisible to the pipeline, as upstream. */
@@ -77,12 +109,31 @@ export async function runOpenshiftResourcesPipeline(
     excludeClusters: opts.excludeCluster,
     dryRun: ctx.dryRun,
   });
+  if (opts.watch) {
+    await runWatchMode({
+      ctx,
+      prepare: (runCtx) => preparePipeline(runCtx, opts, config),
+      resyncSeconds: opts.watchResyncSeconds ?? 600,
+      bundle: await appInterfaceBundle(ctx),
+    });
+    return;
+  }
+  const state = await preparePipeline(ctx, opts, config);
+  if (state) await reconcileResources({ ctx, ...state });
+}
+
+/** What the engine reconciles for the bundle `ctx` reads; undefined when no namespace is selected. */
+async function preparePipeline(
+  ctx: RunContext,
+  opts: PipelineOptions,
+  config: PipelineConfig,
+): Promise<WatchedState | undefined> {
   const gql = await ctx.client(gqlClient);
-  const [{ namespaces }, settings] = await Promise.all([
-    gql.query(OpenshiftResourcesNamespacesDocument),
+  const [namespaces, settings] = await Promise.all([
+    namespacesOf(ctx, gql, config),
     appInterfaceSettings(gql),
   ]);
-  const selected = selectNamespaces(namespaces ?? [], {
+  const selected = selectNamespaces(namespaces, {
     isInShard: ctx.isInShard,
     clusterNames: opts.clusterName,
     excludeClusters: opts.excludeCluster,
@@ -91,7 +142,7 @@ export async function runOpenshiftResourcesPipeline(
   });
   if (selected.length === 0) {
     ctx.log.info('no namespace has resources for this integration; nothing to do');
-    return;
+    return undefined;
   }
   const clusters = await clusterMapForNamespaces(
     ctx,
@@ -112,9 +163,9 @@ export async function runOpenshiftResourcesPipeline(
     config,
     settings.repoUrl || DEFAULT_REPO_URL,
     opts.threadPoolSize,
+    gql.sha,
   );
-  await reconcileResources({
-    ctx,
+  return {
     integration: config.identity,
     integrationVersion: config.version,
     clusters,
@@ -124,8 +175,39 @@ export async function runOpenshiftResourcesPipeline(
     concurrency: opts.threadPoolSize,
     skipCurrent: managedByArgoCd,
     warnUnusedTypes: true,
-  });
+  };
 }
+
+/** The namespaces answer of the last run per pipeline, with the bundle it came from. */
+const answers = new Map<string, { key: string; namespaces: readonly NamespaceData[] }>();
+
+/**
+ * The namespaces and their resources. The answer for one bundle never changes,
+ * so a run pinned to the bundle of the previous run (loop mode, unchanged
+ * app-interface) reuses its decoded answer instead of downloading, decoding and
+ * checking the largest query again. Never when the bundle is not known (no
+ * `--gql-sha-url`) or the queried schemas are to be dumped.
+ */
+async function namespacesOf(
+  ctx: RunContext,
+  gql: GqlClient,
+  config: PipelineConfig,
+): Promise<readonly NamespaceData[]> {
+  const reusable =
+    gql.sha !== undefined &&
+    !ctx.globals.dumpSchemas &&
+    ctx.env.vars.QONTRACT_DESIRED_CACHE !== 'off';
+  // The schema check of the query depends on the integration and on --validate-schemas.
+  const key = `${gql.sha}\u0000${ctx.integration}\u0000${ctx.globals.validateSchemas}`;
+  const last = answers.get(config.identity);
+  if (reusable && last?.key === key) return last.namespaces;
+  const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
+  if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
+  else answers.delete(config.identity);
+  return namespaces ?? [];
+}
+
+const collator = new Intl.Collator();
 
 async function desiredResources(
   ctx: RunContext,
@@ -133,51 +215,73 @@ async function desiredResources(
   config: PipelineConfig,
   repoUrl: string,
   concurrency: number,
+  bundleSha: string | undefined,
 ): Promise<DesiredResource[]> {
   const render = config.render(ctx);
+  // QONTRACT_DESIRED_CACHE=off builds everything on every run (a comparison, a suspicion).
+  const cache =
+    ctx.env.vars.QONTRACT_DESIRED_CACHE === 'off'
+      ? new DesiredCache().beginRun()
+      : cacheOf(config).beginRun();
   const pc = {
     integration: config.identity,
     integrationVersion: config.version,
     secrets: ctx.secrets,
     render,
     repoUrl,
+    cache,
+    bundleSha,
   };
   const limit = pLimit(Math.max(1, concurrency));
   const out: DesiredResource[] = [];
-  await Promise.all(
-    namespaces.flatMap((sel) =>
-      sel.openshiftResources.map((r) =>
-        limit(async () => {
-          const cluster = sel.namespace.cluster.name;
-          const where = `[${cluster}/${sel.namespace.name}]`;
-          try {
-            const resource = await buildDesired(sel, r, pc);
-            out.push({
-              cluster,
-              namespace: sel.namespace.name,
-              resource,
-              privileged: Boolean(sel.namespace.clusterAdmin),
-              source: describeResource(r),
-            });
-          } catch (e) {
-            // Upstream aborts the run on template errors; reporting every broken
-            // resource at once and failing (exit 1, no deletions) tells the author more.
-            const message =
-              e instanceof FetchResourceError || e instanceof QontractError
-                ? e.message
-                : errorMessage(e);
-            ctx.errors.register(`${cluster}/${sel.namespace.name}`, `${where} ${message}`);
-          }
-        }),
+  try {
+    await buildAll();
+  } finally {
+    cache.end();
+  }
+  ctx.log.debug(
+    `desired objects: ${cache.hits.objects} from earlier runs, ${cache.misses.objects} built; ` +
+      `templates: ${cache.hits.templates} from earlier runs, ${cache.misses.templates} rendered`,
+  );
+  // Stable order whatever the concurrency did, so plans and logs are reproducible
+  // (the collator orders as localeCompare does, without building keys per comparison).
+  const keyed = out.map((d) => ({ d, key: `${d.cluster}/${d.namespace}/${d.source}` }));
+  keyed.sort((a, b) => collator.compare(a.key, b.key));
+  return keyed.map(({ d }) => d);
+
+  async function buildAll(): Promise<void> {
+    await Promise.all(
+      namespaces.flatMap((sel) =>
+        sel.openshiftResources.map((r) =>
+          limit(async () => {
+            const cluster = sel.namespace.cluster.name;
+            const where = `[${cluster}/${sel.namespace.name}]`;
+            try {
+              const resource = await buildDesired(sel, r, pc);
+              out.push({
+                cluster,
+                namespace: sel.namespace.name,
+                resource,
+                privileged: Boolean(sel.namespace.clusterAdmin),
+                source: describeResource(r),
+              });
+            } catch (e) {
+              // Upstream aborts the run on template errors; reporting every broken
+              // resource at once and failing (exit 1, no deletions) tells the author more.
+              const message =
+                e instanceof FetchResourceError || e instanceof QontractError
+                  ? e.message
+                  : errorMessage(e);
+              // Some refusals (an invalid name) only say what the object is: add its file.
+              const source = describeResource(r);
+              const named = message.includes(source) ? message : `${message} (${source})`;
+              ctx.errors.register(`${cluster}/${sel.namespace.name}`, `${where} ${named}`);
+            }
+          }),
+        ),
       ),
-    ),
-  );
-  // Stable order whatever the concurrency did, so plans and logs are reproducible.
-  return out.sort((a, b) =>
-    `${a.cluster}/${a.namespace}/${a.source}`.localeCompare(
-      `${b.cluster}/${b.namespace}/${b.source}`,
-    ),
-  );
+    );
+  }
 }
 
 /**

@@ -1,6 +1,12 @@
 // The saas-file model shared by saas-file-validator and openshift-saas-deploy.
 // Exports marked @public are there for openshift-saas-deploy (and its change tester).
 export {
+  changedSaasTargets,
+  type SaasEnvironmentChange,
+  /** @public the targets of a SaasEnvironmentChange */
+  type SaasTargetChange,
+} from './changes.ts';
+export {
   /** @public image validation of openshift-saas-deploy */
   blockedImages,
   /** @public image validation of openshift-saas-deploy */

@@ -154,6 +154,19 @@ describe('RegistryClient against the fake registry', () => {
     expect(registry.requestLog[1]?.query).toContain('scope=repository%3Aorg%2Fapp%3Apull');
   });
 
+  it("asks for the next repository's token before its first request (the challenge is known)", async () => {
+    registry.pushImage('org/app', 'v1');
+    registry.pushImage('org/other', 'v1');
+    const run = createImageLookup(client());
+    await run(`${registry.host}/org/app:v1`, {});
+    await run(`${registry.host}/org/other:v1`, {});
+    expect(registry.requestLog.slice(3).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+      'GET /v2/auth 200',
+      'HEAD /v2/org/other/manifests/v1 200',
+    ]);
+    expect(registry.requestLog[3]?.query).toContain('scope=repository%3Aorg%2Fother%3Apull');
+  });
+
   it('looks up a private image with user + token', async () => {
     const digest = registry.pushImage('org/private', 'v1', { private: true });
     const auth = imageAuthFromSecret(ROBOT, 'app-sre/img');

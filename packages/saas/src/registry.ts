@@ -299,6 +299,12 @@ export class RegistryClient {
   readonly #authorizations = new Map<string, Promise<Authorization>>();
   /** Authorizations the registry refused right after we got them: asking again would not help. */
   readonly #denied = new WeakSet<Authorization>();
+  /**
+   * The last challenge of each registry: a token for a repository not seen
+   * yet is asked for before its first manifest request, instead of after a
+   * 401 (Docker's client does the same with its ping of `/v2/`).
+   */
+  readonly #challenges = new Map<string, Challenge>();
 
   constructor(options: RegistryClientOptions = {}) {
     this.#signal = options.signal;
@@ -381,7 +387,7 @@ export class RegistryClient {
     credentials: BasicCredentials | undefined,
   ): Promise<{ response: Response; credentialsRefused: boolean }> {
     const key = `${ref.registry}\0${ref.repository}\0${credentialIdentity(credentials)}`;
-    const held = this.#authorizations.get(key);
+    const held = this.#authorizations.get(key) ?? this.#anticipate(key, ref, credentials);
     const before = held ? await held.catch(() => undefined) : undefined;
     const first = await this.#send(method, url, before?.header);
     if (before !== undefined && this.#denied.has(before)) {
@@ -392,6 +398,7 @@ export class RegistryClient {
     if (challenge === undefined || (challenge.scheme === 'basic' && credentials === undefined)) {
       return { response: first, credentialsRefused: false };
     }
+    this.#challenges.set(ref.registry, challenge);
     await first.arrayBuffer();
     // Whoever sees the held authorization fail first fetches a new one; the others wait for it.
     if (this.#authorizations.get(key) === held) {
@@ -408,6 +415,32 @@ export class RegistryClient {
     const second = await this.#send(method, url, now.header);
     if (second.status === 401) this.#denied.add(now);
     return { response: second, credentialsRefused: now.credentialsRefused };
+  }
+
+  /** The authorization a known challenge of the registry asks for, fetched ahead of the first request. */
+  #anticipate(
+    key: string,
+    ref: ImageReference,
+    credentials: BasicCredentials | undefined,
+  ): Promise<Authorization> | undefined {
+    const known = this.#challenges.get(ref.registry);
+    if (known === undefined || (known.scheme === 'basic' && credentials === undefined)) {
+      return undefined;
+    }
+    const fresh =
+      known.scheme === 'basic'
+        ? Promise.resolve({ header: basicHeader(credentials), credentialsRefused: false })
+        : // The remembered scope named another repository: this one asks for its own.
+          this.#token(
+            { ...known, params: new Map([...known.params].filter(([k]) => k !== 'scope')) },
+            ref,
+            credentials,
+          );
+    this.#authorizations.set(key, fresh);
+    fresh.catch(() => {
+      if (this.#authorizations.get(key) === fresh) this.#authorizations.delete(key);
+    });
+    return fresh;
   }
 
   /** A Bearer token from the challenge's realm: with the credentials, or anonymous. */

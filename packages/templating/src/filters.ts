@@ -332,13 +332,18 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     ],
     (ctx, v, a) => {
       const key = sortKey(ctx, a.case_sensitive, a.attribute);
-      const seen: unknown[] = [];
+      // Python's set: equal values (1, 1.0, True) share a bucket; a scan of
+      // everything seen would make a long list take minutes.
+      const seen = new Map<string, unknown[]>();
       const out: unknown[] = [];
       for (const item of pyIterate(v)) {
         const k = key(item);
         checkHashable(k);
-        if (!seen.some((s) => pyEquals(s, k))) {
-          seen.push(k);
+        const bucket = hashBucket(k);
+        const same = seen.get(bucket) ?? [];
+        if (!same.some((s) => pyEquals(s, k))) {
+          same.push(k);
+          seen.set(bucket, same);
           out.push(item);
         }
       }
@@ -405,16 +410,15 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     return a.default;
   }),
   filter('string', [], (_ctx, v) => str(v)),
-  filter('tojson', [['indent', null]], (_ctx, v, a) =>
-    pythonJsonDump(v, {
-      sortKeys: true,
-      indent: a.indent === null ? undefined : toNumber(a.indent),
-    })
+  filter('tojson', [['indent', null]], (_ctx, v, a) => {
+    const indent = a.indent === null ? undefined : toNumber(a.indent);
+    if (indent !== undefined) checkStringSize(indent);
+    return pythonJsonDump(v, { sortKeys: true, indent })
       .replaceAll('<', '\\u003c')
       .replaceAll('>', '\\u003e')
       .replaceAll('&', '\\u0026')
-      .replaceAll("'", '\\u0027'),
-  ),
+      .replaceAll("'", '\\u0027');
+  }),
   filter(
     'indent',
     [
@@ -423,6 +427,7 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       ['blank', false],
     ],
     (_ctx, v, a) => {
+      if (typeof a.width !== 'string') checkStringSize(toNumber(a.width));
       const indention = typeof a.width === 'string' ? a.width : ' '.repeat(toNumber(a.width));
       // Jinja2 appends a newline to the value itself, so only strings are accepted.
       if (v instanceof Undefined) v.fail();
@@ -498,7 +503,11 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       if (typeof a.start === 'string')
         throw failure.type("sum() can't sum strings [use ''.join(seq) instead]");
       let total: unknown = a.start;
-      for (const item of pyIterate(v)) total = binaryOp('+', total, get(item), ctx.budget);
+      for (const item of pyIterate(v)) {
+        // Adding lists copies them: a long list of lists is quadratic work.
+        ctx.budget.checkTime();
+        total = binaryOp('+', total, get(item), ctx.budget);
+      }
       return total;
     },
   ),
@@ -573,9 +582,10 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
       .map(([k, x]) => `${urlQuote(str(k), '', true)}=${urlQuote(str(x), '', true)}`)
       .join('&');
   }),
-  filter('batch', ['linecount', ['fill_with', null]], (_ctx, v, a) => {
+  filter('batch', ['linecount', ['fill_with', null]], (ctx, v, a) => {
     const size = toNumber(a.linecount);
     if (size <= 0) throw failure.value('linecount must be positive');
+    if (a.fill_with !== null) ctx.budget.checkLength(size, 'batch');
     const out: unknown[][] = [];
     let row: unknown[] = [];
     for (const item of pyIterate(v)) {
@@ -591,9 +601,11 @@ export const STANDARD_FILTERS: Record<string, FilterFn> = Object.fromEntries([
     }
     return out;
   }),
-  filter('slice', ['slices', ['fill_with', null]], (_ctx, v, a) => {
+  filter('slice', ['slices', ['fill_with', null]], (ctx, v, a) => {
     const seq = [...pyIterate(v)];
     const slices = toNumber(a.slices);
+    // One list per slice: a huge count would build millions of empty lists.
+    ctx.budget.checkLength(slices, 'slice');
     const length = seq.length;
     const perSlice = Math.floor(length / slices);
     const withExtra = length % slices;
@@ -701,3 +713,10 @@ STANDARD_FILTERS.d = STANDARD_FILTERS.default!;
 STANDARD_FILTERS.count = STANDARD_FILTERS.length!;
 STANDARD_FILTERS.e = STANDARD_FILTERS.escape!;
 Object.setPrototypeOf(STANDARD_FILTERS, null);
+
+/** A cheap key under which Python-equal hashable values meet (`1`, `1.0` and `True` share one). */
+function hashBucket(v: unknown): string {
+  if (typeof v === 'string') return `s${v}`;
+  if (typeof v === 'boolean' || isNumber(v)) return `n${floatValue(v)}`;
+  return '*';
+}

@@ -208,10 +208,13 @@ export async function renderTemplate(body: string, options: RenderOptions): Prom
         ? e
         : e instanceof RangeError && /call stack/i.test(e.message)
           ? new RenderFailure('LimitExceeded', 'template nesting too deep')
-          : new RenderFailure(
-              e instanceof Error ? e.name : 'Error',
-              e instanceof Error ? e.message : String(e),
-            );
+          : e instanceof RangeError && /Invalid (string|array) length/.test(e.message)
+            ? // A value grew past what the engine can hold before a limit caught it.
+              new RenderFailure('LimitExceeded', 'value too large to build')
+            : new RenderFailure(
+                e instanceof Error ? e.name : 'Error',
+                e instanceof Error ? e.message : String(e),
+              );
     throw new TemplateError(options.path, run.redactor.redact(failure.describe()), failure.line);
   }
 }

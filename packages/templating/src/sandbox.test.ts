@@ -34,111 +34,9 @@ async function attempt(
   }
 }
 
-// Known server-side template injection payloads (Jinja2/Python and Nunjucks/JavaScript styles).
-const PAYLOADS: string[] = [
-  "{{ ''.__class__ }}",
-  "{{ ''.__class__.__mro__[1].__subclasses__() }}",
-  '{% for c in [].__class__.__base__.__subclasses__() %}{{ c }}{% endfor %}',
-  "{{ ''.constructor }}",
-  "{{ ''.constructor.constructor('return process')() }}",
-  "{{ ''.constructor.constructor('return process')().env }}",
-  '{{ [].constructor }}',
-  "{{ [].constructor.constructor('return globalThis')() }}",
-  '{{ {}.constructor }}',
-  '{{ (1).constructor }}',
-  "{{ (1).constructor.constructor('return process')() }}",
-  '{{ resource.__proto__ }}',
-  '{{ resource.constructor }}',
-  '{{ resource.namespace.constructor }}',
-  "{{ resource.namespace.constructor.constructor('return process')() }}",
-  '{{ resource.hasOwnProperty }}',
-  "{{ x['constructor'] }}",
-  "{{ x['__proto__'] }}",
-  "{{ x['__proto__']['constructor'] }}",
-  "{{ xs['constructor'] }}",
-  "{{ xs['length'] }}",
-  '{{ xs.length }}',
-  '{{ x.toString }}',
-  '{{ x.toString() }}',
-  '{{ x.valueOf() }}',
-  '{{ s.toString() }}',
-  '{{ s.valueOf }}',
-  "{{ s['constructor'] }}",
-  '{{ s.__proto__ }}',
-  '{{ s.charAt(0) }}',
-  "{{ range.constructor('return this')() }}",
-  '{{ range.constructor }}',
-  '{{ range.call }}',
-  '{{ range.apply }}',
-  '{{ range.bind }}',
-  '{{ range.__proto__ }}',
-  '{{ range.prototype }}',
-  "{{ dict.constructor('return process')() }}",
-  '{{ namespace().constructor }}',
-  '{% set n = namespace() %}{{ n.__proto__ }}',
-  '{% set n = namespace() %}{{ n.attrs }}',
-  '{{ cycler.__init__.__globals__ }}',
-  '{{ joiner.__init__.__globals__.os }}',
-  '{{ lipsum.__globals__ }}',
-  "{{ lipsum.__globals__['os'].popen('id').read() }}",
-  '{{ self }}',
-  '{{ self._TemplateReference__context }}',
-  '{{ config }}',
-  '{{ config.items() }}',
-  '{{ request }}',
-  '{{ request.application.__globals__ }}',
-  '{{ process }}',
-  '{{ process.env }}',
-  '{{ process.mainModule }}',
-  '{{ global }}',
-  '{{ globalThis }}',
-  '{{ this }}',
-  '{{ window }}',
-  '{{ require }}',
-  "{{ require('fs') }}",
-  "{{ require('child_process').execSync('id') }}",
-  "{{ import('fs') }}",
-  '{{ module }}',
-  '{{ exports }}',
-  '{{ __dirname }}',
-  '{{ Function }}',
-  "{{ Function('return process')() }}",
-  '{{ eval }}',
-  '{{ Buffer }}',
-  '{{ console }}',
-  '{{ environ }}',
-  '{{ os }}',
-  '{{ __builtins__ }}',
-  '{{ __import__ }}',
-  "{{ __import__('os').system('id') }}",
-  '{{ loop }}',
-  '{% for i in [1] %}{{ loop.constructor }}{% endfor %}',
-  '{% for i in [1] %}{{ loop.__class__ }}{% endfor %}',
-  "{% for i in [1] %}{{ loop.cycle.constructor('return process')() }}{% endfor %}",
-  "{% macro m() %}{% endmacro %}{{ m.constructor('return process')() }}",
-  '{% macro m() %}{% endmacro %}{{ m.__globals__ }}',
-  "{{ 'a'.upper.constructor('return process')() }}",
-  '{{ x.items.__self__ }}',
-  '{{ x.items().constructor }}',
-  "{{ '{0.__class__}'.format('') }}",
-  "{{ '{0.constructor}'.format('') }}",
-  "{{ '{0[constructor]}'.format(x) }}",
-  "{{ '%(constructor)s' % x }}",
-  "{{ x|attr('constructor') }}",
-  "{{ x|attr('__proto__') }}",
-  "{{ xs|map(attribute='constructor')|list }}",
-  "{{ [x]|map(attribute='__proto__')|list }}",
-  "{{ [x]|selectattr('constructor')|list }}",
-  "{{ [s]|sort(attribute='constructor') }}",
-  "{{ x|extract_jsonpath('$.constructor') }}",
-  '{{ x|extract_jsonpath(\'$..[?(@.constructor.constructor("return process")())]\') }}',
-  '{{ x|extract_jsonpath(\'$[(this.constructor.constructor("return process")())]\') }}',
-  "{{ \"{{ ''.constructor.constructor('return process')() }}\"|eval }}",
-  '{{ "{{ process.env }}"|eval }}',
-  '{{ \'{"__proto__": {"polluted": 1}}\'|json_to_dict }}',
-];
-
-describe('sandbox: template injection payloads', () => {
+// The payloads themselves are in fixtures/sandbox-payloads.yml (sandbox-payloads.test.ts);
+// these tests check what a payload list cannot: getters, the caller's objects, YAML tags.
+describe('sandbox: template injection', () => {
   beforeAll(() => {
     process.env.QR_TEMPLATING_CANARY = CANARY;
     (globalThis as Record<string, unknown>).qrTemplatingCanary = CANARY;
@@ -147,21 +45,6 @@ describe('sandbox: template injection payloads', () => {
     delete process.env.QR_TEMPLATING_CANARY;
     delete (globalThis as Record<string, unknown>).qrTemplatingCanary;
   });
-
-  for (const payload of PAYLOADS) {
-    it(`fails or renders harmlessly: ${payload}`, async () => {
-      const result = await attempt(payload);
-      const text = result instanceof TemplateError ? result.message : result;
-      expect(text).not.toContain(CANARY);
-      expect(text).not.toMatch(/native code|\[object |function \w*\(|process\.|uid=/);
-      if (typeof result === 'string') {
-        // What renders is built from the given data only: no functions, prototypes or globals.
-        expect(result).not.toMatch(/Function|Object|prototype|global|require|env/i);
-      } else {
-        expect(result.path).toBe('/sandbox/payload.yml');
-      }
-    });
-  }
 
   it('refuses JavaScript members outright rather than rendering them empty', async () => {
     for (const payload of [
@@ -303,63 +186,6 @@ describe('sandbox: template injection payloads', () => {
 
 describe('sandbox: resource limits', () => {
   const small = { maxOutputChars: 10_000, maxIterations: 1_000, maxCallDepth: 20 };
-
-  it.each([
-    [
-      'recursion bomb',
-      '{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}',
-      /call depth exceeds the limit of 20/,
-    ],
-    [
-      'mutual recursion',
-      '{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}{{ a() }}{% endmacro %}{{ a() }}',
-      /call depth/,
-    ],
-    [
-      'huge output loop',
-      "{% for i in range(1000) %}{{ 'x' * 100 }}{% endfor %}",
-      /output exceeds the limit of 10000/,
-    ],
-    [
-      'nested loops',
-      '{% for a in range(100) %}{% for b in range(100) %}.{% endfor %}{% endfor %}',
-      /loop iterations/,
-    ],
-    ['huge range', '{{ range(10 ** 9)|length }}', /Range too big/],
-    [
-      'range over the iteration limit',
-      '{{ range(5000)|length }}',
-      /range longer than the limit of 1000/,
-    ],
-    ['string repetition', "{{ 'x' * 10 ** 9 }}", /string longer than the limit/],
-    ['list repetition', '{{ [1] * 10 ** 9 }}', /list longer than the limit/],
-    [
-      'string doubling',
-      "{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
-      /string longer/,
-    ],
-    [
-      'list doubling',
-      '{% set xs = [1] %}{% for i in range(40) %}{% set _ = xs.extend(xs) %}{% endfor %}',
-      /collection longer/,
-    ],
-    [
-      'shared-structure repr',
-      '{% set ns = namespace(a=[1]) %}{% for i in range(60) %}{% set ns.a = [ns.a, ns.a] %}{% endfor %}{{ ns.a }}',
-      /string longer/,
-    ],
-    ['replace blow-up', "{{ ('x' * 1000)|replace('x', 'y' * 1000) }}", /string longer/],
-    ['format width', "{{ '%999999999s' % 'x' }}", /string longer/],
-    ['center width', "{{ 'x'|center(999999999) }}", /string longer/],
-    ['deep nesting', `{{ ${'('.repeat(500)}1${')'.repeat(500)} }}`, /nesting deeper than/],
-    ['long operator chain', `{{ ${'1 + '.repeat(100000)}1 }}`, /nesting too deep/],
-    ['long attribute chain', `{{ x${'.a'.repeat(100000)} }}`, /nesting too deep/],
-    ['deeply nested blocks', '{% if true %}'.repeat(5000), /nesting deeper than/],
-  ])('%s hits a limit', async (_name, template, message) => {
-    const result = await attempt(template, { limits: small });
-    expect(result).toBeInstanceOf(TemplateError);
-    expect((result as TemplateError).message).toMatch(message);
-  });
 
   it('recursion through helper arguments (rendered as templates) hits the depth limit', async () => {
     const result = await attempt("{{ vault(p, 'k') }}", {

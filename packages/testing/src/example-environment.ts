@@ -92,3 +92,19 @@ async function listFiles(dir: string): Promise<string[]> {
   }
   return out;
 }
+
+/**
+ * Replaces text in every data file of an app-interface copy: points the
+ * example's service URLs (GitLab, the registry) at the fakes of a test.
+ */
+export async function rewriteAppInterface(
+  appInterfaceDir: string,
+  replacements: Readonly<Record<string, string>>,
+): Promise<void> {
+  for (const file of await listFiles(join(appInterfaceDir, 'data'))) {
+    const text = await readFile(file, 'utf8');
+    let out = text;
+    for (const [from, to] of Object.entries(replacements)) out = out.replaceAll(from, to);
+    if (out !== text) await writeFile(file, out);
+  }
+}

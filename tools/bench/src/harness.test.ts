@@ -49,7 +49,11 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       const steadyDryRun = s.workload === Workload.resources && s.drift === 0 && s.dryRun;
       return steadyDryRun || (s.drift === 0.1 && !s.dryRun);
     };
-    const scenarios = smallSuite({ latencies: [1], loopIterations: 3 }).filter(wanted);
+    const scenarios = smallSuite({
+      latencies: [1],
+      loopIterations: 3,
+      loopModeIterations: 2,
+    }).filter(wanted);
     const report = await runSuite(scenarios, { suite: 'test' });
 
     expect(report.machine.nproc).toBeGreaterThan(0);
@@ -76,7 +80,7 @@ describe('the small suite (harness only; timings are not asserted)', () => {
     expect(compute?.kind === 'compute' && compute.objectsPerSecond).toBeGreaterThan(0);
     const load = report.scenarios.find((s) => s.kind === 'embedded-load');
     expect(load?.kind === 'embedded-load' && load.files).toBeGreaterThan(SMALL_SCALE.clusters);
-    const loops = report.scenarios.filter((s) => s.kind === 'loop');
+    const loops = report.scenarios.filter((s) => s.kind === 'loop' && s.mode !== 'cold-warm');
     expect(loops.map((r) => r.kind === 'loop' && r.heapFlag)).toEqual([
       null,
       `--max-old-space-size=${heapSizeForMemoryLimit(LOOP_POD_MEMORY_LIMIT_MIB * 2 ** 20)}`,
@@ -87,7 +91,20 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       expect(Math.min(...r.rssBytes)).toBeGreaterThan(0);
       expect(r.runSeconds).toHaveLength(3);
       expect(r.openFds).toHaveLength(3);
+      expect(r.runCpuMs).toHaveLength(3);
       expect(r.requests).toBeGreaterThan(0);
+    }
+    // Loop mode: one cold run and warm ones, each beside the lower bound; with and without the cache.
+    const loopMode = report.scenarios.filter((s) => s.kind === 'loop' && s.mode === 'cold-warm');
+    expect(loopMode.map((r) => r.kind === 'loop' && Boolean(r.desiredCacheOff))).toEqual([
+      false,
+      true,
+    ]);
+    for (const r of loopMode) {
+      if (r.kind !== 'loop') continue;
+      expect(r.runSeconds).toHaveLength(2);
+      expect(r.runCpuMs).toHaveLength(2);
+      expect(r.lowerBound?.listRequests).toBeGreaterThan(0);
     }
     const github = report.scenarios.filter((s) => s.kind === 'github');
     expect(github.map((r) => r.name)).toEqual([
@@ -104,10 +121,28 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       false,
       true,
     ]);
+    // openshift-saas-deploy: exactly one resolve per (repository, ref), one read per
+    // (repository, path, commit), one manifest per image; a steady dry-run writes nothing.
+    const saas = report.scenarios.filter((s) => s.kind === 'saas');
+    expect(saas.map((r) => r.name)).toEqual(['openshift-saas-deploy steady dry-run @1ms']);
+    for (const r of saas) {
+      if (r.kind !== 'saas') continue;
+      expect(r.github).toEqual({
+        commits: r.lowerBound.commits,
+        contents: r.lowerBound.contents,
+        other: 0,
+      });
+      expect(r.manifests).toBe(r.lowerBound.manifests);
+      expect(r.writes).toBe(0);
+    }
     const markdown = markdownReport(report);
     expect(markdown).toContain('| openshift-resources steady dry-run @1ms |');
     expect(markdown).toContain(
       "| run-integration loop: openshift-resources steady dry-run ×3 @1ms, Node's default heap |",
     );
-  }, 120_000);
+    expect(markdown).toContain(
+      '| run-integration loop mode: openshift-resources steady dry-run, cold + 1 warm @1ms, 2×3×5 |',
+    );
+    expect(markdown).toContain('| run 2 (warm) |');
+  }, 180_000);
 });

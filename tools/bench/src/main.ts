@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --small] [--latency 5,50] [--only TEXT] [--cpu-prof DIR] [--out FILE]
- *   [--loop-iterations N]`
+ *   [--loop-iterations N] [--loop-mode-iterations N]`
  *
  * Runs the benchmark suite and writes the JSON report (default
  * tools/bench/results/latest.json, or latest-small.json for --small) and,
@@ -25,7 +25,9 @@ Options:
   --small                 the tiny set (seconds; what CI runs): results/latest-small.json
   --latency MS[,MS...]    latencies injected at the simulated servers (default 5,50; small: 5)
   --concurrency N         --thread-pool-size of the measured runs (default 10)
-  --loop-iterations N     runs of each run-integration loop scenario
+  --loop-iterations N     runs of each run-integration loop scenario (RSS watch)
+  --loop-mode-iterations N  runs of the loop-mode scenario: one cold, N-1 warm (default 6;
+                          small: 3)
   --only TEXT             only the scenarios whose name contains TEXT (repeatable); 'startup'
                           selects the start-up measurements
   --cpu-prof DIR          write a .cpuprofile of each measured run into DIR
@@ -42,6 +44,7 @@ function parseOptions() {
         latency: { type: 'string' },
         concurrency: { type: 'string' },
         'loop-iterations': { type: 'string' },
+        'loop-mode-iterations': { type: 'string' },
         only: { type: 'string', multiple: true },
         'cpu-prof': { type: 'string' },
         out: { type: 'string' },
@@ -67,6 +70,9 @@ const suiteOptions = {
   ...(latencies ? { latencies } : {}),
   ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
   ...(values['loop-iterations'] ? { loopIterations: Number(values['loop-iterations']) } : {}),
+  ...(values['loop-mode-iterations']
+    ? { loopModeIterations: Number(values['loop-mode-iterations']) }
+    : {}),
 };
 const suiteName = values.small ? 'small' : 'large';
 let scenarios = values.small ? smallSuite(suiteOptions) : largeSuite(suiteOptions);

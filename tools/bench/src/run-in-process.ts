@@ -16,10 +16,13 @@ import { github } from '@qontract/integration-github';
 import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
 import { openshiftResources } from '@qontract/integration-openshift-resources';
 import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
+import { openshiftSaasDeploy } from '@qontract/integration-openshift-saas-deploy';
 
 /** The integrations the scenarios run, by CLI name. */
 const REGISTRY: ReadonlyMap<string, AnyIntegration> = new Map(
-  [openshiftNamespaces, openshiftRolebindings, openshiftResources, github].map((d) => [d.name, d]),
+  [openshiftNamespaces, openshiftRolebindings, openshiftResources, github, openshiftSaasDeploy].map(
+    (d) => [d.name, d as AnyIntegration],
+  ),
 );
 
 export interface InProcessRun {

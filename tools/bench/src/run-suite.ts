@@ -1,15 +1,16 @@
 import { loadavg } from 'node:os';
-import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { fieldManagerFor } from '@qontract/openshift';
 import { clusterState, objectsPerNamespace } from './cluster-state.ts';
 import { chooseDrift, NO_DRIFT } from './drift.ts';
 import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
 import { runGithubScenario } from './github.ts';
 import { runLoopScenario } from './loop.ts';
-import { lowerBound } from './lower-bound.ts';
+import { type LowerBound, lowerBound } from './lower-bound.ts';
 import { measureInChild } from './measure.ts';
 import { namespaceName, type Scale, scaleLabel } from './model.ts';
 import { loopRss, machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
+import { runSaasScenario } from './saas.ts';
 import {
   INTEGRATION_OF,
   type IntegrationScenario,
@@ -103,8 +104,23 @@ async function runScenario(
       return runIntegrationScenario(s, await environmentFor(s.scale), options);
     case 'github':
       return runGithubScenario(s, profile);
+    case 'saas':
+      return runSaasScenario(s, profile);
     case 'loop': {
-      const m = await runLoopScenario(s, await environmentFor(s.scale));
+      let bound: LowerBound | undefined;
+      const m = await runLoopScenario(
+        s,
+        await environmentFor(s.scale),
+        (fake, state) => {
+          bound = lowerBound({
+            listed: listedObjects(fake, state, s.scale).listed,
+            writes: 0,
+            latencyMs: s.latencyMs,
+            concurrency: s.concurrency,
+          });
+        },
+        options.cpuProfileDir,
+      );
       return {
         kind: s.kind,
         workload: s.workload,
@@ -120,7 +136,11 @@ async function runScenario(
         exitCode: m.exitCode,
         rssBytes: m.rssBytes,
         runSeconds: m.runSeconds,
+        runCpuMs: m.runCpuMs,
         openFds: m.openFds,
+        ...(s.mode ? { mode: s.mode } : {}),
+        ...(s.desiredCacheOff ? { desiredCacheOff: true } : {}),
+        ...(bound ? { lowerBound: bound } : {}),
         requests: m.requests,
       };
     }
@@ -167,30 +187,7 @@ async function runIntegrationScenario(
     // Seeded as if our last run had written them.
     const manager = fieldManagerFor(integration);
     for (const [cluster, list] of state.objects) fake.seed(cluster, list, { manager });
-    // What the lists really return (the seeded objects plus the server's own, e.g. namespaces),
-    // cluster-wide as we list, and per namespace as the original lists.
-    const listed = new Map<string, Map<string, number>>();
-    const listedPerNamespace = new Map<string, Map<string, number>>();
-    for (const cluster of state.objects.keys()) {
-      const counts = new Map<string, number>();
-      const perNamespace = new Map<string, number>();
-      for (const kind of state.listedKinds) {
-        const items = fake.list(cluster, ...apiOf(kind));
-        counts.set(kind, items.length);
-        if (kind === 'Namespace') {
-          perNamespace.set(kind, items.length);
-          continue;
-        }
-        for (let n = 0; n < s.scale.namespaces; n++)
-          perNamespace.set(`${kind}/${namespaceName(n)}`, 0);
-        for (const item of items) {
-          const key = `${kind}/${(item.metadata as { namespace?: string }).namespace}`;
-          if (perNamespace.has(key)) perNamespace.set(key, perNamespace.get(key)! + 1);
-        }
-      }
-      listed.set(cluster, counts);
-      listedPerNamespace.set(cluster, perNamespace);
-    }
+    const { listed, listedPerNamespace } = listedObjects(fake, state, s.scale);
     fake.resetLog();
     const m = await measureInChild(
       {
@@ -252,6 +249,42 @@ async function runIntegrationScenario(
   }
 }
 
+/**
+ * What the lists really return (the seeded objects plus the server's own, e.g.
+ * namespaces), cluster-wide as we list, and per namespace as the original lists.
+ */
+function listedObjects(
+  fake: FakeKubeApiServer,
+  state: ReturnType<typeof clusterState>,
+  scale: Scale,
+): {
+  listed: Map<string, Map<string, number>>;
+  listedPerNamespace: Map<string, Map<string, number>>;
+} {
+  const listed = new Map<string, Map<string, number>>();
+  const listedPerNamespace = new Map<string, Map<string, number>>();
+  for (const cluster of state.objects.keys()) {
+    const counts = new Map<string, number>();
+    const perNamespace = new Map<string, number>();
+    for (const kind of state.listedKinds) {
+      const items = fake.list(cluster, ...apiOf(kind));
+      counts.set(kind, items.length);
+      if (kind === 'Namespace') {
+        perNamespace.set(kind, items.length);
+        continue;
+      }
+      for (let n = 0; n < scale.namespaces; n++) perNamespace.set(`${kind}/${namespaceName(n)}`, 0);
+      for (const item of items) {
+        const key = `${kind}/${(item.metadata as { namespace?: string }).namespace}`;
+        if (perNamespace.has(key)) perNamespace.set(key, perNamespace.get(key)! + 1);
+      }
+    }
+    listed.set(cluster, counts);
+    listedPerNamespace.set(cluster, perNamespace);
+  }
+  return { listed, listedPerNamespace };
+}
+
 function apiOf(kind: string): [string, string] {
   switch (kind) {
     case 'Deployment':
@@ -292,10 +325,26 @@ function summaryLine(r: ScenarioResult): string {
     if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);
     if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
   }
+  if (r.kind === 'saas') {
+    parts.push(
+      `github ${r.github.commits}+${r.github.contents} (bound ${r.lowerBound.commits}+${r.lowerBound.contents})`,
+      `${r.manifests} manifests (bound ${r.lowerBound.manifests}, +${r.challenged} challenged)`,
+      `${r.writes} writes`,
+    );
+    if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);
+    if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
+  }
   if (r.kind === 'compute') parts.push(`${r.objectsPerSecond} objects/s`);
   if (r.kind === 'connections')
     parts.push(`${r.requests} requests over ${r.connections} connections`);
   if (r.kind === 'embedded-load') parts.push(`${r.files} files loaded in ${r.loadMs}ms`);
+  if (r.kind === 'loop' && r.mode === 'cold-warm') {
+    parts.push(
+      `runs ${r.runSeconds.map((x) => x.toFixed(2)).join(' / ')} s`,
+      `CPU ${r.runCpuMs.map((x) => (x / 1000).toFixed(2)).join(' / ')} s`,
+      `bound ${((r.lowerBound?.ms ?? 0) / 1000).toFixed(2)} s`,
+    );
+  }
   if (r.kind === 'loop') {
     const rss = loopRss(r);
     parts.push(

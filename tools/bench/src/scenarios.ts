@@ -6,6 +6,7 @@ import {
   githubScenarioName,
 } from './github.ts';
 import type { Scale } from './model.ts';
+import { SAAS_LARGE_SCALE, SAAS_SMALL_SCALE, type SaasScenario, saasScenarioName } from './saas.ts';
 
 const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
 export const SMALL_SCALE: Scale = { clusters: 2, namespaces: 3, resources: 5 };
@@ -68,11 +69,19 @@ export interface LoopScenario {
   readonly concurrency: number;
   /** Emulated container memory limit (the heap the launcher derives from it); none: Node's default heap. */
   readonly memoryLimitMiB?: number;
+  /**
+   * 'cold-warm': the loop-mode scenario of issue 19 (the first run is cold, the
+   * others warm, each against the lower bound); default 'rss': the RSS watch.
+   */
+  readonly mode?: 'rss' | 'cold-warm';
+  /** Run with the pipeline's desired cache turned off (QONTRACT_DESIRED_CACHE=off): the comparison. */
+  readonly desiredCacheOff?: boolean;
 }
 
 export type Scenario =
   | IntegrationScenario
   | GithubScenario
+  | SaasScenario
   | LoopScenario
   | ConnectionsScenario
   | ComputeScenario
@@ -94,6 +103,8 @@ export function scenarioName(s: Scenario): string {
     }
     case 'github':
       return githubScenarioName(s);
+    case 'saas':
+      return saasScenarioName(s);
     case 'compute':
       return `hash + compare (${s.objects} objects)`;
     case 'embedded-load':
@@ -103,6 +114,9 @@ export function scenarioName(s: Scenario): string {
     case 'connections':
       return `API client: ${s.requests} GETs, ${s.concurrency} at a time`;
     case 'loop':
+      if (s.mode === 'cold-warm') {
+        return `run-integration loop mode: ${s.workload} steady dry-run, cold + ${s.iterations - 1} warm @${s.latencyMs}ms${s.desiredCacheOff ? ', desired cache off' : ''}`;
+      }
       return (
         `run-integration loop: ${s.workload} steady dry-run ×${s.iterations} @${s.latencyMs}ms, ` +
         (s.memoryLimitMiB === undefined
@@ -117,6 +131,8 @@ export interface SuiteOptions {
   readonly concurrency?: number;
   /** Runs of each loop scenario. */
   readonly loopIterations?: number;
+  /** Runs of the loop-mode (cold + warm) scenario: the first cold, the others warm. */
+  readonly loopModeIterations?: number;
 }
 
 /** The default set: the issue's large case at 5 ms and 50 ms. */
@@ -131,7 +147,9 @@ export function largeSuite(options: SuiteOptions = {}): Scenario[] {
       options,
     ),
     ...loops(LOOP_LARGE_SCALE, options.loopIterations ?? 60, options),
+    ...loopMode(LARGE_SCALE, options.loopModeIterations ?? 6, 50, options),
     ...githubRuns(GITHUB_LARGE_SCALE, 0.01, options.latencies ?? [5, 50], options),
+    ...saasRuns(SAAS_LARGE_SCALE, options.latencies ?? [50], options),
   ];
 }
 
@@ -140,9 +158,21 @@ export function smallSuite(options: SuiteOptions = {}): Scenario[] {
   return [
     ...suite(SMALL_SCALE, SMALL_SCALE, 2_000, 50, options.latencies ?? [5], options),
     ...loops(SMALL_SCALE, options.loopIterations ?? 30, options),
+    ...loopMode(SMALL_SCALE, options.loopModeIterations ?? 3, options.latencies?.[0] ?? 5, options),
     // 20 %: the small scale's 30 memberships would leave 1 % nothing to drift.
     ...githubRuns(GITHUB_SMALL_SCALE, 0.2, options.latencies ?? [5], options),
+    ...saasRuns(SAAS_SMALL_SCALE, options.latencies ?? [5], options),
   ];
+}
+
+/** openshift-saas-deploy's steady dry-run at each latency (the last one of the large suite's: 50 ms). */
+function saasRuns(
+  scale: SaasScenario['scale'],
+  latencies: readonly number[],
+  options: SuiteOptions,
+): SaasScenario[] {
+  const concurrency = options.concurrency ?? 10;
+  return latencies.slice(-1).map((latencyMs) => ({ kind: 'saas', scale, latencyMs, concurrency }));
 }
 
 /** `github` at each latency: a steady dry-run and a drift wet run. */
@@ -170,6 +200,31 @@ function loops(scale: Scale, iterations: number, options: SuiteOptions): LoopSce
     concurrency: options.concurrency ?? 10,
   } as const;
   return [common, { ...common, memoryLimitMiB: LOOP_POD_MEMORY_LIMIT_MIB }];
+}
+
+/**
+ * Loop mode at the scale of the integration runs: N steady dry-runs in one
+ * `run-integration` process, the first cold (nothing cached), the others warm
+ * (same bundle), each reported beside the lower bound; then the same with the
+ * desired cache off.
+ */
+function loopMode(
+  scale: Scale,
+  iterations: number,
+  latencyMs: number,
+  options: SuiteOptions,
+): LoopScenario[] {
+  const withCache: LoopScenario = {
+    kind: 'loop',
+    mode: 'cold-warm',
+    workload: Workload.resources,
+    scale,
+    iterations: Math.max(2, iterations),
+    latencyMs,
+    concurrency: options.concurrency ?? 10,
+  };
+  // The same loop building everything on every run: what the cache saves.
+  return [withCache, { ...withCache, desiredCacheOff: true }];
 }
 
 function suite(

@@ -149,7 +149,8 @@ async function validate(
   let counts = '';
   if (isDir) {
     const collected = await collectBundleFromDirectory(source, opts);
-    problems.push(...collected.problems, ...validateBundle(collected.bundle));
+    // A reference to a file that did not parse then says so, not "does not exist".
+    problems.push(...collected.problems, ...validateBundle(collected.bundle, collected.unloaded));
     counts = `${Object.keys(collected.bundle.data).length} data files`;
   } else {
     const { bundle } = await readBundleFile(source).catch((e: unknown) => {

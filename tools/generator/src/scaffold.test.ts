@@ -39,15 +39,15 @@ describe('new integration generator', () => {
     );
   });
 
-  it('registers the integration in the CLI registry, once', () => {
-    const source =
-      "import type { X } from 'y';\n// registry:imports\n\nexport const integrations = [\n  // registry:entries\n];\n";
-    const once = registerInRegistry(source, 'openshift-foo');
-    expect(once).toContain(
-      "import { openshiftFoo } from '@qontract/integration-openshift-foo';\n// registry:imports",
+  it('registers the integration in the CLI registry as a lazy entry, once', () => {
+    const source = 'export const registry = [\n  // registry:entries\n];\n';
+    const once = registerInRegistry(source, 'openshift-foo', "Manages foo's bars.");
+    expect(once).toBe(
+      'export const registry = [\n' +
+        `  lazy('openshift-foo', 'Manages foo\\'s bars.', async () => (await import('@qontract/integration-openshift-foo')).openshiftFoo),\n` +
+        '  // registry:entries\n];\n',
     );
-    expect(once).toContain('  openshiftFoo,\n  // registry:entries');
-    expect(registerInRegistry(once, 'openshift-foo')).toBe(once);
+    expect(registerInRegistry(once, 'openshift-foo', 'x')).toBe(once);
   });
 
   it('scaffolds into a repository and refuses to overwrite or take a bad name', async () => {
@@ -70,7 +70,7 @@ describe('new integration generator', () => {
     const cliPkg = JSON.parse(await readFile(join(root, 'packages/cli/package.json'), 'utf8'));
     expect(cliPkg.dependencies['@qontract/integration-gitlab-bar']).toBe('*');
     expect(await readFile(join(root, 'packages/cli/src/registry.ts'), 'utf8')).toContain(
-      'gitlabBar,',
+      "(await import('@qontract/integration-gitlab-bar')).gitlabBar",
     );
     await expect(
       scaffoldIntegration({ name: 'gitlab-bar', description: 'x', root }),

@@ -192,20 +192,20 @@ qontract-reconcile --config examples/config.toml --dry-run ${name}
   };
 }
 
-const IMPORT_MARKER = '// registry:imports';
 const ENTRY_MARKER = '  // registry:entries';
 
-/** Adds the integration to the CLI's static registry source text. */
-export function registerInRegistry(source: string, name: string): string {
-  const camel = camelName(name);
-  const importLine = `import { ${camel} } from '@qontract/integration-${name}';`;
-  if (source.includes(importLine)) return source;
-  if (!source.includes(IMPORT_MARKER) || !source.includes(ENTRY_MARKER)) {
-    throw new Error('registry.ts has lost its generator markers');
-  }
-  return source
-    .replace(IMPORT_MARKER, `${importLine}\n${IMPORT_MARKER}`)
-    .replace(ENTRY_MARKER, `  ${camel},\n${ENTRY_MARKER}`);
+/**
+ * Adds the integration to the CLI's registry source text: one lazy entry
+ * (name, description, import), so `--help` and other integrations' runs
+ * never load it.
+ */
+export function registerInRegistry(source: string, name: string, description: string): string {
+  const load = `import('@qontract/integration-${name}')`;
+  if (source.includes(load)) return source;
+  if (!source.includes(ENTRY_MARKER)) throw new Error('registry.ts has lost its generator marker');
+  const quote = (text: string) => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+  const entry = `  lazy(${quote(name)}, ${quote(description)}, async () => (await ${load}).${camelName(name)}),`;
+  return source.replace(ENTRY_MARKER, `${entry}\n${ENTRY_MARKER}`);
 }
 
 /** Writes the package and registers it; refuses to overwrite an existing integration. */
@@ -228,7 +228,10 @@ export async function scaffoldIntegration(req: ScaffoldRequest): Promise<string[
     await writeFile(join(req.root, path), content);
   }
   const registryPath = join(req.root, 'packages/cli/src/registry.ts');
-  await writeFile(registryPath, registerInRegistry(await readFile(registryPath, 'utf8'), req.name));
+  await writeFile(
+    registryPath,
+    registerInRegistry(await readFile(registryPath, 'utf8'), req.name, req.description),
+  );
   const cliPkgPath = join(req.root, 'packages/cli/package.json');
   const cliPkg = JSON.parse(await readFile(cliPkgPath, 'utf8')) as {
     dependencies: Record<string, string>;

@@ -5,10 +5,12 @@ import {
   createEmbeddedEngine,
   diffBundleSchemas,
   diffBundles,
+  type EmbeddedEngineLike,
   startBundleServer,
 } from '@qontract/app-interface';
 import { integrations as registry } from '@qontract/cli';
 import { errorMessage, QontractError, SecretRedactor } from '@qontract/core';
+import type { SaasEnvironmentChange } from '@qontract/saas';
 import pLimit from 'p-limit';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import {
@@ -21,7 +23,17 @@ import {
 import { runChild } from './child-run.ts';
 import { Progress } from './progress.ts';
 import { changeList, type IntegrationReport, type MrCheckReport, outcomeText } from './report.ts';
-import { integrationFiles, type PrCheck, selectIntegration, summarizeChanges } from './select.ts';
+import { saasChanges, saasDeployArgs, saasEntryName } from './saas.ts';
+import {
+  CHANGE_TESTER,
+  type IntegrationFile,
+  integrationFiles,
+  type PrCheck,
+  prCheckCommand,
+  SAAS_DEPLOY,
+  selectIntegration,
+  summarizeChanges,
+} from './select.ts';
 
 interface Output {
   write(text: string): unknown;
@@ -117,7 +129,7 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
     file,
     selection: selectIntegration(file, summary, registered),
   }));
-  const toRun = selections
+  const selected = selections
     .flatMap((s) => (s.selection.kind === 'run' ? [{ ...s, prCheck: s.selection.prCheck }] : []))
     .sort(
       (a, b) =>
@@ -125,27 +137,44 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
         (b.prCheck.run_order ?? Number.MAX_SAFE_INTEGER),
     );
 
-  const results = new Map<string, IntegrationReport>();
-  if (toRun.length === 0) {
+  // Results by integration file; the change tester has one per (saas file, environment).
+  const results = new Map<string, IntegrationReport[]>();
+  const record = (file: string, r: IntegrationReport) =>
+    results.set(file, [...(results.get(file) ?? []), r]);
+  if (selected.length === 0) {
     const problems = problemsWith(await validateBuilt(head));
-    return report(problems, changes, problems.length > 0 ? [] : skipped(selections));
+    return report(problems, changes, problems.length > 0 ? [] : assemble(selections, results));
   }
-  const dir = await mkdtemp(join(tmpdir(), 'qontract-mr-check-'));
   // The integrations ask the same big queries (the openshift-resources
   // family shares its documents), early exit asks them of both bundles:
   // each is computed once per bundle.
-  const server = await startBundleServer(
-    [
-      createEmbeddedEngine(base.bundle, base.sha256, options.base),
-      createEmbeddedEngine(head.bundle, head.sha256, options.head),
-    ],
-    { cache: true },
-  );
+  const engines = {
+    base: createEmbeddedEngine(base.bundle, base.sha256, options.base),
+    head: createEmbeddedEngine(head.bundle, head.sha256, options.head),
+  };
+  const jobs: Job[] = [];
+  for (const { file, selection, prCheck } of selected) {
+    if (prCheckCommand(prCheck) !== CHANGE_TESTER) {
+      jobs.push({ name: file.name, file, reason: selection.reason, prCheck });
+      continue;
+    }
+    for (const r of await saasJobs(file, selection.reason, prCheck, engines, options, jobs)) {
+      record(file.name, r);
+    }
+  }
+
+  if (jobs.length === 0) {
+    const problems = problemsWith(await validateBuilt(head));
+    return report(problems, changes, problems.length > 0 ? [] : assemble(selections, results));
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'qontract-mr-check-'));
+  const server = await startBundleServer([engines.base, engines.head], { cache: true });
   const progress = new Progress(options.progress ?? process.stderr);
   // Stops the integrations when validation fails, or when the caller stops the check.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   let problems: LocatedProblem[];
+  const done = new Map<Job, IntegrationReport>();
   try {
     const configPath = join(dir, 'config.toml');
     await writeFile(configPath, childConfig(config, options.configPath, `${server.url}/graphql`));
@@ -157,26 +186,27 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
       env.NODE_COMPILE_CACHE = join(dir, 'compile-cache');
     }
     const limit = pLimit(Math.max(1, options.jobs ?? availableParallelism()));
-    progress.start(toRun.map((r) => r.file.name));
+    progress.start(jobs.map((j) => j.name));
     const running = Promise.all(
-      toRun.map(({ file, selection, prCheck }, i) =>
+      jobs.map((job, i) =>
         limit(async () => {
           if (signal.aborted) return;
-          progress.update(file.name, 'running');
-          const r = await runIntegration(file, selection.reason, prCheck, {
+          progress.update(job.name, 'running');
+          const r = await runIntegration(job, {
             configPath,
             baseSha: base.sha256!,
             planFile: join(dir, `plan-${i}.json`),
             env,
             signal,
+            command: job.command,
           });
           if (stop.signal.aborted) {
-            progress.update(file.name, 'failed', `stopped: ${errorMessage(stop.signal.reason)}`);
+            progress.update(job.name, 'failed', `stopped: ${errorMessage(stop.signal.reason)}`);
             return;
           }
-          results.set(file.name, r);
+          done.set(job, r);
           progress.update(
-            file.name,
+            job.name,
             r.status === 'changes' || r.status === 'failed' ? r.status : 'no changes',
             detail(r),
           );
@@ -201,25 +231,125 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
     await rm(dir, { recursive: true, force: true });
   }
   if (problems.length > 0) return report(problems, changes, []);
-  return report([], changes, skipped(selections, results));
+  // In the order of the jobs (run order, then the change tester's pairs).
+  for (const job of jobs) {
+    const r = done.get(job);
+    if (r) record(job.file.name, r);
+  }
+  return report([], changes, assemble(selections, results));
 }
 
-/** Every selected integration's result; the others skipped, with why. */
-function skipped(
+/** One process to run: an integration's `pr_check`, or one dry-run of the change tester. */
+interface Job {
+  /** Its name in the report and the progress lines. */
+  readonly name: string;
+  readonly file: IntegrationFile;
+  readonly reason: string;
+  readonly prCheck: PrCheck;
+  /** The integration and its arguments, when not `pr_check.cmd`. */
+  readonly command?: readonly string[];
+  readonly saas?: SaasEnvironmentChange;
+}
+
+/**
+ * The change tester (upstream's `openshift-saas-deploy-change-tester`): the
+ * saas targets the MR touches, then one dry-run job of `openshift-saas-deploy`
+ * for each (saas file, environment) of them, against HEAD (pushed onto
+ * `jobs`). What needs no process is returned: no saas target changed, the
+ * saas files do not load, or HEAD no longer deploys a pair.
+ */
+async function saasJobs(
+  file: IntegrationFile,
+  reason: string,
+  prCheck: PrCheck,
+  engines: { base: EmbeddedEngineLike; head: EmbeddedEngineLike },
+  options: Pick<MrCheckOptions, 'base' | 'head'>,
+  jobs: Job[],
+): Promise<IntegrationReport[]> {
+  const common = { file: `data${file.path}`, reason };
+  let pairs: SaasEnvironmentChange[];
+  try {
+    pairs = await saasChanges(
+      { engine: engines.base, source: options.base },
+      { engine: engines.head, source: options.head },
+    );
+  } catch (e) {
+    return [
+      {
+        ...common,
+        name: SAAS_DEPLOY,
+        status: 'failed',
+        errors: [`${CHANGE_TESTER}: cannot compare the saas files: ${errorMessage(e)}`],
+      },
+    ];
+  }
+  if (pairs.length === 0) {
+    return [
+      {
+        ...common,
+        name: SAAS_DEPLOY,
+        status: 'no-changes',
+        reason: `${reason}; no saas target changed`,
+      },
+    ];
+  }
+  const gone: IntegrationReport[] = [];
+  // The pair's dry-run is a plain one: no early exit (the change tester has none).
+  const dryRun: PrCheck = { ...prCheck, early_exit: false, check_only_affected_shards: false };
+  for (const pair of pairs) {
+    const name = saasEntryName(pair);
+    const why = `${changedTargetsText(pair)} (${CHANGE_TESTER})`;
+    if (pair.inHead) {
+      jobs.push({
+        name,
+        file,
+        reason: why,
+        prCheck: dryRun,
+        command: saasDeployArgs(pair),
+        saas: pair,
+      });
+    } else {
+      gone.push({
+        ...common,
+        name,
+        status: 'skipped',
+        reason: `${why}: HEAD no longer deploys ${pair.saasFile} to ${pair.environment}, nothing to dry-run; openshift-saas-deploy deletes nothing for a removed target (\`delete: true\` on a target removes its objects)`,
+        saas: pair,
+      });
+    }
+  }
+  return gone;
+}
+
+/** "1 target changed", "2 targets changed, 1 added". */
+function changedTargetsText(pair: SaasEnvironmentChange): string {
+  const counts = new Map<string, number>();
+  for (const t of pair.targets) counts.set(t.change, (counts.get(t.change) ?? 0) + 1);
+  return [...counts]
+    .map(([change, n], i) =>
+      i > 0 ? `${n} ${change}` : `${n} target${n === 1 ? '' : 's'} ${change}`,
+    )
+    .join(', ');
+}
+
+/** Every selected integration's results; the others skipped, with why. */
+function assemble(
   selections: ReadonlyArray<{
     file: { name: string; path: string };
     selection: { reason: string };
   }>,
-  results: ReadonlyMap<string, IntegrationReport> = new Map(),
+  results: ReadonlyMap<string, readonly IntegrationReport[]>,
 ): IntegrationReport[] {
-  return selections.map(
-    ({ file, selection }): IntegrationReport =>
-      results.get(file.name) ?? {
-        name: file.name,
-        file: `data${file.path}`,
-        status: 'skipped',
-        reason: selection.reason,
-      },
+  return selections.flatMap(
+    ({ file, selection }): readonly IntegrationReport[] =>
+      results.get(file.name) ?? [
+        {
+          name: file.name,
+          file: `data${file.path}`,
+          status: 'skipped',
+          reason: selection.reason,
+        },
+      ],
   );
 }
 
@@ -227,21 +357,20 @@ function skipped(
 function detail(r: IntegrationReport): string {
   if (r.status === 'no-changes') return r.earlyExit ? 'early exit' : '';
   if (r.status === 'changes') return outcomeText(r);
-  if (r.status === 'failed') return outcomeText(r).replace(/^failed \((.*)\)/, '$1');
+  if (r.status === 'failed') return outcomeText(r).replace(/^failed(?: \((.*)\))?/, '$1');
   return '';
 }
 
 async function runIntegration(
-  file: { name: string; path: string },
-  reason: string,
-  prCheck: PrCheck,
+  job: Job,
   options: Parameters<typeof runChild>[1],
 ): Promise<IntegrationReport> {
-  const r = await runChild(prCheck, options);
+  const r = await runChild(job.prCheck, options);
   const common = {
-    name: file.name,
-    file: `data${file.path}`,
-    reason,
+    name: job.name,
+    file: `data${job.file.path}`,
+    reason: job.reason,
+    ...(job.saas ? { saas: job.saas } : {}),
     // The temporary config and plan paths say nothing to a reader.
     command: r.argv
       .slice(2)

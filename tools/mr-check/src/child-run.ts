@@ -55,12 +55,14 @@ export interface ChildRunOptions {
   readonly planFile: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly signal?: AbortSignal | undefined;
+  /** The integration and its arguments, when not `pr_check.cmd` (the change tester's dry-runs). */
+  readonly command?: readonly string[] | undefined;
 }
 
 /** The umbrella command line of an integration's `pr_check` (upstream's MR-check switches). */
 function childArgv(
   pr: PrCheck,
-  options: Pick<ChildRunOptions, 'configPath' | 'baseSha' | 'planFile'>,
+  options: Pick<ChildRunOptions, 'configPath' | 'baseSha' | 'planFile' | 'command'>,
 ): string[] {
   return [
     '--config',
@@ -74,7 +76,7 @@ function childArgv(
     '--plan-out',
     options.planFile,
     '--diff',
-    ...parseArgsStringToArgv(pr.cmd),
+    ...(options.command ?? parseArgsStringToArgv(pr.cmd)),
   ];
 }
 

@@ -1,8 +1,18 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import {
+  type ExampleEnvironment,
+  type FakeGitHub,
+  type FakeRegistry,
+  rewriteAppInterface,
+  startExampleEnvironment,
+  startFakeGitHub,
+  startFakeRegistry,
+} from '@qontract/testing';
+import { seedExampleSaasRepos } from '@qontract/testing/example-saas';
+import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QONTRACT_RECONCILE_BIN } from './child-run.ts';
 import { main } from './main.ts';
@@ -13,30 +23,85 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const run = promisify(execFile);
 const MAKE_HEAD = resolve(import.meta.dirname, '../../../examples/mr/make-head.mjs');
-/** A loaded test machine must not make a simulated cluster look unreachable. */
-const ENV = { ...process.env, CLUSTER_REACHABILITY_TIMEOUT_SECS: '30' };
+/**
+ * What the example app-interface and config name, pointed at this test's
+ * fakes: the example GitHub org's and GitLab's tokens of examples/config.toml,
+ * the GitLab instance and the registry of the saas files.
+ */
+const EXAMPLE_GITHUB_TOKEN = 'ghp_example_token_not_real';
+const EXAMPLE_GITLAB_TOKEN = 'glpat-example-token-not-real';
+const EXAMPLE_GITLAB_URL = 'https://127.0.0.1:16460';
+const EXAMPLE_REGISTRY = '127.0.0.1:16463';
 
 let env: ExampleEnvironment;
+let fakes: { github: FakeGitHub; gitlab: FakeGitlab; registry: FakeRegistry };
+/** The check's environment: a loaded machine must not make a cluster look unreachable; GitHub is the fake. */
+let ENV: Record<string, string | undefined>;
+
+/** Mutating requests at every fake: clusters, GitHub, GitLab, registry. */
+const writes = () => [
+  ...env.server.mutatingRequests(),
+  ...fakes.github.mutatingRequests(),
+  ...fakes.gitlab.mutatingRequests(),
+  ...fakes.registry.mutatingRequests(),
+];
 
 beforeAll(async () => {
-  env = await startExampleEnvironment();
+  const [e, github, gitlab, registry] = await Promise.all([
+    startExampleEnvironment(),
+    startFakeGitHub({ token: EXAMPLE_GITHUB_TOKEN }),
+    startFakeGitlab({ token: EXAMPLE_GITLAB_TOKEN, tls: true }),
+    startFakeRegistry(),
+  ]);
+  env = e;
+  fakes = { github, gitlab, registry };
+  ENV = {
+    ...process.env,
+    CLUSTER_REACHABILITY_TIMEOUT_SECS: '30',
+    GITHUB_API: github.url,
+    QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '50',
+  };
+  // Both bundles of every MR (the head is a copy of this one) read the saas repositories from the fakes.
+  await rewriteAppInterface(env.appInterfaceDir, {
+    [EXAMPLE_GITLAB_URL]: gitlab.url,
+    [EXAMPLE_REGISTRY]: registry.host,
+  });
+  await seedExampleSaasRepos(fakes);
   // The clusters as the target branch left them: namespaces, resources and secrets applied.
   for (const integration of [
     'openshift-namespaces',
     'openshift-resources',
     'openshift-vault-secrets',
   ]) {
-    await run(process.execPath, [QONTRACT_RECONCILE_BIN, '--config', env.configPath, integration], {
-      env: ENV,
-    });
+    await reconcile(integration);
   }
   env.server.resetLog();
 });
 afterAll(async () => {
-  // Nothing the check did wrote to a cluster.
-  expect(env?.server.mutatingRequests()).toEqual([]);
-  await env?.close();
+  // Nothing the check did wrote anywhere.
+  if (env) expect(writes()).toEqual([]);
+  await Promise.all([env?.close(), ...Object.values(fakes ?? {}).map((f) => f.close())]);
 });
+
+/** A wet run of `qontract-reconcile ARGS` against the environment (setting up the base). */
+async function reconcile(...args: string[]): Promise<void> {
+  await run(process.execPath, [QONTRACT_RECONCILE_BIN, '--config', env.configPath, ...args], {
+    env: ENV,
+  });
+}
+
+/** Every file of the local state store (promotions, early-exit caches...), with its content. */
+async function stateFiles(): Promise<Record<string, string>> {
+  const dir = join(env.dir, '.state');
+  const out: Record<string, string> = {};
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    out[file.slice(dir.length + 1)] = await readFile(file, 'utf8');
+  }
+  return out;
+}
 
 interface Check {
   code: number;
@@ -50,6 +115,7 @@ async function check(scenario: string): Promise<Check> {
   await run(process.execPath, [MAKE_HEAD, env.appInterfaceDir, head, scenario]);
   const md = join(env.dir, `${scenario}.md`);
   const json = join(env.dir, `${scenario}.json`);
+  const state = await stateFiles();
   let stderr = '';
   const code = await main(
     [
@@ -68,8 +134,9 @@ async function check(scenario: string): Promise<Check> {
     ],
     { env: ENV, stderr: { write: (s: string) => (stderr += s) }, stdout: { write: () => true } },
   );
-  // Never a write: reads only, at every cluster.
-  expect(env.server.mutatingRequests()).toEqual([]);
+  // Never a write: reads only, at every cluster and fake, and no state written.
+  expect(writes()).toEqual([]);
+  expect(await stateFiles()).toEqual(state);
   return {
     code,
     report: JSON.parse(await readFile(json, 'utf8')) as MrCheckReport,
@@ -127,8 +194,15 @@ describe('qontract-mr-check', () => {
       'openshift-prometheus-rules',
       'openshift-resources',
       'openshift-routes',
+      'openshift-saas-deploy',
       'openshift-vault-secrets',
     ]);
+    // It reads namespaces, but no saas target changed: the change tester runs no dry-run.
+    expect(of(c, 'openshift-saas-deploy')).toMatchObject({
+      status: 'no-changes',
+      reason: expect.stringContaining('no saas target changed'),
+    });
+    expect(of(c, 'openshift-saas-deploy').command).toBeUndefined();
     expect(of(c, 'openshift-namespaces')).toMatchObject({
       status: 'no-changes',
       reason: expect.stringContaining('reads /openshift/namespace-1.yml'),
@@ -247,5 +321,86 @@ describe('qontract-mr-check', () => {
     expect(resources.errors?.join('\n')).toMatch(/shout/);
     expect(c.markdown).toContain('🔴 openshift-resources: failed');
     expect(c.stderr).toContain('failed: openshift-resources');
+  });
+
+  it('a changed saas target parameter dry-runs exactly that (saas file, environment), writing nothing', async () => {
+    // The base deployed to stage.
+    await reconcile(
+      'openshift-saas-deploy',
+      '--saas-file-name',
+      'saas-example-app',
+      '--env-name',
+      'example-stage',
+    );
+    env.server.resetLog();
+    const c = await check('saas');
+    expect(c.code).toBe(0);
+    expect(c.report.passed).toBe(true);
+    expect(c.report.changes.datafiles).toEqual([
+      {
+        path: 'data/services/example-app/cicd/saas-example-app.yml',
+        change: 'changed',
+        schema: '/app-sre/saas-file-2.yml',
+      },
+    ]);
+    const ran = c.report.integrations.filter((i) => i.status !== 'skipped');
+    // Only saas files changed: only the change tester runs, one dry-run, no full openshift-saas-deploy.
+    expect(ran.map((i) => i.name)).toEqual([
+      'openshift-saas-deploy (saas-example-app / example-stage)',
+    ]);
+    const saas = of(c, 'openshift-saas-deploy (saas-example-app / example-stage)');
+    expect(saas).toMatchObject({
+      status: 'changes',
+      file: 'data/app-sre/integrations/openshift-saas-deploy.yml',
+      reason: '1 target changed (openshift-saas-deploy-change-tester)',
+      command: [
+        '--log-format',
+        'json',
+        '--dry-run',
+        '--diff',
+        'openshift-saas-deploy',
+        '--saas-file-name',
+        'saas-example-app',
+        '--env-name',
+        'example-stage',
+      ],
+      saas: {
+        saasFile: 'saas-example-app',
+        environment: 'example-stage',
+        inHead: true,
+        compareUrls: [],
+        targets: [
+          {
+            change: 'changed',
+            resourceTemplate: 'example-app',
+            target: null,
+            cluster: 'appint-ex-01',
+            namespace: 'example-app-stage',
+            fields: ['parameters'],
+            ref: { base: 'main', head: 'main' },
+            compareUrl: null,
+          },
+        ],
+      },
+    });
+    // The plan of the dry-run: the stage Deployment alone, with exactly the changed replicas.
+    const actions = saas.actions ?? [];
+    expect(actions.map((a) => [a.action, a.cluster, a.namespace, a.kind, a.name])).toEqual([
+      ['apply', 'appint-ex-01', 'example-app-stage', 'Deployment', 'example-app'],
+    ]);
+    const deployment = actions.filter((a) => a.kind === 'Deployment');
+    // What the engine compares changed is the replicas alone; the diff shows it (beside
+    // the fields the cluster defaulted, which the desired object leaves out).
+    expect(deployment[0]?.diff).toEqual(['replace /spec/replicas']);
+    expect(changedLines(deployment[0]?.unifiedDiff)).toEqual(
+      expect.arrayContaining(['-  replicas: 1', '+  replicas: 2']),
+    );
+    expect(c.markdown).toContain(
+      '### 🟡 openshift-saas-deploy (saas-example-app / example-stage): ',
+    );
+    expect(c.markdown).toContain(
+      '| default | example-app | appint-ex-01/example-app-stage | changed: parameters | `main` |',
+    );
+    expect(c.markdown).toContain('+  replicas: 2');
   });
 });

@@ -84,6 +84,94 @@ describe('renderMarkdown', () => {
     expect(md).toContain('**Bundle:** ❌ the head bundle has 1 problem:');
     expect(md).toContain('- `/ns.yml:7` (REF): cluster: $ref /c.yml does not exist');
   });
+
+  it('shows a change-tester dry-run with its targets and compare links, and a pair HEAD no longer deploys', () => {
+    const target = {
+      resourceTemplate: 'app',
+      target: null,
+      cluster: 'c1',
+      namespace: 'app-stage',
+      compareUrl: null,
+    };
+    const md = renderMarkdown({
+      ...BASE,
+      integrations: [
+        {
+          name: 'openshift-saas-deploy (saas-app / stage)',
+          file: 'data/app-sre/integrations/openshift-saas-deploy.yml',
+          status: 'changes',
+          reason: '2 targets changed (openshift-saas-deploy-change-tester)',
+          command: ['--dry-run', 'openshift-saas-deploy', '--saas-file-name', 'saas-app'],
+          actions: [
+            {
+              action: 'apply',
+              cluster: 'c1',
+              namespace: 'app-stage',
+              kind: 'Deployment',
+              name: 'app',
+            },
+          ],
+          saas: {
+            saasFile: 'saas-app',
+            saasFilePath: '/services/app/saas-app.yml',
+            environment: 'stage',
+            inHead: true,
+            compareUrls: ['https://github.com/org/app/compare/v1...v2'],
+            targets: [
+              {
+                ...target,
+                change: 'changed',
+                fields: ['ref'],
+                ref: { base: 'v1', head: 'v2' },
+                compareUrl: 'https://github.com/org/app/compare/v1...v2',
+              },
+              {
+                ...target,
+                target: 'canary',
+                change: 'added',
+                fields: [],
+                ref: { base: null, head: 'main' },
+              },
+            ],
+          },
+        },
+        {
+          name: 'openshift-saas-deploy (saas-old / stage)',
+          file: 'data/app-sre/integrations/openshift-saas-deploy.yml',
+          status: 'skipped',
+          reason:
+            '1 target removed (openshift-saas-deploy-change-tester): HEAD no longer deploys saas-old to stage',
+          saas: {
+            saasFile: 'saas-old',
+            saasFilePath: '/services/app/saas-old.yml',
+            environment: 'stage',
+            inHead: false,
+            compareUrls: [],
+            targets: [
+              { ...target, change: 'removed', fields: [], ref: { base: 'main', head: null } },
+            ],
+          },
+        },
+      ],
+    });
+    expect(md).toContain(
+      '| openshift-saas-deploy (saas-app / stage) | 🟡 1 change | 2 targets changed (openshift-saas-deploy-change-tester) |',
+    );
+    // Not folded away with the skipped ones: the reviewer sees the removal.
+    expect(md).toContain(
+      '| openshift-saas-deploy (saas-old / stage) | ⚪ removed, nothing to dry-run |',
+    );
+    expect(md).not.toContain('skipped</summary>');
+    expect(md).toContain('### 🟡 openshift-saas-deploy (saas-app / stage): 1 change');
+    expect(md).toContain('| default | app | c1/app-stage | changed: ref | `v1 → v2` |');
+    expect(md).toContain('| canary | app | c1/app-stage | added | `main` |');
+    expect(md).toContain('Diffs:\n\n- https://github.com/org/app/compare/v1...v2\n');
+    expect(md).toContain('- `apply c1/app-stage Deployment app`');
+    expect(md).toContain(
+      '### ⚪ openshift-saas-deploy (saas-old / stage): removed, nothing to dry-run',
+    );
+    expect(md).toContain('| default | app | c1/app-stage | removed | `main` |');
+  });
 });
 
 describe('Progress', () => {

@@ -1,4 +1,5 @@
 import type { BundleDiff, SchemaDiff } from '@qontract/app-interface';
+import type { SaasEnvironmentChange } from '@qontract/saas';
 import type { LocatedProblem } from './bundles.ts';
 import type { PlannedAction } from './child-run.ts';
 
@@ -20,6 +21,8 @@ export interface IntegrationReport {
   readonly durationSeconds?: number;
   readonly actions?: readonly PlannedAction[];
   readonly errors?: readonly string[];
+  /** A dry-run of the change tester: the (saas file, environment) and the targets the MR touches. */
+  readonly saas?: SaasEnvironmentChange;
 }
 
 interface FileChange {
@@ -76,7 +79,7 @@ const ICON: Record<IntegrationStatus, string> = {
 export function outcomeText(r: IntegrationReport): string {
   switch (r.status) {
     case 'skipped':
-      return 'skipped';
+      return r.saas ? 'removed, nothing to dry-run' : 'skipped';
     case 'no-changes':
       return r.earlyExit ? 'no changes (early exit)' : 'no changes';
     case 'changes': {
@@ -84,7 +87,10 @@ export function outcomeText(r: IntegrationReport): string {
       return `${n} change${n === 1 ? '' : 's'}${shardText(r)}`;
     }
     case 'failed':
-      return `failed (exit code ${r.exitCode ?? '?'})${shardText(r)}`;
+      // Without an exit code nothing ran (the change tester could not compare the saas files).
+      return r.exitCode === undefined
+        ? 'failed'
+        : `failed (exit code ${r.exitCode})${shardText(r)}`;
   }
 }
 
@@ -155,8 +161,10 @@ export function renderMarkdown(report: MrCheckReport): string {
   const header = ['| integration | result | why | time |', '| --- | --- | --- | --- |'];
   const row = (r: IntegrationReport) =>
     `| ${cell(r.name)} | ${ICON[r.status]} ${cell(outcomeText(r))} | ${cell(r.reason)} | ${seconds(r)} |`;
-  const ran = report.integrations.filter((r) => r.status !== 'skipped');
-  const skipped = report.integrations.filter((r) => r.status === 'skipped');
+  // A saas pair HEAD no longer deploys is not a dry-run, but the reviewer must see it.
+  const shown = (r: IntegrationReport) => r.status !== 'skipped' || r.saas !== undefined;
+  const ran = report.integrations.filter(shown);
+  const skipped = report.integrations.filter((r) => !shown(r));
   if (report.integrations.length > 0) {
     out.push('### Integrations', '');
     if (ran.length > 0) out.push(...header, ...ran.map(row), '');
@@ -176,9 +184,10 @@ export function renderMarkdown(report: MrCheckReport): string {
   }
 
   for (const r of report.integrations) {
-    if (r.status !== 'changes' && r.status !== 'failed') continue;
+    if (r.status !== 'changes' && r.status !== 'failed' && !r.saas) continue;
     out.push(`### ${ICON[r.status]} ${r.name}: ${outcomeText(r)}`, '');
     if (r.command) out.push(`\`qontract-reconcile ${r.command.join(' ')}\``, '');
+    if (r.saas) out.push(...saasTargets(r.saas));
     if (r.status === 'failed' && r.errors?.length) {
       const text = r.errors.join('\n');
       const f = fence(text);
@@ -207,6 +216,31 @@ export function renderMarkdown(report: MrCheckReport): string {
     out.push('');
   }
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+/** The targets a change-tester dry-run is for, and the compare links of changed refs. */
+function saasTargets(pair: SaasEnvironmentChange): string[] {
+  const out = [
+    `Targets of \`${pair.saasFilePath}\` in ${pair.environment} the merge request touches:`,
+    '',
+    '| target | resource template | namespace | change | ref |',
+    '| --- | --- | --- | --- | --- |',
+  ];
+  for (const t of pair.targets) {
+    const what = t.change === 'changed' ? `changed: ${t.fields.join(', ')}` : t.change;
+    const ref =
+      t.ref.base !== null && t.ref.head !== null && t.ref.base !== t.ref.head
+        ? `${t.ref.base} → ${t.ref.head}`
+        : (t.ref.head ?? t.ref.base ?? '');
+    out.push(
+      `| ${cell(t.target ?? 'default')} | ${cell(t.resourceTemplate)} | ${cell(`${t.cluster}/${t.namespace}`)} | ${cell(what)} | \`${cell(ref)}\` |`,
+    );
+  }
+  out.push('');
+  if (pair.compareUrls.length > 0) {
+    out.push('Diffs:', '', ...pair.compareUrls.map((u) => `- ${u}`), '');
+  }
+  return out;
 }
 
 function escapeHtml(text: string): string {

@@ -133,6 +133,36 @@ describe('selectIntegration', () => {
   });
 });
 
+describe('the change tester', () => {
+  const saasDeploy = file(
+    'openshift-saas-deploy',
+    ['/app-sre/saas-file-2.yml', '/openshift/namespace-1.yml'],
+    { cmd: 'openshift-saas-deploy-change-tester', run_for_valid_saas_file_changes: true },
+  );
+  const SAAS_CHANGE = changes({
+    datafiles: { '/saas.yml': datafile('/saas.yml', '/app-sre/saas-file-2.yml') },
+  });
+
+  it('is selected like an integration when openshift-saas-deploy is one of this CLI', () => {
+    expect(
+      selectIntegration(saasDeploy, SAAS_CHANGE, new Set(['openshift-saas-deploy'])),
+    ).toMatchObject({ kind: 'run', reason: 'reads /app-sre/saas-file-2.yml (data/saas.yml)' });
+    expect(selectIntegration(saasDeploy, SAAS_CHANGE, REGISTERED)).toEqual({
+      kind: 'skip',
+      reason:
+        '`openshift-saas-deploy-change-tester` is not an integration of this qontract-reconcile',
+    });
+  });
+
+  it('an MR of saas files only runs it, and not the integrations without run_for_valid_saas_file_changes', () => {
+    const registered = new Set(['openshift-saas-deploy', 'saas-reader']);
+    const reader = file('saas-reader', ['/app-sre/saas-file-2.yml'], { cmd: 'saas-reader' });
+    expect(SAAS_CHANGE.onlySaasFiles).toBe(true);
+    expect(selectIntegration(saasDeploy, SAAS_CHANGE, registered).kind).toBe('run');
+    expect(selectIntegration(reader, SAAS_CHANGE, registered)).toMatchObject({ kind: 'skip' });
+  });
+});
+
 describe('integrationFiles', () => {
   it('reads name, schemas and pr_check of the integration files; a malformed one is a problem', () => {
     const bundle = {

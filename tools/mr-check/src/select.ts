@@ -16,6 +16,20 @@ const RESOURCE_READERS: ReadonlySet<string> = new Set([
   'openshift-tekton-resources',
 ]);
 
+/**
+ * The `pr_check.cmd` of upstream app-interface's saas check: instead of one
+ * full `openshift-saas-deploy` dry-run, one per (saas file, environment)
+ * whose targets the MR touches.
+ */
+export const CHANGE_TESTER = 'openshift-saas-deploy-change-tester';
+/** The integration the change tester dry-runs (it must be registered for the mode to exist). */
+export const SAAS_DEPLOY = 'openshift-saas-deploy';
+
+/** The command of a `pr_check.cmd` (its first word). */
+export function prCheckCommand(pr: PrCheck): string {
+  return pr.cmd.trim().split(/\s+/)[0] ?? '';
+}
+
 /** Data files of these schemas are "saas file changes" (`run_for_valid_saas_file_changes`). */
 const SAAS_FILE_SCHEMA = /^\/app-sre\/saas-file-\d+\.ya?ml$/;
 
@@ -138,8 +152,9 @@ export function selectIntegration(
   const pr = file.prCheck;
   if (!pr) return { kind: 'skip', reason: 'no `pr_check` in its integration file' };
   if (pr.disabled) return { kind: 'skip', reason: '`pr_check.disabled`' };
-  const command = pr.cmd.trim().split(/\s+/)[0] ?? '';
-  if (!registered.has(command)) {
+  const command = prCheckCommand(pr);
+  // The change tester is a mode of this check, there when the integration it dry-runs is.
+  if (!registered.has(command === CHANGE_TESTER ? SAAS_DEPLOY : command)) {
     return {
       kind: 'skip',
       reason: `\`${command}\` is not an integration of this qontract-reconcile`,

@@ -4,7 +4,12 @@ import { compareCodePoints } from '@qontract/pycompat';
 import { type BundleProblem, ProblemKind } from './problems.ts';
 import type { JsonObject, JsonValue } from './types.ts';
 import { decodeUtf8 } from './utf8.ts';
-import { parseJsonData, parseYaml11 } from './yaml11.ts';
+import {
+  keysInDocumentOrder,
+  parseJsonData,
+  parseYaml11,
+  rememberDocumentOrder,
+} from './yaml11.ts';
 
 /** One data file to read: its path on disk and its bundle key. */
 export type DataFileJob = readonly [file: string, key: string];
@@ -50,7 +55,14 @@ function parseDataFile(key: string, raw: Buffer, problems: BundleProblem[]): Jso
     problems.push({ file: key, reason: 'the data file has no $schema', kind: 'FILE' });
     return null;
   }
-  return sortObjectKeys({ ...doc, $file_sha256sum: sha256Hex(raw) });
+  const withChecksum = sortObjectKeys({ ...doc, $file_sha256sum: sha256Hex(raw) });
+  // The bundler sets the checksum after parsing: a new key goes last.
+  const order = keysInDocumentOrder(doc);
+  rememberDocumentOrder(
+    withChecksum,
+    order.includes('$file_sha256sum') ? order : [...order, '$file_sha256sum'],
+  );
+  return withChecksum;
 }
 
 /** What a file is, for the problem a bad encoding gets. */

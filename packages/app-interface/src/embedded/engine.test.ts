@@ -123,13 +123,34 @@ describe('filter argument', () => {
       expect.objectContaining({
         message: 'Field "bogus" does not exist on type "Namespace_v1"',
         path: ['namespaces_v1'],
-        extensions: { code: 'BAD_FILTER_FIELD' },
+        extensions: { code: 'BAD_FILTER_FIELD', gqlType: 'Namespace_v1' },
       }),
     ]);
     const nested = await q(
       '{ namespaces_v1(filter: { cluster: { filter: { nope: 1 } } }) { name } }',
     );
-    expect(nested.errors?.[0]?.message).toBe('Field "nope" does not exist on type "Cluster_v1"');
+    expect(nested.errors?.[0]).toMatchObject({
+      message: 'Field "nope" does not exist on type "Cluster_v1"',
+      extensions: { code: 'BAD_FILTER_FIELD', gqlType: 'Cluster_v1' },
+    });
+  });
+
+  it('checks a nested filter only when some object reaches it, as the server builds it then', async () => {
+    // app-a-child's parent app-a has no parentApp: { nope: 1 } is never reached.
+    const unreached = await q(
+      '{ apps_v1(filter: { parentApp: { filter: { parentApp: { filter: { nope: 1 } } } } }) { name } }',
+    );
+    expect(unreached.errors).toBeUndefined();
+    expect(unreached.data).toEqual({ apps_v1: [] });
+  });
+
+  it('matches nothing for a filter that is not an object, and reads an array by index', async () => {
+    expect(await names('"cluster"')).toEqual([]);
+    const r = await q('{ namespaces_v1(filter: [1]) { name } }');
+    expect(r.errors?.[0]).toMatchObject({
+      message: 'Field "0" does not exist on type "Namespace_v1"',
+      extensions: { code: 'BAD_FILTER_FIELD', gqlType: 'Namespace_v1' },
+    });
   });
 });
 

@@ -42,8 +42,10 @@ function everyElement(p: FilterPredicate): FilterPredicate {
 /**
  * Compiles a `filter: JSON` argument for values of `typeName` into one
  * predicate (upstream qontract-server `src/schema.ts`
- * `filterObjectPredicateBuilder`). Unknown fields fail up front with a
- * `BAD_FILTER_FIELD` GraphQL error, whether or not any data would be tested.
+ * `filterObjectPredicateBuilder`), with the server's answers to odd
+ * filters: an unknown field fails with a `BAD_FILTER_FIELD` error naming
+ * the type in `extensions.gqlType`; a filter that is not an object matches
+ * nothing; an array is read as an object keyed "0", "1", ...
  */
 export function compileFilter(
   filter: unknown,
@@ -51,23 +53,30 @@ export function compileFilter(
   confs: ReadonlyMap<string, GraphqlTypeConf>,
   db: BundleDatabase,
 ): FilterPredicate {
-  if (!isPlainObject(filter)) {
-    throw new GraphQLError(`filter on type "${typeName}" must be an object`, {
-      extensions: { code: 'BAD_FILTER_FIELD' },
-    });
+  if (filter === null) {
+    // The server reads the entries of null: a TypeError, reported as the field's error.
+    throw new GraphQLError('Cannot convert undefined or null to object');
   }
+  if (typeof filter !== 'object') return () => false;
   const fields = filterableFields(typeName, confs);
   const predicates: FilterPredicate[] = [];
   for (const [name, wanted] of Object.entries(filter)) {
     const field = fields.get(name);
     if (!field) {
       throw new GraphQLError(`Field "${name}" does not exist on type "${typeName}"`, {
-        extensions: { code: 'BAD_FILTER_FIELD' },
+        extensions: { code: 'BAD_FILTER_FIELD', gqlType: typeName },
       });
     }
     predicates.push(compilePredicate(field, wanted, confs, db));
   }
   return (source) => predicates.every((p) => p(source));
+}
+
+/** `new Set(value.in)`: strings give their characters, null nothing, a non-iterable fails. */
+function inSet(values: unknown): Set<unknown> {
+  if (values === null || values === undefined) return new Set();
+  if (typeof values === 'string' || Array.isArray(values)) return new Set(values);
+  throw new GraphQLError(`${typeof values} is not iterable`);
 }
 
 function compilePredicate(
@@ -88,22 +97,28 @@ function compilePredicate(
     };
   }
   if (isPlainObject(wanted) && hasOwn(wanted, 'in')) {
-    const allowed = Array.isArray(wanted.in) ? wanted.in : [];
+    const allowed = inSet(wanted.in);
     return everyElement(
       (source) =>
         typeof source === 'object' &&
         source !== null &&
         name in source &&
-        allowed.includes((source as Record<string, unknown>)[name]),
+        allowed.has((source as Record<string, unknown>)[name]),
     );
   }
   if (isPlainObject(wanted) && hasOwn(wanted, 'filter')) {
-    const nested = compileFilter(wanted.filter, field.type, confs, db);
+    // The server builds the nested filter when a value reaches it, so its
+    // errors (an unknown field) only show when some object has this field.
+    let nested: FilterPredicate | undefined;
     return everyElement((source) => {
-      const stored = read(source, name);
-      if (stored === null) return false;
-      const resolved = resolveStoredValue(db, stored, field.isList === true);
+      if (source === null || typeof source !== 'object') return false;
+      const stored = (source as Record<string, unknown>)[name];
+      if (stored === undefined) return false;
+      // The server resolves refs here without its list flattening (and, as
+      // in its default resolver, an explicit null fails the field).
+      const resolved = resolveStoredValue(db, stored, false);
       if (resolved === null || resolved === undefined) return false;
+      nested ??= compileFilter(wanted.filter, field.type, confs, db);
       return nested(resolved);
     });
   }

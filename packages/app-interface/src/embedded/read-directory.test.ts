@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, symlinkSync } from 'node:fs';
+import { type Dirent, opendirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BundleLoadError } from './problems.ts';
@@ -96,7 +96,39 @@ describe('buildBundleFromDirectory', () => {
     expect(bundle.schemas['/common-1.json']!.properties).toEqual({});
   });
 
-  it('reads .json data files and hidden directories, but not symlinks', async () => {
+  it("orders a resource's backrefs as the bundler reads the files: depth first, listing order", async () => {
+    const files = ['z/b.yml', 'z/a.yml', 'z/deep/m.yml', 'y.yml', 'a/c.yml', 'x.yml', 'b.yml'];
+    const root = await writeTree({
+      'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
+      'resources/r.txt': 'r',
+      ...Object.fromEntries(
+        files.map((f, i) => [`data/${f}`, `$schema: /thing-1.yml\nname: n${i}\ndoc: /r.txt\n`]),
+      ),
+    });
+    roots.push(root);
+    // qontract-bundler's Path.walk(top_down=False): subdirectories first, then the directory's
+    // own files, each directory in the order the file system lists it (os.scandir, the same
+    // order opendir gives; not sorted).
+    const walk = (dir: string): string[] => {
+      const entries: Dirent[] = [];
+      const handle = opendirSync(dir);
+      for (let e = handle.readSync(); e !== null; e = handle.readSync()) entries.push(e);
+      handle.closeSync();
+      return [
+        ...entries.filter((e) => e.isDirectory()).flatMap((e) => walk(join(dir, e.name))),
+        ...entries.filter((e) => !e.isDirectory()).map((e) => join(dir, e.name)),
+      ];
+    };
+    const expected = walk(join(root, 'data')).map((f) => f.slice(join(root, 'data').length));
+    expect(expected.indexOf('/z/deep/m.yml')).toBeLessThan(expected.indexOf('/z/a.yml'));
+    expect(expected.indexOf('/z/a.yml')).toBeLessThan(expected.indexOf('/y.yml'));
+    const bundle = await buildBundleFromDirectory(root, { git: false });
+    expect(bundle.resources['/r.txt']!.backrefs.map((b) => b.path)).toEqual(expected);
+    // The data itself is kept in code-point order, as the bundle's sorted JSON has it.
+    expect(Object.keys(bundle.data)).toEqual([...expected].sort());
+  });
+
+  it('reads .json data files, hidden directories and symlinked files, but enters no symlinked directory', async () => {
     const root = await writeTree({
       'graphql-schemas/schema.yml': SMALL_SCHEMA_YML,
       'data/a.json': '{"name": "j", "$schema": "/thing-1.yml"}',
@@ -107,7 +139,8 @@ describe('buildBundleFromDirectory', () => {
     symlinkSync(join(root, 'outside'), join(root, 'data/linked-dir'));
     symlinkSync(join(root, 'outside/c.yml'), join(root, 'data/linked.yml'));
     const bundle = await buildBundleFromDirectory(root, { git: false });
-    expect(Object.keys(bundle.data)).toEqual(['/.hidden-dir/b.yaml', '/a.json']);
+    // As the bundler's Path.walk: a symlink is listed as a file (read through), never walked into.
+    expect(Object.keys(bundle.data)).toEqual(['/.hidden-dir/b.yaml', '/a.json', '/linked.yml']);
     expect(bundle.data['/a.json']).toEqual({
       $file_sha256sum: sha('{"name": "j", "$schema": "/thing-1.yml"}'),
       $schema: '/thing-1.yml',

@@ -129,6 +129,24 @@ export function buildGraphqlSchema(confs: readonly GraphqlTypeConf[]): GraphQLSc
     };
   };
 
+  /*
+   * qontract-server gives every conf with an `interface` or a `datafile`,
+   * interfaces included, its own interface plus DatafileObject_v1 when the
+   * conf or that interface is the type of some `datafile`: so an interface
+   * such as Permission_v1 implements DatafileObject_v1 too, and so must each
+   * of its implementations (GraphQL requires it, and the server does it).
+   */
+  const datafileTypes = new Set(typeByDatafile.values());
+  const interfacesOf = (conf: GraphqlTypeConf) => (): GraphQLInterfaceType[] => {
+    if (!conf.interface && !conf.datafile) return [];
+    const own = conf.interface ? interfaces.get(conf.interface) : undefined;
+    const list = own ? [own] : [];
+    const datafileObject = interfaces.get(DATAFILE_OBJECT);
+    const isDatafile = datafileTypes.has(conf.name) || (own && datafileTypes.has(own.name));
+    if (datafileObject && isDatafile && !list.includes(datafileObject)) list.push(datafileObject);
+    return list;
+  };
+
   for (const conf of confs) {
     if (!conf.isInterface) continue;
     interfaces.set(
@@ -136,6 +154,7 @@ export function buildGraphqlSchema(confs: readonly GraphqlTypeConf[]): GraphQLSc
       new GraphQLInterfaceType({
         name: conf.name,
         fields: fieldsOf(conf),
+        interfaces: interfacesOf(conf),
         resolveType: resolveTypeOf(conf),
       }),
     );
@@ -147,15 +166,7 @@ export function buildGraphqlSchema(confs: readonly GraphqlTypeConf[]): GraphQLSc
       new GraphQLObjectType({
         name: conf.name,
         fields: fieldsOf(conf),
-        interfaces: () => {
-          const list: GraphQLInterfaceType[] = [];
-          const own = conf.interface ? interfaces.get(conf.interface) : undefined;
-          if (own) list.push(own);
-          const datafileObject = interfaces.get(DATAFILE_OBJECT);
-          const mapped = conf.datafile || confsByName.get(conf.interface ?? '')?.datafile;
-          if (datafileObject && mapped && !list.includes(datafileObject)) list.push(datafileObject);
-          return list;
-        },
+        interfaces: interfacesOf(conf),
       }),
     );
   }
@@ -166,7 +177,7 @@ export function buildGraphqlSchema(confs: readonly GraphqlTypeConf[]): GraphQLSc
   // Surface type errors (unknown type names, bad interfaces) now rather than on the first query.
   schema.getTypeMap();
   for (const t of [...objects.values(), ...interfaces.values()]) t.getFields();
-  for (const t of objects.values()) t.getInterfaces();
+  for (const t of [...objects.values(), ...interfaces.values()]) t.getInterfaces();
   return schema;
 }
 

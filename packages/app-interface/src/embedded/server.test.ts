@@ -145,6 +145,115 @@ describe('startBundleServer', () => {
     const root = await fetch(`${server.url}/`, { redirect: 'manual' });
     expect(root.status).toBe(302);
     expect(root.headers.get('location')).toBe('/graphql');
+    expect(await root.text()).toBe('Found. Redirecting to /graphql');
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+  });
+});
+
+/** Express's final handler page (finalhandler 2, as Express 5 uses it). */
+const expressPage = (message: string) =>
+  `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>${message}</pre>\n</body>\n</html>\n`;
+
+describe('startBundleServer answers as qontract-server (Express 5, NODE_ENV=production)', () => {
+  const get = (path: string, init?: RequestInit) => fetch(`${server.url}${path}`, init);
+  const answer = async (r: Response) => ({
+    status: r.status,
+    type: r.headers.get('content-type'),
+    body: await r.text(),
+  });
+  const unknown = '0'.repeat(64);
+
+  it('gives a request no route takes the final handler page, naming method and raw path', async () => {
+    for (const [method, path, shown] of [
+      ['GET', '/nope', '/nope'],
+      ['POST', `/graphqlsha/${unknown}`, `/graphqlsha/${unknown}`],
+      ['GET', '/graphql/', '/graphql/'],
+      ['GET', '/GRAPHQL', '/GRAPHQL'],
+      ['POST', '/sha256', '/sha256'],
+      ['GET', '/diff/only-one', '/diff/only-one'],
+      ['GET', '/sha256/extra', '/sha256/extra'],
+      ['GET', '/a%20b/<x>', '/a%20b/%3Cx%3E'],
+    ] as const) {
+      const r = await get(path, { method, ...(method === 'POST' ? { body: '{}' } : {}) });
+      expect(await answer(r)).toEqual({
+        status: 404,
+        type: 'text/html; charset=utf-8',
+        body: expressPage(`Cannot ${method} ${shown}`),
+      });
+      expect(r.headers.get('content-security-policy')).toBe("default-src 'none'");
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+  });
+
+  it("answers an unknown sha with the route's own 404 text, sent as Express sends strings", async () => {
+    for (const path of [
+      `/git-commit/${unknown}`,
+      `/git-commit-info/${unknown}`,
+      `/diff/${unknown}/${engine.sha256}`,
+      `/diff/${engine.sha256}/${unknown}/datafile/x.yml`,
+    ]) {
+      expect(await answer(await get(path))).toEqual({
+        status: 404,
+        type: 'text/html; charset=utf-8',
+        body: `Bundle ${unknown} not found`,
+      });
+    }
+  });
+
+  it('answers a missing file of /diff, with or without a path, and an unknown file type', async () => {
+    const at = `/diff/${engine.sha256}/${engine.sha256}`;
+    // qontract-server's test/diff: the file path is optional in the route.
+    expect(await answer(await get(`${at}/datafile`))).toEqual({
+      status: 404,
+      type: 'text/html; charset=utf-8',
+      body: 'datafile not found',
+    });
+    expect(await answer(await get(`${at}/resourcefile/nope.yml`))).toEqual({
+      status: 404,
+      type: 'text/html; charset=utf-8',
+      body: 'resourcefile not found',
+    });
+    expect(await answer(await get(`${at}/other/x.yml`))).toEqual({
+      status: 400,
+      type: 'text/html; charset=utf-8',
+      body: 'unknown filetype other',
+    });
+  });
+
+  it('matches routes case-insensitively, with a trailing slash and decoded parameters', async () => {
+    expect(await (await get('/SHA256/')).text()).toBe(engine.sha256);
+    expect((await get('/Healthz')).status).toBe(200);
+    const file = await get(
+      `/diff/${engine.sha256}/${engine.sha256}/datafile/access%2Froles/dev.yml`,
+    );
+    expect(file.status).toBe(200);
+    expect(((await file.json()) as { datafilepath: string }).datafilepath).toBe(
+      '/access/roles/dev.yml',
+    );
+  });
+
+  it('sends the sha as text/html and health as an empty body without a type', async () => {
+    expect(await answer(await get('/sha256'))).toEqual({
+      status: 200,
+      type: 'text/html; charset=utf-8',
+      body: engine.sha256,
+    });
+    expect(await answer(await get('/healthz'))).toEqual({ status: 200, type: null, body: '' });
+  });
+
+  it("refuses a body express.json() cannot read before Apollo sees it, with the final handler's page", async () => {
+    for (const body of ['not json', '"a string"']) {
+      expect(await answer(await post('/graphql', body))).toEqual({
+        status: 400,
+        type: 'text/html; charset=utf-8',
+        body: expressPage('Bad Request'),
+      });
+    }
+    const big = await post('/graphql', { query: `{ x } #${'x'.repeat(110_000)}` });
+    expect(await answer(big)).toEqual({
+      status: 413,
+      type: 'text/html; charset=utf-8',
+      body: expressPage('Payload Too Large'),
+    });
   });
 });

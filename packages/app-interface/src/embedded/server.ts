@@ -1,4 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BundleDiff, diffBundles } from './bundle-diff.ts';
 import type { EmbeddedEngine, ExecutionPhase, GraphqlExecutionResult } from './types.ts';
@@ -68,8 +74,7 @@ export async function startBundleServer(
   const server = createServer((req, res) => {
     handle(served, req, res).catch((e: unknown) => {
       const status = e instanceof HttpError ? e.status : 500;
-      const message = e instanceof Error ? e.message : String(e);
-      if (!res.headersSent) send(res, status, 'text/plain; charset=utf-8', message);
+      if (!res.headersSent) finalHandlerPage(res, status, STATUS_CODES[status] ?? 'Error');
       else res.end();
     });
   });
@@ -95,55 +100,81 @@ export async function startBundleServer(
   };
 }
 
+/*
+ * Routing and answers as qontract-server's Express 5 app gives them (its
+ * image runs with NODE_ENV=production): routes match case-insensitively
+ * with an optional trailing slash and decoded parameters; plain-text answers
+ * go out as Express's `res.send(string)` sends them, text/html; and whatever
+ * no route takes gets Express's final handler page, "Cannot <METHOD>
+ * <path>" in a small HTML document. Only `/graphql` and `/graphqlsha/<sha>`
+ * are matched exactly, as the server rewrites and dispatches those itself.
+ */
+const HTML = 'text/html; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 async function handle(
   served: ServedBundles,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const parts = url.pathname.split('/').filter(Boolean);
+  const rawUrl = req.url ?? '/';
+  const query = rawUrl.indexOf('?');
+  const pathname = query < 0 ? rawUrl : rawUrl.slice(0, query);
+  const url = new URL(rawUrl, 'http://localhost');
   const method = req.method ?? 'GET';
-  const notFound = () =>
-    send(res, 404, 'text/plain; charset=utf-8', `Cannot ${method} ${url.pathname}`);
-  const engineFor = (sha: string | undefined) =>
-    sha === undefined ? served.current : served.bySha.get(sha);
-  const knownSha = (sha: string | undefined) => engineFor(sha) !== undefined;
 
-  const [head, sha, ...rest] = parts;
-  if (head === 'diff' && method === 'GET') return diff(served, parts.slice(1), res);
-  if (rest.length > 0) return notFound();
-  if (parts.length === 0 && method === 'GET') {
-    res.writeHead(302, { location: '/graphql' }).end();
+  if (pathname === '/graphql') return graphql(served.current, req, res, url, served.answers);
+  const pinned = /^\/graphqlsha\/([^/?]+)/.exec(rawUrl);
+  const pinnedEngine = pinned ? served.bySha.get(pinned[1]!) : undefined;
+  if (pinnedEngine) return graphql(pinnedEngine, req, res, url, served.answers);
+
+  const notFound = () => finalHandlerPage(res, 404, `Cannot ${method} ${encodeUrl(pathname)}`);
+  if (method !== 'GET' && method !== 'HEAD') return notFound();
+  const segments = pathname.replace(/\/$/, '').split('/').slice(1);
+  let parts: string[];
+  try {
+    parts = segments.map((p, i) => (i === 0 ? p.toLowerCase() : decodeURIComponent(p)));
+  } catch {
+    return finalHandlerPage(res, 400, 'Bad Request');
+  }
+  // An empty segment (`//`) matches no route.
+  if (pathname !== '/' && parts.some((p) => p === '')) return notFound();
+  const [route, sha, ...rest] = parts;
+  const bundleNotFound = (s: string) => send(res, 404, HTML, `Bundle ${s} not found`);
+
+  if (pathname === '/') {
+    const body = 'Found. Redirecting to /graphql';
+    res.writeHead(302, {
+      location: '/graphql',
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
     return;
   }
-  if (head === 'graphql' && sha === undefined) {
-    return graphql(served.current, req, res, url, served.answers);
-  }
-  if (head === 'graphqlsha' && sha !== undefined) {
-    const engine = engineFor(sha);
-    return engine ? graphql(engine, req, res, url, served.answers) : notFound();
-  }
-  if (method !== 'GET') return notFound();
-  const engine = engineFor(sha) ?? served.current;
-  switch (head) {
+  if (route === 'diff' && sha !== undefined && rest.length > 0)
+    return diff(served, parts.slice(1), res);
+  if (rest.length > 0) return notFound();
+  switch (route) {
     case 'healthz':
-      return sha === undefined ? send(res, 200, 'text/plain; charset=utf-8', '') : notFound();
+      return sha === undefined ? send(res, 200, null, '') : notFound();
     case 'sha256':
-      return sha === undefined
-        ? send(res, 200, 'text/plain; charset=utf-8', engine.sha256)
-        : notFound();
+      return sha === undefined ? send(res, 200, HTML, served.current.sha256) : notFound();
     case 'git-commit-info': {
-      if (!knownSha(sha)) return notFound();
+      const engine = sha === undefined ? served.current : served.bySha.get(sha);
+      if (!engine) return bundleNotFound(sha!);
       const info = engine.gitCommit
         ? { commit: engine.gitCommit.commit, timestamp: engine.gitCommit.timestamp }
         : {};
-      return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(info));
+      return send(res, 200, JSON_TYPE, JSON.stringify(info));
     }
-    case 'git-commit':
-      if (!knownSha(sha)) {
-        return send(res, 404, 'text/plain; charset=utf-8', `Bundle ${sha} not found`);
-      }
-      return send(res, 200, 'text/plain; charset=utf-8', engine.gitCommit?.commit ?? '');
+    case 'git-commit': {
+      const engine = sha === undefined ? served.current : served.bySha.get(sha);
+      if (!engine) return bundleNotFound(sha!);
+      // res.send(undefined) of a bundle without a commit: an empty body, no type.
+      const commit = engine.gitCommit?.commit;
+      return commit === undefined ? send(res, 200, null, '') : send(res, 200, HTML, commit);
+    }
     default:
       return notFound();
   }
@@ -151,32 +182,28 @@ async function handle(
 
 /**
  * `/diff/<base>/<head>` (every changed data file and resource) and
- * `/diff/<base>/<head>/<datafile|resourcefile>/<path>` (one file), with
- * qontract-server's answers and 404 texts.
+ * `/diff/<base>/<head>/<datafile|resourcefile>[/<path>]` (one file), with
+ * qontract-server's answers and error texts. `parts` are decoded segments.
  */
 async function diff(
   served: ServedBundles,
   parts: readonly string[],
   res: ServerResponse,
 ): Promise<void> {
-  const [baseSha, headSha, filetype, ...path] = parts;
-  const text = 'text/plain; charset=utf-8';
-  if (baseSha === undefined || headSha === undefined || (filetype !== undefined && !path.length)) {
-    return send(res, 404, text, `Cannot GET /diff/${parts.join('/')}`);
-  }
+  const [baseSha, headSha, filetype, ...path] = parts as [string, string, ...string[]];
   const base = served.bySha.get(baseSha)?.bundle;
-  if (!base) return send(res, 404, text, `Bundle ${baseSha} not found`);
+  if (!base) return send(res, 404, HTML, `Bundle ${baseSha} not found`);
   const head = served.bySha.get(headSha)?.bundle;
-  if (!head) return send(res, 404, text, `Bundle ${headSha} not found`);
-  const json = (body: unknown) =>
-    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(body));
+  if (!head) return send(res, 404, HTML, `Bundle ${headSha} not found`);
+  const json = (body: unknown) => send(res, 200, JSON_TYPE, JSON.stringify(body));
   if (filetype === undefined) return json(diffBundles(base, head) satisfies BundleDiff);
+  // The file path is optional in the route: without one it is "/".
   const filepath = `/${path.join('/')}`;
   switch (filetype) {
     case 'datafile': {
       const oldData = base.data[filepath];
       const newData = head.data[filepath];
-      if (!oldData && !newData) return send(res, 404, text, 'datafile not found');
+      if (!oldData && !newData) return send(res, 404, HTML, 'datafile not found');
       return json({
         datafilepath: filepath,
         datafileschema: (newData ?? oldData)?.$schema,
@@ -187,7 +214,7 @@ async function diff(
     case 'resourcefile': {
       const oldRes = base.resources[filepath];
       const newRes = head.resources[filepath];
-      if (!oldRes && !newRes) return send(res, 404, text, 'resourcefile not found');
+      if (!oldRes && !newRes) return send(res, 404, HTML, 'resourcefile not found');
       return json({
         resourcepath: filepath,
         ...(oldRes ? { old: { ...oldRes, path: filepath } } : {}),
@@ -195,8 +222,48 @@ async function diff(
       });
     }
     default:
-      return send(res, 400, text, `unknown filetype ${filetype}`);
+      return send(res, 400, HTML, `unknown filetype ${filetype}`);
   }
+}
+
+/**
+ * Express's final handler (the `finalhandler` package): the answer to a
+ * request no route took, or to an error before any route (a body that is
+ * not JSON, one too large), in production mode: the status text only.
+ */
+function finalHandlerPage(res: ServerResponse, status: number, message: string): void {
+  const text = escapeHtml(message).replaceAll('\n', '<br>').replaceAll('  ', ' &nbsp;');
+  const body = `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>${text}</pre>\n</body>\n</html>\n`;
+  res.writeHead(status, {
+    'content-security-policy': "default-src 'none'",
+    'x-content-type-options': 'nosniff',
+    'content-type': HTML,
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+const HTML_ESCAPES: Record<string, string> = {
+  '"': '&quot;',
+  '&': '&amp;',
+  "'": '&#39;',
+  '<': '&lt;',
+  '>': '&gt;',
+};
+
+function escapeHtml(text: string): string {
+  return text.replace(/["&'<>]/g, (c) => HTML_ESCAPES[c]!);
+}
+
+/**
+ * The request path as the final handler prints it: characters a URL may not
+ * hold are percent-encoded, existing `%XX` escapes are kept.
+ */
+function encodeUrl(path: string): string {
+  return path.replace(
+    /(?:[^\x21\x23-\x3B\x3D\x3F-\x5F\x61-\x7A\x7C\x7E]|%(?![0-9A-Fa-f]{2}))+/g,
+    (run) => encodeURI(run),
+  );
 }
 
 interface GraphqlRequest {
@@ -216,9 +283,11 @@ async function graphql(
   if (req.method === 'POST') {
     const body = await readBody(req);
     try {
+      // express.json() is strict: only an object or an array, else 400 before Apollo.
+      if (body.trim() !== '' && !/^\s*[[{]/.test(body)) throw new SyntaxError('not strict JSON');
       request = JSON.parse(body || '{}') as GraphqlRequest;
     } catch {
-      return sendErrors(res, 400, 'the request body is not valid JSON');
+      return finalHandlerPage(res, 400, 'Bad Request');
     }
   } else if (req.method === 'GET') {
     const variables = url.searchParams.get('variables');
@@ -301,9 +370,10 @@ function sendErrors(res: ServerResponse, status: number, message: string): void 
   send(res, status, 'application/json; charset=utf-8', JSON.stringify({ errors: [{ message }] }));
 }
 
-function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+/** `contentType` null: no content type, as Express's `res.send()` of nothing. */
+function send(res: ServerResponse, status: number, contentType: string | null, body: string): void {
   res.writeHead(status, {
-    'content-type': contentType,
+    ...(contentType ? { 'content-type': contentType } : {}),
     'content-length': Buffer.byteLength(body),
   });
   res.end(body);

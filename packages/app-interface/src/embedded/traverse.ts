@@ -140,13 +140,3 @@ export function traverseData(bundle: Bundle, visitor: DataVisitor): void {
     if (conf) walk(file, schema, df, conf, '');
   }
 }
-
-/** Fills every resource's `backrefs` with the datafile locations that point at it. */
-export function computeResourceBackrefs(bundle: Bundle): void {
-  for (const r of Object.values(bundle.resources)) r.backrefs = [];
-  traverseData(bundle, {
-    resourceRef(file, datafileSchema, jsonpath, resource) {
-      bundle.resources[resource]?.backrefs.push({ path: file, datafileSchema, jsonpath });
-    },
-  });
-}

@@ -13,8 +13,8 @@ import { parseYaml11 } from './yaml11.ts';
  * `validate_bundle()`), as far as our bundles need them: every datafile (and
  * every resource with a `$schema` line) against its JSON schema, `$schemaRef`
  * targets, dangling `$ref`s and resource paths, and `isUnique` and
- * context-unique fields, `isUnique` placement in schema.yml. Not covered:
- * writing `__identifier` into bundles.
+ * context-unique fields, `isUnique` placement in schema.yml. The bundler's
+ * `__identifier`s and schema patches are written before, by postprocess.ts.
  */
 
 /**

@@ -1,5 +1,5 @@
 import { compareCodePoints } from '@qontract/pycompat';
-import { parseDocument, type ScalarTag, type Tags } from 'yaml';
+import { type Document, LineCounter, parseDocument, type ScalarTag, type Tags, visit } from 'yaml';
 import type { JsonValue } from './types.ts';
 
 /*
@@ -129,7 +129,9 @@ export class YamlParseError extends Error {
  * and unquoted timestamps.
  */
 export function parseYaml11(text: string): JsonValue {
+  const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
+    lineCounter,
     version: '1.1',
     schema: 'yaml-1.1',
     customTags: pyYamlTags,
@@ -147,8 +149,31 @@ export function parseYaml11(text: string): JsonValue {
     );
   }
   if (doc.contents === null) throw new YamlParseError('the file holds no YAML document');
-  // Maps keep the real key values, so keys can be stringified the way json.dump does.
-  return toJsonData(doc.toJS({ maxAliasCount: -1, mapAsMap: true }), '');
+  try {
+    // Maps keep the real key values, so keys can be stringified the way json.dump does.
+    return toJsonData(doc.toJS({ maxAliasCount: -1, mapAsMap: true }), '');
+  } catch (e) {
+    if (!(e instanceof YamlParseError)) throw e;
+    const line = timestampLine(e, doc, lineCounter);
+    throw line === undefined ? e : new YamlParseError(`${e.message} (line ${line})`);
+  }
+}
+
+/** The line of the unquoted timestamp an error names, so an author finds it in a long file. */
+function timestampLine(e: Error, doc: Document, lines: LineCounter): number | undefined {
+  const text = /'([^']*)' is a YAML 1\.1 timestamp/.exec(e.message)?.[1];
+  if (text === undefined) return undefined;
+  let line: number | undefined;
+  visit(doc, {
+    Scalar(_, node) {
+      if (node.value instanceof YamlTimestamp && node.value.text === text && node.range) {
+        line = lines.linePos(node.range[0]).line;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return line;
 }
 
 function firstLine(s: string): string {
@@ -165,6 +190,34 @@ export function parseJsonData(text: string): JsonValue {
     throw new YamlParseError(`invalid JSON: ${(e as Error).message}`);
   }
   return toJsonData(parsed, '');
+}
+
+/*
+ * The bundle stores keys in code-point order, but the bundler walks each
+ * file's mappings in document order (a Python dict keeps it), and that walk
+ * decides the order of resources' backrefs. The document order of a mapping
+ * whose keys were not already sorted is kept beside it, for that walk only.
+ */
+const documentKeyOrder = new WeakMap<object, readonly string[]>();
+
+/** A mapping's keys in the order its file wrote them (code-point order when unknown). */
+export function keysInDocumentOrder(obj: object): readonly string[] {
+  return documentKeyOrder.get(obj) ?? Object.keys(obj);
+}
+
+/** Records `keys` as the document order of `obj` (a copy of a parsed mapping). */
+export function rememberDocumentOrder(obj: object, keys: readonly string[]): void {
+  const stored = Object.keys(obj);
+  if (keys.length === stored.length && keys.every((k, i) => k === stored[i])) return;
+  documentKeyOrder.set(obj, keys);
+}
+
+/** `keys` when they are not in code-point order (the order to remember), else null. */
+function sortedOrNull(keys: string[]): string[] | null {
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1]!, keys[i]!) > 0) return keys;
+  }
+  return null;
 }
 
 /** Copies parsed data into plain JSON with keys in code-point order (the bundle's order). */
@@ -190,16 +243,21 @@ function toJsonData(value: unknown, where: string): JsonValue {
   if (value instanceof Map) {
     const entries: [string, unknown][] = [];
     for (const [k, v] of value) entries.push([pythonKey(k, where), v]);
-    entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+    const order = sortedOrNull(entries.map((e) => e[0]));
+    if (order) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
     const out: Record<string, JsonValue> = {};
     for (const [k, v] of entries) setKey(out, k, toJsonData(v, where ? `${where}.${k}` : k));
+    if (order) documentKeyOrder.set(out, order);
     return out;
   }
   const obj = value as Record<string, unknown>;
   const out: Record<string, JsonValue> = {};
-  for (const key of Object.keys(obj).sort(compareCodePoints)) {
+  const keys = Object.keys(obj);
+  const order = sortedOrNull(keys);
+  for (const key of order ? [...keys].sort(compareCodePoints) : keys) {
     setKey(out, key, toJsonData(obj[key], where ? `${where}.${key}` : key));
   }
+  if (order) documentKeyOrder.set(out, order);
   return out;
 }
 

@@ -1,5 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { afterAll, afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../main.ts';
@@ -116,18 +115,5 @@ export function objectNames(
     .sort();
 }
 
-/** Replaces text in every data file of an app-interface copy (service URLs of the fakes). */
-export async function rewriteAppInterface(
-  appInterfaceDir: string,
-  replacements: Readonly<Record<string, string>>,
-): Promise<void> {
-  const data = join(appInterfaceDir, 'data');
-  for (const entry of await readdir(data, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const file = join(entry.parentPath, entry.name);
-    const text = await readFile(file, 'utf8');
-    let out = text;
-    for (const [from, to] of Object.entries(replacements)) out = out.replaceAll(from, to);
-    if (out !== text) await writeFile(file, out);
-  }
-}
+/** Moved to @qontract/testing (the MR check's e2e points its copy at the fakes too). */
+export { rewriteAppInterface } from '@qontract/testing';

@@ -93,8 +93,10 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
     );
     const run = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
     expect(run.code).toBe(1);
-    expect(messages(run, 50)).toContain(
-      'Found multiple definitions for the namespace appint-ex-02/example-app-production',
+    expect(messages(run, 50)).toContainEqual(
+      expect.stringMatching(
+        /^Found multiple definitions for the namespace appint-ex-02\/example-app-production: \/.*\.yml, \/.*\.yml$/,
+      ),
     );
     expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
     expect(objectNames(env, 'appint-ex-02', 'v1', 'Namespace')).toContain('example-app-legacy');

@@ -57,7 +57,7 @@ describe('openshift-saas-deploy end to end', () => {
     expect(dry.code, dry.stderr).toBe(0);
     expect(applies(dry)).toEqual([
       "['apply', 'appint-ex-01', 'example-app-stage', 'Deployment', 'example-app']",
-      "['apply', 'appint-ex-01', 'example-app-stage', 'Service', 'example-app']",
+      "['apply', 'appint-ex-01', 'example-app-stage', 'Service', 'example-app-metrics']",
     ]);
     expect(e.writes()).toBe(setup);
     expect(await promotionRecords(e)).toEqual({});
@@ -167,6 +167,19 @@ describe('openshift-saas-deploy end to end', () => {
     expect(
       deployment(e, 'appint-ex-02', 'example-app-production', 'example-app')?.spec?.replicas,
     ).toBe(2);
+
+    // `delete: true` removes what the target deployed, and only that.
+    await editFile(join(e.env.appInterfaceDir, SAAS_DIR, 'saas-example-app.yml'), (t) =>
+      t.replace('        ref: 4b825dc', '        delete: true\n        ref: 4b825dc'),
+    );
+    const deleted = await e.run(APP);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(planLines(deleted).filter((l) => l.startsWith("['delete'"))).toEqual([
+      "['delete', 'privileged=False', 'appint-ex-02', 'example-app-production', 'Deployment', 'example-app']",
+      "['delete', 'privileged=False', 'appint-ex-02', 'example-app-production', 'Service', 'example-app-metrics']",
+    ]);
+    expect(deployment(e, 'appint-ex-02', 'example-app-production', 'example-app')).toBeUndefined();
+    expect(deployment(e, 'appint-ex-01', 'example-app-stage', 'example-app')).toBeDefined();
   });
 
   it('an invalid image or a missing secret parameter fails only its target', async () => {

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createMetrics, serveMetrics } from '@qontract/core';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { integrations } from '../all-integrations.ts';
 import { startExampleGitHub } from '../e2e/github-fixture.ts';
 import { useGitlabEnvironment } from '../e2e/gitlab-environment.ts';
 import { runCli } from '../main.ts';
-import { integrations } from '../registry.ts';
 import { moveSecretsToVault } from './services.ts';
 
 // The secrets sweep: every registered integration, dry-run and wet, at

@@ -8,14 +8,18 @@ import {
 } from '@qontract/core';
 import type { ClusterInfo, NamespaceClusterInfo } from '../cluster/cluster-map.ts';
 import { clusterMapForClusters, clusterMapForNamespaces } from '../cluster/for-run.ts';
+import { appInterfaceBundle } from './bundle-source.ts';
 import { type DesiredBody, toDesiredResources } from './desired.ts';
 import type { CurrentStateSpec } from './fetch.ts';
 import { reconcileResources } from './reconcile.ts';
+import { runWatchMode, type WatchedState } from './watch-mode.ts';
 
 /** The options every engine-based integration has, as upstream's `threaded` and `internal` decorators. */
 const engineOptions = {
   threadPoolSize: commonOptions.threadPoolSize(10),
   internal: commonOptions.internal(),
+  watch: commonOptions.watch(),
+  watchResyncSeconds: commonOptions.watchResyncSeconds(),
 } as const;
 type EngineOptions<O extends OptionSpecs> = InferOptions<typeof engineOptions & O>;
 
@@ -81,35 +85,47 @@ export function defineEngineIntegration<
     description: definition.description,
     options: { ...engineOptions, ...(definition.options as O) },
     run: async (ctx, opts) => {
-      const data = await definition.load(ctx, opts);
-      const targets = definition.targets;
-      const settings = { internal: opts.internal, concurrency: opts.threadPoolSize };
-      const namespaces = 'namespaces' in targets ? targets.namespaces(data) : undefined;
-      const clusterList = 'clusters' in targets ? targets.clusters(data) : undefined;
-      if ((namespaces ?? clusterList ?? []).length === 0) {
-        ctx.log.debug(definition.nothingToDo);
+      const prepare = async (runCtx: RunContext): Promise<WatchedState | undefined> => {
+        const data = await definition.load(runCtx, opts);
+        const targets = definition.targets;
+        const settings = { internal: opts.internal, concurrency: opts.threadPoolSize };
+        const namespaces = 'namespaces' in targets ? targets.namespaces(data) : undefined;
+        const clusterList = 'clusters' in targets ? targets.clusters(data) : undefined;
+        if ((namespaces ?? clusterList ?? []).length === 0) {
+          runCtx.log.debug(definition.nothingToDo);
+          return undefined;
+        }
+        const clusters = namespaces
+          ? await clusterMapForNamespaces(runCtx, namespaces, settings)
+          : await clusterMapForClusters(runCtx, clusterList ?? [], settings);
+        const { objects, problems = [] } = definition.desired(data, {
+          clusters: new Set(clusters.clusters()),
+          opts,
+          isInShard: runCtx.isInShard,
+          today: new Date(),
+        });
+        for (const problem of problems) runCtx.errors.register(problem.scope, problem.message);
+        return {
+          integration: identity,
+          integrationVersion: definition.version,
+          clusters,
+          specs: definition.specs(data),
+          desired: toDesiredResources(runCtx, objects, identity, definition.version),
+          takeOver: definition.takeOver?.(opts) ?? false,
+          concurrency: opts.threadPoolSize,
+        };
+      };
+      if (opts.watch) {
+        await runWatchMode({
+          ctx,
+          prepare,
+          resyncSeconds: opts.watchResyncSeconds,
+          bundle: await appInterfaceBundle(ctx),
+        });
         return;
       }
-      const clusters = namespaces
-        ? await clusterMapForNamespaces(ctx, namespaces, settings)
-        : await clusterMapForClusters(ctx, clusterList ?? [], settings);
-      const { objects, problems = [] } = definition.desired(data, {
-        clusters: new Set(clusters.clusters()),
-        opts,
-        isInShard: ctx.isInShard,
-        today: new Date(),
-      });
-      for (const problem of problems) ctx.errors.register(problem.scope, problem.message);
-      await reconcileResources({
-        ctx,
-        integration: identity,
-        integrationVersion: definition.version,
-        clusters,
-        specs: definition.specs(data),
-        desired: toDesiredResources(ctx, objects, identity, definition.version),
-        takeOver: definition.takeOver?.(opts) ?? false,
-        concurrency: opts.threadPoolSize,
-      });
+      const state = await prepare(ctx);
+      if (state) await reconcileResources({ ctx, ...state });
     },
   });
 }

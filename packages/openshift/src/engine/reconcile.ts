@@ -11,7 +11,7 @@ import {
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
 import { type ActionResult, executePlan } from './apply.ts';
-import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
+import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './fetch.ts';
 import { type ItemPlan, planItem } from './plan.ts';
 import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
@@ -63,6 +63,11 @@ export interface ReconcileSettings {
   readonly skipCurrent?: (item: KubeObject) => boolean;
   /** Warn about managed kinds nothing is desired of (openshift-resources does). */
   readonly warnUnusedTypes?: boolean;
+  /**
+   * Reads the current state instead of listing the clusters (watch mode: from
+   * its list+watch caches). `skipCurrent` is the reader's job then.
+   */
+  readonly readCurrent?: (specs: readonly CurrentStateSpec[]) => Promise<FetchedState[]>;
 }
 
 export interface ReconcileResult {
@@ -84,13 +89,15 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
   }
 
-  const fetching = fetchCurrentState(s.specs, {
-    clusters: s.clusters,
-    errors: ctx.errors,
-    log: ctx.log,
-    concurrency: s.concurrency,
-    ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
-  });
+  const fetching = s.readCurrent
+    ? s.readCurrent(s.specs)
+    : fetchCurrentState(s.specs, {
+        clusters: s.clusters,
+        errors: ctx.errors,
+        log: ctx.log,
+        concurrency: s.concurrency,
+        ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
+      });
   // Both are awaited before anything is planned, so every error counts for deletions.
   const [fetched, desired] = await Promise.all([fetching, s.desired]);
   for (const { spec, items } of fetched) {
@@ -172,7 +179,8 @@ function addDesired(inventory: ResourceInventory, d: DesiredResource, ctx: RunCo
   } catch (e) {
     let message: string;
     if (e instanceof ResourceTypeNotInitializedError) {
-      message = `${where} unknown kind: ${kind}. hint: is it missing from managedResourceTypes?`;
+      const source = d.source ? ` (${d.source})` : '';
+      message = `${where} unknown kind: ${kind}${source}. hint: is it missing from managedResourceTypes?`;
     } else if (e instanceof ResourceKeyExistsError) {
       message = `${where} desired item already exists: ${kind}/${name}. ${e.message}`;
     } else if (e instanceof ResourceNotManagedError) {
@@ -226,19 +234,7 @@ function buildPlan(inventory: ResourceInventory, s: ReconcileSettings): Plan {
       (a.action === 'delete' && !deletionEnabled ? suppressed : actions).push(a);
     suppressed.push(...p.suppressedDeletes);
   }
-  for (const a of suppressed) {
-    ctx.log.info(
-      pyRepr([
-        'delete',
-        `privileged=${a.privileged ? 'True' : 'False'}`,
-        a.cluster,
-        a.namespace,
-        a.kind,
-        a.name,
-      ]),
-    );
-    ctx.log.error("'delete' action is disabled due to previous errors.");
-  }
+  logSuppressedDeletes(ctx, suppressed);
   return { actions, deletionsSuppressed: suppressed.length };
 }
 
@@ -269,5 +265,25 @@ function publishInventoryMetrics(
       },
       row.count,
     );
+  }
+}
+
+/** The original's lines for each delete held back because an error exists. */
+export function logSuppressedDeletes(
+  ctx: Pick<RunContext, 'log'>,
+  suppressed: readonly PlannedAction[],
+): void {
+  for (const a of suppressed) {
+    ctx.log.info(
+      pyRepr([
+        'delete',
+        `privileged=${a.privileged ? 'True' : 'False'}`,
+        a.cluster,
+        a.namespace,
+        a.kind,
+        a.name,
+      ]),
+    );
+    ctx.log.error("'delete' action is disabled due to previous errors.");
   }
 }

@@ -1,0 +1,84 @@
+import { join } from 'node:path';
+import type { ExampleEnvironment } from '@qontract/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  type CliRun,
+  editFile,
+  messages,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
+
+const start = useExampleEnvironment();
+
+/** What the pipeline says it reused: `[from earlier runs, built]` of its desired objects. */
+function reuse(run: CliRun): [number, number] {
+  const line = messages(run, 20).find((m) => m.startsWith('desired objects:'));
+  const m = /(\d+) from earlier runs, (\d+) built/.exec(line ?? '');
+  if (!m) throw new Error(`no desired-cache line in:\n${run.stderr}`);
+  return [Number(m[1]), Number(m[2])];
+}
+
+const data = (env: ExampleEnvironment, name: string) =>
+  (
+    env.server.get('appint-ex-01', 'v1', 'ConfigMap', 'example-app-stage', name) as
+      | { data?: Record<string, string> }
+      | undefined
+  )?.data;
+
+describe('openshift-resources in loop mode (runs in one process)', () => {
+  it('reuses unchanged objects, rebuilds an edited file, and still reverts a hand edit', async () => {
+    const env = await start({ namespaces: true });
+    const { server, configPath, appInterfaceDir } = env;
+    const runOnce = () =>
+      runQontractReconcile(['--config', configPath, '--log-level', 'DEBUG', 'openshift-resources']);
+
+    const first = await runOnce();
+    expect(first.code).toBe(0);
+    // Namespaces that share a resource file build it once.
+    const [sharedInFirstRun, builtInFirstRun] = reuse(first);
+    expect(builtInFirstRun).toBeGreaterThan(1);
+    const built = sharedInFirstRun + builtInFirstRun;
+
+    // Nothing changed: everything comes from the cache, nothing is written.
+    server.resetLog();
+    const second = await runOnce();
+    expect(second.code).toBe(0);
+    expect(reuse(second)).toEqual([built, 0]);
+    expect(server.mutatingRequests()).toEqual([]);
+
+    // Edited by hand on the cluster: the cached desired object still reverts it.
+    const live = server.get(
+      'appint-ex-01',
+      'v1',
+      'ConfigMap',
+      'example-app-stage',
+      'example-app-config',
+    )!;
+    server.seed(
+      'appint-ex-01',
+      [{ ...live, data: { ...(live.data as object), CACHE_TTL_SECONDS: '1' } }],
+      { manager: 'kubectl-edit' },
+    );
+    server.resetLog();
+    const third = await runOnce();
+    expect(third.code).toBe(0);
+    expect(reuse(third)).toEqual([built, 0]);
+    expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('300');
+    expect(server.mutatingRequests().map((r) => r.name)).toEqual(['example-app-config']);
+
+    // A resource file edited between runs: only it is built again, and applied.
+    await editFile(join(appInterfaceDir, 'resources/example-app/configmap.yml'), (t) =>
+      t.replace('CACHE_TTL_SECONDS: "300"', 'CACHE_TTL_SECONDS: "600"'),
+    );
+    server.resetLog();
+    const fourth = await runOnce();
+    expect(fourth.code).toBe(0);
+    const [reused, rebuilt] = reuse(fourth);
+    expect(rebuilt).toBeGreaterThanOrEqual(1);
+    expect(reused).toBeGreaterThan(0);
+    expect(reused + rebuilt).toBe(built);
+    expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('600');
+    expect(server.mutatingRequests().every((r) => r.name === 'example-app-config')).toBe(true);
+  });
+});

@@ -1,0 +1,160 @@
+import {
+  ConfigSecretReader,
+  configFromObject,
+  createLogger,
+  DEFAULT_GLOBAL_OPTIONS,
+  defineIntegration,
+  type RunContext,
+  runIntegration,
+  SecretRedactor,
+} from '@qontract/core';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterMapForClusters } from '../cluster/for-run.ts';
+import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import type { BundleSource } from './bundle-source.ts';
+import { runWatchMode, type WatchedState } from './watch-mode.ts';
+
+const INTEGRATION = 'openshift_watch_test';
+const VERSION = '1.0.0';
+const NAMESPACES = ['a1', 'a2', 'a3', 'a4'];
+const CONVERGED = { timeout: 20_000, interval: 20 } as const;
+let server: FakeKubeApiServer;
+
+beforeAll(async () => {
+  server = await startFakeKubeApiServer({ clusters: [{ name: 'c1', token: 't1' }] });
+  server.seed(
+    'c1',
+    NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+  );
+});
+afterAll(async () => server.close());
+
+const cm = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data,
+});
+const get = (ns: string, name: string) =>
+  server.get('c1', 'v1', 'ConfigMap', ns, name) as { data?: Record<string, string> } | undefined;
+
+/**
+ * One watch-mode run through core's runner; `bundle` is what the desired state
+ * reads, and its version what the bundle source reports.
+ */
+function watch(bundle: { version: number; greeting: string }, stop: AbortSignal) {
+  const logs: Array<{ msg: string; level: number }> = [];
+  const redactor = new SecretRedactor();
+  const config = configFromObject({
+    graphql: { server: 'file://unused' },
+    creds: { c1: { server: server.cluster('c1').url, token: 't1' } },
+  });
+  const source: BundleSource = {
+    version: async () => String(bundle.version),
+    open: async (ctx) => ({ ctx, close: async () => {} }),
+  };
+  const prepare = async (ctx: RunContext): Promise<WatchedState> => {
+    const clusters = await clusterMapForClusters(ctx, [
+      {
+        name: 'c1',
+        serverUrl: server.cluster('c1').url,
+        insecureSkipTLSVerify: true,
+        automationToken: { path: 'creds/c1', field: 'token' },
+      },
+    ]);
+    return {
+      integration: INTEGRATION,
+      integrationVersion: VERSION,
+      clusters,
+      specs: NAMESPACES.map((namespace) => ({
+        cluster: 'c1',
+        namespace,
+        kind: 'ConfigMap',
+        privileged: false,
+      })),
+      desired: NAMESPACES.map((namespace) => ({
+        cluster: 'c1',
+        namespace,
+        resource: new OpenshiftResource(
+          cm('settings', { greeting: bundle.greeting }),
+          INTEGRATION,
+          VERSION,
+        ),
+      })),
+    };
+  };
+  const def = defineIntegration({
+    name: 'openshift-watch-test',
+    version: VERSION,
+    description: 'watch test',
+    options: {},
+    run: (ctx) =>
+      runWatchMode({ ctx, prepare, resyncSeconds: 60, bundle: source, bundlePollMs: 50 }),
+  });
+  const result = runIntegration({
+    definition: def,
+    options: {},
+    globals: { ...DEFAULT_GLOBAL_OPTIONS, configPath: '' },
+    config,
+    log: createLogger({
+      level: 'DEBUG',
+      dryRun: false,
+      redactor,
+      destination: { write: (l: string) => logs.push(JSON.parse(l)) },
+    }),
+    redactor,
+    env: { vars: {} },
+    secrets: () => new ConfigSecretReader(config, redactor),
+    signal: stop,
+  });
+  return { result, messages: () => logs.map((l) => l.msg) };
+}
+
+describe('runWatchMode against the fake API server', () => {
+  it('falls back to per-namespace watches when the cluster-wide list is refused, reverts drift, applies a new bundle from the caches', async () => {
+    // The integration's service account may list only its namespaces.
+    server.faults.set('c1', { verb: 'list', namespace: '', status: 403 });
+    server.faults.set('c1', { verb: 'watch', namespace: '', status: 403 });
+    const bundle = { version: 1, greeting: 'hello' };
+    const stop = new AbortController();
+    const run = watch(bundle, stop.signal);
+    try {
+      await expect
+        .poll(() => run.messages().some((m) => m.startsWith('watching 4 kind cache(s)')), CONVERGED)
+        .toBe(true);
+      expect(NAMESPACES.map((ns) => get(ns, 'settings')?.data)).toEqual(
+        NAMESPACES.map(() => ({ greeting: 'hello' })),
+      );
+      server.resetLog();
+
+      server.seed('c1', [
+        {
+          ...cm('settings', { greeting: 'edited' }),
+          metadata: { name: 'settings', namespace: 'a3' },
+        },
+      ]);
+      await expect
+        .poll(() => get('a3', 'settings')?.data, CONVERGED)
+        .toEqual({ greeting: 'hello' });
+
+      bundle.greeting = 'bonjour';
+      bundle.version = 2;
+      await expect
+        .poll(() => NAMESPACES.map((ns) => get(ns, 'settings')?.data?.greeting), CONVERGED)
+        .toEqual(NAMESPACES.map(() => 'bonjour'));
+      expect(server.requests({ verb: 'list' })).toEqual([]);
+      expect(
+        server
+          .requests({ verb: 'apply' })
+          .map((r) => r.namespace)
+          .sort(),
+      ).toEqual(['a1', 'a2', 'a3', 'a3', 'a4']);
+    } finally {
+      stop.abort();
+      server.faults.clear();
+    }
+    const { errors } = await run.result;
+    expect(errors.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,261 @@
+import { hash } from 'node:crypto';
+import {
+  dictGet,
+  isDict,
+  OpenshiftResource,
+  type OpenshiftResourceOptions,
+  type PyValue,
+  pyDeepCopy,
+} from '@qontract/openshift';
+
+/**
+ * What the pipeline keeps between the runs of one process (`run-integration`
+ * loops over the same app-interface every few minutes): the desired objects
+ * built from resource files and rendered templates, by content, so that an
+ * unchanged file is not parsed, validated or hashed again, and a changed one
+ * costs only its own work.
+ *
+ * Never stale by construction: an object is found only by everything it is
+ * built from (the file's content, its path, the provider's flags, the
+ * integration); a template's output only by its content, variables and
+ * namespace, and only after every lookup it made (Vault, files, queries, URLs)
+ * answered the same again. Bounded: a run keeps only the entries it used, the
+ * others are dropped when it ends.
+ */
+export class DesiredCache {
+  #objects: Objects = new Map();
+  #templates = new Map<string, TemplateEntry>();
+
+  /** The view of one run: what it looks up, and what it leaves behind. */
+  beginRun(): DesiredCacheRun {
+    return new DesiredCacheRun(this.#objects, this.#templates, (objects, templates) => {
+      this.#objects = objects;
+      this.#templates = templates;
+    });
+  }
+
+  /** Entries kept (objects, templates): for tests and the benchmark's memory checks. */
+  get size(): { objects: number; templates: number } {
+    let objects = 0;
+    for (const variants of this.#objects.values()) objects += variants.size;
+    return { objects, templates: this.#templates.size };
+  }
+}
+
+/**
+ * Entries by the file content they are built from, then by the rest of their
+ * input. The content string itself is the key: when the bundle is unchanged it
+ * is the same string as in the previous run (V8 keeps its hash), so a lookup
+ * neither hashes nor compares the content.
+ */
+type Objects = Map<string, Map<string, ObjectEntry>>;
+
+/** A parsed, validated body: frozen, so nothing can change what later runs get. */
+interface ObjectEntry {
+  readonly body: PyValue;
+  readonly integration: string;
+  readonly integrationVersion: string;
+  readonly errorDetails: string;
+  /** `qontract.sha256sum` of the body, once some run asked for it. */
+  sha?: string;
+}
+
+/** A template lookup (`vault`, `resource`, `graphql`, `github`, `url`, `s3`, `s3Ls`) and its answer. */
+export interface HelperCall {
+  readonly helper: string;
+  readonly args: readonly unknown[];
+  /** sha256 of the answer's JSON (the answer may be a secret: it is not kept). */
+  readonly answer: string;
+}
+
+interface TemplateEntry {
+  readonly rendered: string;
+  readonly calls: readonly HelperCall[];
+  /** The bundle the `resource` and `graphql` answers came from. */
+  readonly bundleSha: string | undefined;
+}
+
+/** Helpers whose answers come from the bundle: equal bundle sha, equal answer. */
+const BUNDLE_HELPERS = new Set(['resource', 'graphql']);
+
+export class DesiredCacheRun {
+  readonly #previousObjects: Objects;
+  readonly #previousTemplates: ReadonlyMap<string, TemplateEntry>;
+  readonly #objects: Objects = new Map();
+  readonly #templates = new Map<string, TemplateEntry>();
+  readonly #commit: (objects: Objects, templates: Map<string, TemplateEntry>) => void;
+  readonly hits = { objects: 0, templates: 0 };
+  readonly misses = { objects: 0, templates: 0 };
+
+  constructor(
+    objects: Objects,
+    templates: ReadonlyMap<string, TemplateEntry>,
+    commit: (objects: Objects, templates: Map<string, TemplateEntry>) => void,
+  ) {
+    this.#previousObjects = objects;
+    this.#previousTemplates = templates;
+    this.#commit = commit;
+  }
+
+  /**
+   * The object built from `content` and `variant` (together the full input of
+   * `build`): the cached body, else `build()`'s, which is then kept. Bodies the
+   * engine may change (workloads: it copies restart annotations from the
+   * cluster) and those of callers that change them (`mutable`: routes) go out
+   * as copies; the others are shared and frozen.
+   */
+  object(
+    content: string,
+    variant: string,
+    build: () => OpenshiftResource,
+    options: { mutable: boolean },
+  ): OpenshiftResource {
+    let entry =
+      this.#objects.get(content)?.get(variant) ?? this.#previousObjects.get(content)?.get(variant);
+    if (entry) this.hits.objects++;
+    else {
+      this.misses.objects++;
+      const built = build();
+      entry = {
+        body: deepFreeze(built.body),
+        integration: built.integration,
+        integrationVersion: built.integrationVersion,
+        errorDetails: built.errorDetails,
+      };
+    }
+    let variants = this.#objects.get(content);
+    if (!variants) {
+      variants = new Map();
+      this.#objects.set(content, variants);
+    }
+    variants.set(variant, entry);
+    return handOut(entry, options.mutable);
+  }
+
+  /**
+   * The rendered text of a template, if a previous run rendered the same
+   * input and every lookup it made answers the same now (`replay` asks again;
+   * bundle lookups are not asked again when the bundle is the same).
+   */
+  async rendered(
+    key: string,
+    bundleSha: string | undefined,
+    replay: (call: HelperCall) => Promise<string>,
+  ): Promise<string | undefined> {
+    const entry = this.#templates.get(key) ?? this.#previousTemplates.get(key);
+    if (!entry) {
+      this.misses.templates++;
+      return undefined;
+    }
+    for (const call of entry.calls) {
+      const sameBundle = bundleSha !== undefined && entry.bundleSha === bundleSha;
+      if (BUNDLE_HELPERS.has(call.helper) && sameBundle) continue;
+      let answer: string;
+      try {
+        answer = await replay(call);
+      } catch {
+        this.misses.templates++;
+        return undefined;
+      }
+      if (answer !== call.answer) {
+        this.misses.templates++;
+        return undefined;
+      }
+    }
+    this.hits.templates++;
+    this.#templates.set(key, { ...entry, bundleSha });
+    return entry.rendered;
+  }
+
+  /** Keeps a template's output and the lookups it made (not called when it read the clock). */
+  keepRendered(
+    key: string,
+    rendered: string,
+    calls: readonly HelperCall[],
+    bundleSha: string | undefined,
+  ): void {
+    this.#templates.set(key, { rendered, calls, bundleSha });
+  }
+
+  /** Ends the run: only what it used stays for the next one. */
+  end(): void {
+    this.#commit(this.#objects, this.#templates);
+  }
+}
+
+/** What the engine changes in a desired object: the pod template of these kinds. */
+const RECYCLED_KINDS = new Set(['DaemonSet', 'Deployment', 'DeploymentConfig', 'StatefulSet']);
+
+function handOut(entry: ObjectEntry, mutable: boolean): OpenshiftResource {
+  const options = { errorDetails: entry.errorDetails, validate: false } as const;
+  if (mutable) {
+    return new OpenshiftResource(
+      pyDeepCopy(entry.body),
+      entry.integration,
+      entry.integrationVersion,
+      options,
+    );
+  }
+  const kind = isDict(entry.body) ? dictGet(entry.body, 'kind') : undefined;
+  const body =
+    typeof kind === 'string' && RECYCLED_KINDS.has(kind) ? pyDeepCopy(entry.body) : entry.body;
+  return new CachedShaResource(entry, body, options);
+}
+
+/**
+ * Freezes a body and everything in it: a change to a shared cached body (which
+ * later runs would get) fails loudly where it is made instead of going stale.
+ */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+  return value;
+}
+
+/**
+ * A cached body (or a copy of it) whose sha256sum comes from the cache while
+ * the body is the one handed out. The engine changes a desired body in one
+ * place only: it copies the pod template's restart annotations from the
+ * cluster (`patchDesiredResourceForRecycleAnnotations`, workloads only, which
+ * get a copy), which puts a new annotations object under
+ * `spec.template.metadata`; then the sha is computed afresh.
+ */
+class CachedShaResource extends OpenshiftResource {
+  readonly #entry: ObjectEntry;
+  readonly #body: PyValue;
+  readonly #podAnnotations: PyValue | undefined;
+
+  constructor(entry: ObjectEntry, body: PyValue, options: OpenshiftResourceOptions) {
+    super(body, entry.integration, entry.integrationVersion, options);
+    this.#entry = entry;
+    this.#body = body;
+    this.#podAnnotations = podTemplateAnnotations(body);
+  }
+
+  override sha256sum(): string {
+    if (this.body !== this.#body || podTemplateAnnotations(this.body) !== this.#podAnnotations)
+      return super.sha256sum();
+    this.#entry.sha ??= super.sha256sum();
+    return this.#entry.sha;
+  }
+}
+
+function podTemplateAnnotations(body: PyValue): PyValue | undefined {
+  let node: PyValue | undefined = body;
+  for (const key of ['spec', 'template', 'metadata', 'annotations']) {
+    if (!isDict(node)) return undefined;
+    node = dictGet(node, key);
+  }
+  return node;
+}
+
+/** A cache key from the parts of an input (sha256: long inputs are not kept as keys). */
+export function cacheKey(...parts: readonly string[]): string {
+  return hash('sha256', parts.join('\u0000'), 'base64');
+}
+
+/** The answer of a helper call as the cache compares it. */
+export function answerDigest(answer: unknown): string {
+  return hash('sha256', JSON.stringify(answer) ?? 'undefined', 'base64');
+}

@@ -1,0 +1,299 @@
+/**
+ * `node tools/bench/src/watch.ts [--small] [--latency MS] [--idle-seconds S] [--edits N]
+ *   [--heap-mib MIB] [--out FILE]`
+ *
+ * Watch mode against the polling loop, `run-integration` (the real bin) with
+ * openshift-resources over a generated tree and simulated clusters in the
+ * steady state (default 20 × 50 × 50 @50 ms):
+ * - requests per idle minute after the first iteration (watch: measured;
+ *   polling: one run's requests every SLEEP_DURATION_SECS);
+ * - drift reaction: N edits by another client, one after the other, each
+ *   timed at the simulated server from the edit being stored to our fix being
+ *   stored (polling: a drift waits for the next run, half the sleep on average);
+ * - peak RSS (VmHWM) of the process, caches full.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { FakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { fieldManagerFor } from '@qontract/openshift';
+import { clusterState, Workload } from './cluster-state.ts';
+import { NO_DRIFT } from './drift.ts';
+import { createScaleEnvironment, type ScaleEnvironment } from './environment.ts';
+import { clusterName, namespaceName, resourceName, type Scale, scaleLabel } from './model.ts';
+import { SMALL_SCALE } from './scenarios.ts';
+import { REPO_ROOT } from './tree.ts';
+
+const RUN_INTEGRATION = join(REPO_ROOT, 'packages/cli/bin/run-integration.js');
+const INTEGRATION = 'openshift-resources';
+/** The loop's default sleep (SLEEP_DURATION_SECS): the polling loop's period, watch mode's resync. */
+const PERIOD_SECONDS = 600;
+
+const { values } = parseArgs({
+  options: {
+    small: { type: 'boolean', default: false },
+    latency: { type: 'string', default: '50' },
+    'idle-seconds': { type: 'string', default: '60' },
+    edits: { type: 'string', default: '100' },
+    /** QONTRACT_MAX_OLD_SPACE_MB of both processes (the heap a pod's memory limit gives). */
+    'heap-mib': { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const scale: Scale = values.small ? SMALL_SCALE : { clusters: 20, namespaces: 50, resources: 50 };
+const latencyMs = Number(values.latency);
+const idleSeconds = Number(values['idle-seconds']);
+const edits = Number(values.edits);
+const progress = (line: string) => process.stdout.write(`${line}\n`);
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly pid: number;
+  /** Resolves with the first log line whose message starts with `prefix`. */
+  waitFor(test: (line: { msg?: string; summary?: unknown }) => boolean): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function startLoop(env: ScaleEnvironment, watch: boolean): Child {
+  const child = spawn(process.execPath, [RUN_INTEGRATION], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      INTEGRATION_NAME: INTEGRATION,
+      INTEGRATION_EXTRA_ARGS: '--thread-pool-size 10 --no-validate-schemas',
+      CONFIG: env.configPath,
+      DRY_RUN: '--no-dry-run',
+      SLEEP_DURATION_SECS: String(PERIOD_SECONDS),
+      PROMETHEUS_PORT: '0',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'INFO',
+      ...(watch ? { WATCH: 'true' } : {}),
+      ...(values['heap-mib'] ? { QONTRACT_MAX_OLD_SPACE_MB: values['heap-mib'] } : {}),
+    },
+  });
+  if (child.pid === undefined) throw new Error(`could not start ${RUN_INTEGRATION}`);
+  const waiters: Array<{ test: (l: { msg?: string }) => boolean; resolve: () => void }> = [];
+  let pending = '';
+  let tail = '';
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    tail = (tail + chunk).slice(-4000);
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const text of lines) {
+      let line: { msg?: string; summary?: unknown };
+      try {
+        line = JSON.parse(text) as typeof line;
+      } catch {
+        continue;
+      }
+      for (const w of waiters.splice(0)) {
+        if (w.test(line)) w.resolve();
+        else waiters.push(w);
+      }
+    }
+  });
+  return {
+    process: child,
+    pid: child.pid,
+    waitFor: (test) =>
+      Promise.race([
+        new Promise<void>((resolve) => waiters.push({ test, resolve })),
+        exited.then(() => {
+          throw new Error(`run-integration exited early: ${tail}`);
+        }),
+      ]),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function peakRss(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+) kB/m.exec(text)?.[1]) * 1024;
+}
+
+function byVerb(fake: FakeKubeApiServer): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of fake.requestLog) out[e.verb] = (out[e.verb] ?? 0) + 1;
+  return out;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** A merge patch by another client ("bench-editor"), as `kubectl edit` would send. */
+function edit(fake: FakeKubeApiServer, cluster: string, ns: string, name: string, value: string) {
+  const c = fake.cluster(cluster);
+  const body = JSON.stringify({ data: { LOG_LEVEL: value } });
+  return new Promise<void>((resolve, reject) => {
+    request(
+      new URL(`/api/v1/namespaces/${ns}/configmaps/${name}?fieldManager=bench-editor`, c.url),
+      {
+        method: 'PATCH',
+        ca: c.caCertificate,
+        agent: false,
+        headers: {
+          Authorization: `Bearer ${c.token}`,
+          'Content-Type': 'application/merge-patch+json',
+        },
+      },
+      (res) => {
+        res
+          .resume()
+          .on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`edit: HTTP ${res.statusCode}`)),
+          );
+      },
+    )
+      .on('error', reject)
+      .end(body);
+  });
+}
+
+/** Edits ConfigMaps one at a time and times each fix at the server. */
+async function driftReactions(fake: FakeKubeApiServer): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < edits; i++) {
+    const cluster = clusterName(i % scale.clusters);
+    const ns = namespaceName((i * 7) % scale.namespaces);
+    // Resources 0, 1, 2 of every five are ConfigMaps.
+    const name = resourceName(5 * (i % Math.max(1, Math.floor(scale.resources / 5))) + (i % 3));
+    const marker = `edited-${i}`;
+    let editedAt: number | undefined;
+    const fixed = new Promise<number>((resolve) => {
+      const unsubscribe = fake.cluster(cluster).state.store.subscribe((event) => {
+        if (event.resource !== '/configmaps' || event.object.name !== name) return;
+        if (event.object.namespace !== ns) return;
+        const edited = event.object.json.includes(`"${marker}"`);
+        if (edited) editedAt = performance.now();
+        else if (editedAt !== undefined) {
+          unsubscribe();
+          resolve(performance.now() - editedAt);
+        }
+      });
+    });
+    await edit(fake, cluster, ns, name, marker);
+    const ms = await Promise.race([
+      fixed,
+      new Promise<number>((resolve) => setTimeout(() => resolve(Number.NaN), 30_000)),
+    ]);
+    latencies.push(ms);
+  }
+  return latencies;
+}
+
+async function main(): Promise<void> {
+  progress(`generating the ${scaleLabel(scale)} tree and its GraphQL server`);
+  const env = await createScaleEnvironment(scale);
+  try {
+    const fake = await env.startClusters(latencyMs);
+    try {
+      const state = clusterState(Workload.resources, scale, NO_DRIFT);
+      const manager = fieldManagerFor(INTEGRATION);
+      for (const [cluster, list] of state.objects) fake.seed(cluster, list, { manager });
+
+      // The polling loop: one run's requests every period.
+      fake.resetLog();
+      const polling = startLoop(env, false);
+      let pollStarted = performance.now();
+      await polling.waitFor((l) => l.summary !== undefined);
+      const pollRunSeconds = (performance.now() - pollStarted) / 1000;
+      const pollRss = peakRss(polling.pid);
+      const pollRequests = byVerb(fake);
+      await polling.stop();
+      progress(`polling: one run ${pollRunSeconds.toFixed(1)} s, ${JSON.stringify(pollRequests)}`);
+
+      // Watch mode.
+      fake.resetLog();
+      pollStarted = performance.now();
+      const watching = startLoop(env, true);
+      try {
+        let cachesLine = '';
+        await watching.waitFor((l) => {
+          if (typeof l.msg !== 'string' || !l.msg.startsWith('watching ')) return false;
+          cachesLine = l.msg;
+          return true;
+        });
+        const firstSeconds = (performance.now() - pollStarted) / 1000;
+        const firstRequests = byVerb(fake);
+        const rssCachesFull = peakRss(watching.pid);
+        progress(
+          `watch: first iteration ${firstSeconds.toFixed(1)} s, ${JSON.stringify(firstRequests)}`,
+        );
+        fake.resetLog();
+        await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+        const idle = byVerb(fake);
+        const perMinute = Object.fromEntries(
+          Object.entries(idle).map(([verb, n]) => [verb, (n * 60) / idleSeconds]),
+        );
+        progress(`watch: idle ${idleSeconds} s: ${JSON.stringify(idle)}`);
+        const reactions = await driftReactions(fake);
+        const measured = reactions.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+        const result = {
+          scale: scaleLabel(scale),
+          latencyMs,
+          periodSeconds: PERIOD_SECONDS,
+          heapMiB: values['heap-mib'] ? Number(values['heap-mib']) : null,
+          loadAverage: loadavg()[0],
+          polling: {
+            runSeconds: pollRunSeconds,
+            requestsPerRun: pollRequests,
+            requestsPerIdleMinute: Object.fromEntries(
+              Object.entries(pollRequests).map(([v, n]) => [v, (n * 60) / PERIOD_SECONDS]),
+            ),
+            driftReactionP50Seconds: 0.5 * PERIOD_SECONDS + pollRunSeconds,
+            driftReactionP99Seconds: 0.99 * PERIOD_SECONDS + pollRunSeconds,
+            peakRssMiB: pollRss / 2 ** 20,
+          },
+          watch: {
+            firstIterationSeconds: firstSeconds,
+            firstIterationRequests: firstRequests,
+            caches: cachesLine,
+            idleSeconds,
+            requestsPerIdleMinute: perMinute,
+            // Each watch is renewed after 5-10 minutes (7.5 on average); each resync (a new run
+            // every period) checks reachability and discovers the API again: no list.
+            expectedRequestsPerMinute: {
+              watch: (firstRequests.watch ?? 0) / 7.5,
+              other: ((firstRequests.other ?? 0) * 60) / PERIOD_SECONDS,
+              discovery: ((firstRequests.discovery ?? 0) * 60) / PERIOD_SECONDS,
+              list: 0,
+            },
+            edits,
+            reverted: measured.length,
+            driftReactionP50Ms: percentile(measured, 50),
+            driftReactionP99Ms: percentile(measured, 99),
+            peakRssMiBCachesFull: rssCachesFull / 2 ** 20,
+            peakRssMiB: peakRss(watching.pid) / 2 ** 20,
+          },
+        };
+        const out =
+          values.out ??
+          join(REPO_ROOT, 'tools/bench/results', values.small ? 'watch-small.json' : 'watch.json');
+        await mkdir(dirname(out), { recursive: true });
+        await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
+        progress(JSON.stringify(result, null, 2));
+        progress(`JSON report: ${out}`);
+      } finally {
+        await watching.stop();
+      }
+    } finally {
+      await fake.close();
+    }
+  } finally {
+    await env.close();
+  }
+}
+
+await main();
