@@ -15,6 +15,7 @@ import { runSuite } from './run-suite.ts';
 import { largeSuite, scenarioName, smallSuite } from './scenarios.ts';
 import { runStartupMeasurements, startupMarkdown } from './startup.ts';
 import { REPO_ROOT } from './tree.ts';
+import { runWatchBench, watchMarkdown } from './watch.ts';
 
 const USAGE = `Usage: npm run bench [-- OPTIONS]
 
@@ -29,7 +30,8 @@ Options:
   --loop-mode-iterations N  runs of the loop-mode scenario: one cold, N-1 warm (default 6;
                           small: 3)
   --only TEXT             only the scenarios whose name contains TEXT (repeatable); 'startup'
-                          selects the start-up measurements
+                          selects the start-up measurements, 'watch mode' the watch-mode one
+                          (polling loop vs WATCH=true: idle requests, drift reaction, RSS)
   --cpu-prof DIR          write a .cpuprofile of each measured run into DIR
   --out FILE              the JSON report's path (default tools/bench/results/latest*.json)
   --no-docs               never write docs/benchmarks.md
@@ -92,7 +94,20 @@ const startup = await runStartupMeasurements({
   selected,
   progress: (line) => process.stdout.write(`${line}\n`),
 });
-const markdown = [report.scenarios.length ? markdownReport(report) : '', startupMarkdown(startup)]
+// Watch mode beside the polling loop (`--only 'watch mode'` runs only this).
+const watch = selected('watch mode')
+  ? await runWatchBench({
+      small: values.small,
+      latencyMs: latencies?.at(-1) ?? (values.small ? 5 : 50),
+      ...(values.small ? { idleSeconds: 5, edits: 10 } : {}),
+      progress: (line) => process.stdout.write(`${line}\n`),
+    })
+  : undefined;
+const markdown = [
+  report.scenarios.length ? markdownReport(report) : '',
+  startupMarkdown(startup),
+  watch ? `\n${watchMarkdown(watch).join('\n')}\n` : '',
+]
   .filter(Boolean)
   .join('\n');
 process.stdout.write(`\n${markdown}`);
@@ -101,7 +116,7 @@ const out =
   values.out ??
   join(REPO_ROOT, 'tools/bench/results', values.small ? 'latest-small.json' : 'latest.json');
 await mkdir(dirname(out), { recursive: true });
-await writeFile(out, `${JSON.stringify({ ...report, startup }, null, 2)}\n`);
+await writeFile(out, `${JSON.stringify({ ...report, startup, watch }, null, 2)}\n`);
 process.stdout.write(`\nJSON report: ${out}\n`);
 // Partial and CI runs never replace the published table.
 if (!values.small && !values.only?.length && !values['no-docs']) {

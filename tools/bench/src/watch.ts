@@ -33,22 +33,25 @@ const INTEGRATION = 'openshift-resources';
 /** The loop's default sleep (SLEEP_DURATION_SECS): the polling loop's period, watch mode's resync. */
 const PERIOD_SECONDS = 600;
 
-const { values } = parseArgs({
-  options: {
-    small: { type: 'boolean', default: false },
-    latency: { type: 'string', default: '50' },
-    'idle-seconds': { type: 'string', default: '60' },
-    edits: { type: 'string', default: '100' },
-    /** QONTRACT_MAX_OLD_SPACE_MB of both processes (the heap a pod's memory limit gives). */
-    'heap-mib': { type: 'string' },
-    out: { type: 'string' },
-  },
-});
-const scale: Scale = values.small ? SMALL_SCALE : { clusters: 20, namespaces: 50, resources: 50 };
-const latencyMs = Number(values.latency);
-const idleSeconds = Number(values['idle-seconds']);
-const edits = Number(values.edits);
-const progress = (line: string) => process.stdout.write(`${line}\n`);
+/** What one watch-mode measurement uses. */
+export interface WatchBenchOptions {
+  readonly small?: boolean;
+  readonly latencyMs?: number;
+  readonly idleSeconds?: number;
+  readonly edits?: number;
+  /** QONTRACT_MAX_OLD_SPACE_MB of both processes (the heap a pod's memory limit gives). */
+  readonly heapMiB?: number | undefined;
+  readonly out?: string | undefined;
+  readonly progress?: (line: string) => void;
+}
+
+interface Settings {
+  readonly scale: Scale;
+  readonly latencyMs: number;
+  readonly idleSeconds: number;
+  readonly edits: number;
+  readonly heapMiB: number | undefined;
+}
 
 interface Child {
   readonly process: ChildProcess;
@@ -58,7 +61,7 @@ interface Child {
   stop(): Promise<void>;
 }
 
-function startLoop(env: ScaleEnvironment, watch: boolean): Child {
+function startLoop(env: ScaleEnvironment, watch: boolean, settings: Settings): Child {
   const child = spawn(process.execPath, [RUN_INTEGRATION], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
@@ -73,7 +76,7 @@ function startLoop(env: ScaleEnvironment, watch: boolean): Child {
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'INFO',
       ...(watch ? { WATCH: 'true' } : {}),
-      ...(values['heap-mib'] ? { QONTRACT_MAX_OLD_SPACE_MB: values['heap-mib'] } : {}),
+      ...(settings.heapMiB ? { QONTRACT_MAX_OLD_SPACE_MB: String(settings.heapMiB) } : {}),
     },
   });
   if (child.pid === undefined) throw new Error(`could not start ${RUN_INTEGRATION}`);
@@ -162,7 +165,10 @@ function edit(fake: FakeKubeApiServer, cluster: string, ns: string, name: string
 }
 
 /** Edits ConfigMaps one at a time and times each fix at the server. */
-async function driftReactions(fake: FakeKubeApiServer): Promise<number[]> {
+async function driftReactions(
+  fake: FakeKubeApiServer,
+  { edits, scale }: Settings,
+): Promise<number[]> {
   const latencies: number[] = [];
   for (let i = 0; i < edits; i++) {
     const cluster = clusterName(i % scale.clusters);
@@ -193,7 +199,17 @@ async function driftReactions(fake: FakeKubeApiServer): Promise<number[]> {
   return latencies;
 }
 
-async function main(): Promise<void> {
+/** Measures the polling loop, then watch mode, on one generated tree; writes and returns the result. */
+export async function runWatchBench(options: WatchBenchOptions = {}) {
+  const settings: Settings = {
+    scale: options.small ? SMALL_SCALE : { clusters: 20, namespaces: 50, resources: 50 },
+    latencyMs: options.latencyMs ?? 50,
+    idleSeconds: options.idleSeconds ?? 60,
+    edits: options.edits ?? 100,
+    heapMiB: options.heapMiB,
+  };
+  const { scale, latencyMs, idleSeconds, edits } = settings;
+  const progress = options.progress ?? (() => {});
   progress(`generating the ${scaleLabel(scale)} tree and its GraphQL server`);
   const env = await createScaleEnvironment(scale);
   try {
@@ -205,7 +221,7 @@ async function main(): Promise<void> {
 
       // The polling loop: one run's requests every period.
       fake.resetLog();
-      const polling = startLoop(env, false);
+      const polling = startLoop(env, false, settings);
       let pollStarted = performance.now();
       await polling.waitFor((l) => l.summary !== undefined);
       const pollRunSeconds = (performance.now() - pollStarted) / 1000;
@@ -217,7 +233,7 @@ async function main(): Promise<void> {
       // Watch mode.
       fake.resetLog();
       pollStarted = performance.now();
-      const watching = startLoop(env, true);
+      const watching = startLoop(env, true, settings);
       try {
         let cachesLine = '';
         await watching.waitFor((l) => {
@@ -238,13 +254,13 @@ async function main(): Promise<void> {
           Object.entries(idle).map(([verb, n]) => [verb, (n * 60) / idleSeconds]),
         );
         progress(`watch: idle ${idleSeconds} s: ${JSON.stringify(idle)}`);
-        const reactions = await driftReactions(fake);
+        const reactions = await driftReactions(fake, settings);
         const measured = reactions.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
         const result = {
           scale: scaleLabel(scale),
           latencyMs,
           periodSeconds: PERIOD_SECONDS,
-          heapMiB: values['heap-mib'] ? Number(values['heap-mib']) : null,
+          heapMiB: settings.heapMiB ?? null,
           loadAverage: loadavg()[0],
           polling: {
             runSeconds: pollRunSeconds,
@@ -279,12 +295,12 @@ async function main(): Promise<void> {
           },
         };
         const out =
-          values.out ??
-          join(REPO_ROOT, 'tools/bench/results', values.small ? 'watch-small.json' : 'watch.json');
+          options.out ??
+          join(REPO_ROOT, 'tools/bench/results', options.small ? 'watch-small.json' : 'watch.json');
         await mkdir(dirname(out), { recursive: true });
         await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
-        progress(JSON.stringify(result, null, 2));
         progress(`JSON report: ${out}`);
+        return result;
       } finally {
         await watching.stop();
       }
@@ -296,4 +312,43 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+export type WatchBenchResult = Awaited<ReturnType<typeof runWatchBench>>;
+
+/** The markdown rows of a watch-mode measurement, beside the polling loop. */
+export function watchMarkdown(r: WatchBenchResult): string[] {
+  const perMinute = (m: Record<string, number>) =>
+    Object.entries(m)
+      .filter(([, n]) => n > 0)
+      .map(([verb, n]) => `${verb} ${n.toFixed(1)}`)
+      .join(', ') || '0';
+  return [
+    `| watch mode (${r.scale} @${r.latencyMs}ms) | polling loop | watch mode |`,
+    '| --- | --- | --- |',
+    `| requests per idle minute | ${perMinute(r.polling.requestsPerIdleMinute)} | ${perMinute(r.watch.requestsPerIdleMinute)} |`,
+    `| drift reaction p50 / p99 | ${r.polling.driftReactionP50Seconds.toFixed(0)} s / ${r.polling.driftReactionP99Seconds.toFixed(0)} s (the next run) | ${r.watch.driftReactionP50Ms.toFixed(0)} ms / ${r.watch.driftReactionP99Ms.toFixed(0)} ms (${r.watch.reverted}/${r.watch.edits} reverted) |`,
+    `| peak RSS MiB | ${r.polling.peakRssMiB.toFixed(0)} | ${r.watch.peakRssMiB.toFixed(0)} |`,
+  ];
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      small: { type: 'boolean', default: false },
+      latency: { type: 'string', default: '50' },
+      'idle-seconds': { type: 'string', default: '60' },
+      edits: { type: 'string', default: '100' },
+      'heap-mib': { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const result = await runWatchBench({
+    small: values.small,
+    latencyMs: Number(values.latency),
+    idleSeconds: Number(values['idle-seconds']),
+    edits: Number(values.edits),
+    heapMiB: values['heap-mib'] ? Number(values['heap-mib']) : undefined,
+    out: values.out,
+    progress: (line) => process.stdout.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n${watchMarkdown(result).join('\n')}\n`);
+}
