@@ -163,57 +163,63 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
   const key = (...parts: string[]) => parts.join('\0');
   const pathKey = (path: string) => path.replace(/^\/+/, '');
 
+  /**
+   * One upstream read through the run's cache: keyed by the repository (and
+   * for GitHub the token, so one saas file never reads another's private
+   * repository through the cache) and `parts`; counted when it is really made.
+   */
+  const read = async <T>(
+    cache: Map<string, Promise<T>>,
+    counter: keyof RepoSourceRequests,
+    url: string,
+    parts: readonly string[],
+    fromGithub: (octokit: Octokit, repo: string) => Promise<T>,
+    fromGitlab: (api: GitlabApi, project: string) => Promise<T>,
+  ): Promise<T> => {
+    const where = await locate(url);
+    const k = key(where.kind === 'github' ? credential : 'gitlab', url, ...parts);
+    return cached(cache, k, async () => {
+      if (where.kind === 'github') {
+        const octokit = await github();
+        run.requests[counter] += 1;
+        return fromGithub(octokit, where.repo);
+      }
+      const api = await gitlab(where.target);
+      run.requests[counter] += 1;
+      return fromGitlab(api, where.project);
+    });
+  };
+
   return {
-    async resolveRef(url, ref) {
-      const where = await locate(url);
-      const k = where.kind === 'github' ? key(credential, url, ref) : key('gitlab', url, ref);
-      return cached(run.refs, k, async () => {
-        if (where.kind === 'github') {
-          const octokit = await github();
-          run.requests.resolveRef += 1;
-          return resolveGithubRef(octokit, where.repo, ref);
-        }
-        const api = await gitlab(where.target);
-        run.requests.resolveRef += 1;
-        return api.resolveRef(where.project, ref);
-      });
-    },
+    resolveRef: (url, ref) =>
+      read(
+        run.refs,
+        'resolveRef',
+        url,
+        [ref],
+        (octokit, repo) => resolveGithubRef(octokit, repo, ref),
+        (api, project) => api.resolveRef(project, ref),
+      ),
 
-    async getFile(url, path, sha) {
-      const where = await locate(url);
-      const k =
-        where.kind === 'github'
-          ? key(credential, url, pathKey(path), sha)
-          : key('gitlab', url, pathKey(path), sha);
-      return cached(run.files, k, async () => {
-        if (where.kind === 'github') {
-          const octokit = await github();
-          run.requests.getFile += 1;
-          return readGithubFile(octokit, where.repo, path, sha);
-        }
-        const api = await gitlab(where.target);
-        run.requests.getFile += 1;
-        return api.getFile(where.project, path, sha);
-      });
-    },
+    getFile: (url, path, sha) =>
+      read(
+        run.files,
+        'getFile',
+        url,
+        [pathKey(path), sha],
+        (octokit, repo) => readGithubFile(octokit, repo, path, sha),
+        (api, project) => api.getFile(project, path, sha),
+      ),
 
-    async listFiles(url, path, sha) {
-      const where = await locate(url);
-      const k =
-        where.kind === 'github'
-          ? key(credential, url, pathKey(path), sha)
-          : key('gitlab', url, pathKey(path), sha);
-      return cached(run.dirs, k, async (): Promise<readonly RepoFile[]> => {
-        if (where.kind === 'github') {
-          const octokit = await github();
-          run.requests.listFiles += 1;
-          return listGithubFiles(octokit, where.repo, path, sha);
-        }
-        const api = await gitlab(where.target);
-        run.requests.listFiles += 1;
-        return api.listFiles(where.project, path, sha);
-      });
-    },
+    listFiles: (url, path, sha) =>
+      read(
+        run.dirs,
+        'listFiles',
+        url,
+        [pathKey(path), sha],
+        (octokit, repo) => listGithubFiles(octokit, repo, path, sha),
+        (api, project) => api.listFiles(project, path, sha),
+      ),
 
     get requests() {
       return { ...run.requests };

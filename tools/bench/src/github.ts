@@ -1,13 +1,12 @@
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { seededRandom } from '@qontract/fake-kube-apiserver';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
-import pLimit from 'p-limit';
 import { stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
 import { type MeasureOptions, measureInChild } from './measure.ts';
-import { REPO_ROOT } from './tree.ts';
+import { REPO_ROOT, writeTreeFiles } from './tree.ts';
 
 const EXAMPLES = join(REPO_ROOT, 'examples/app-interface');
 
@@ -121,15 +120,7 @@ async function writeGithubTree(dir: string, scale: GithubScale): Promise<number>
       roles: (rolesOfUser.get(u) ?? []).map(($ref) => ({ $ref })),
     });
   }
-  const limit = pLimit(64);
-  await Promise.all(
-    files.map(([path, text]) =>
-      limit(async () => {
-        await mkdir(dirname(path), { recursive: true });
-        await writeFile(path, text);
-      }),
-    ),
-  );
+  await writeTreeFiles(files);
   return files.length;
 }
 

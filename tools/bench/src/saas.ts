@@ -1,15 +1,14 @@
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeRegistry, startFakeRegistry } from '@qontract/testing/fake-registry';
-import pLimit from 'p-limit';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
 import { type MeasureOptions, measureInChild } from './measure.ts';
 import { clusterName, namespaceName } from './model.ts';
-import { benchConfigToml, REPO_ROOT, writeAppInterfaceTree } from './tree.ts';
+import { benchConfigToml, REPO_ROOT, writeAppInterfaceTree, writeTreeFiles } from './tree.ts';
 
 const EXAMPLES = join(REPO_ROOT, 'examples/app-interface');
 const GITHUB_TOKEN = 'ghp_bench_saas_token';
@@ -173,15 +172,7 @@ async function writeSaasTree(
       ],
     });
   }
-  const limit = pLimit(64);
-  await Promise.all(
-    files.map(([path, text]) =>
-      limit(async () => {
-        await mkdir(dirname(path), { recursive: true });
-        await writeFile(path, text);
-      }),
-    ),
-  );
+  await writeTreeFiles(files);
   return base.files + files.length;
 }
 

@@ -149,11 +149,16 @@ export async function writeAppInterfaceTree(
       })),
     });
   }
+  await writeTreeFiles(files);
+  return { dir, files: files.length };
+}
+
+/** Writes generated files (path, text), their directories first, 64 at a time. */
+export async function writeTreeFiles(files: readonly (readonly [string, string])[]): Promise<void> {
   const dirs = new Set(files.map(([path]) => dirname(path)));
   for (const d of dirs) await mkdir(d, { recursive: true });
   const limit = pLimit(64);
   await Promise.all(files.map(([path, text]) => limit(() => writeFile(path, text))));
-  return { dir, files: files.length };
 }
 
 /** The config.toml of a run: the GraphQL server and the cluster tokens (config-file secrets). */
