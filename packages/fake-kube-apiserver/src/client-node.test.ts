@@ -124,31 +124,72 @@ describe('@kubernetes/client-node against the fake', () => {
     expect(listed.items).toHaveLength(1);
   });
 
+  /**
+   * A client-node Watch of the `paged` ConfigMaps: resolves once it is set
+   * up, with the promise of its first `count` events (as `describe` renders them).
+   */
+  async function watchUntil(
+    query: Record<string, string>,
+    count: number,
+    describe: (phase: string, obj: KubernetesObject) => string,
+  ): Promise<{ events: Promise<string[]> }> {
+    const seen: string[] = [];
+    let finish: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const controller = await new Watch(kc).watch(
+      '/api/v1/namespaces/paged/configmaps',
+      query,
+      (phase, obj: KubernetesObject) => {
+        seen.push(describe(phase, obj));
+        if (seen.length === count) finish();
+      },
+      () => finish(),
+    );
+    return {
+      events: done.then(() => {
+        controller.abort();
+        return seen;
+      }),
+    };
+  }
+
   it('watches changes', async () => {
     const core = kc.makeApiClient(CoreV1Api);
-    const watch = new Watch(kc);
-    const seen: string[] = [];
-    let resolveDone: () => void = () => {};
-    const done = new Promise<void>((resolve) => {
-      resolveDone = resolve;
-    });
-    const controller = await watch.watch(
-      '/api/v1/namespaces/paged/configmaps',
+    const watching = await watchUntil(
       { fieldSelector: 'metadata.name=watched' },
-      (phase, obj: KubernetesObject) => {
-        seen.push(`${phase} ${obj.metadata?.name}`);
-        if (seen.length === 2) resolveDone();
-      },
-      () => resolveDone(),
+      2,
+      (phase, obj) => `${phase} ${obj.metadata?.name}`,
     );
     await core.createNamespacedConfigMap({
       namespace: 'paged',
       body: { metadata: { name: 'watched' } },
     });
     await core.deleteNamespacedConfigMap({ namespace: 'paged', name: 'watched' });
-    await done;
-    controller.abort();
-    expect(seen).toEqual(['ADDED watched', 'DELETED watched']);
+    expect(await watching.events).toEqual(['ADDED watched', 'DELETED watched']);
+  });
+
+  it('reports an object whose labels leave a watch selection as DELETED', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const watching = await watchUntil(
+      { labelSelector: 'pick=yes' },
+      2,
+      (phase, obj) => `${phase} ${obj.metadata?.name} ${obj.metadata?.resourceVersion}`,
+    );
+    const created = await core.createNamespacedConfigMap({
+      namespace: 'paged',
+      body: { metadata: { name: 'picked', labels: { pick: 'yes' } } },
+    });
+    const moved = await core.replaceNamespacedConfigMap({
+      namespace: 'paged',
+      name: 'picked',
+      body: { ...created, metadata: { ...created.metadata, labels: { pick: 'no' } } },
+    });
+    expect(await watching.events).toEqual([
+      `ADDED picked ${created.metadata?.resourceVersion}`,
+      `DELETED picked ${moved.metadata?.resourceVersion}`,
+    ]);
   });
 
   it('ends a watch from the server side after timeoutSeconds, with a last bookmark', async () => {

@@ -48,6 +48,8 @@ export interface ClusterSettings {
   readonly workloadReadyDelayMs: number;
   /** PEM of the serving certificate, which service-account token Secrets carry as `ca.crt`. */
   readonly caCertificate?: string;
+  /** How long a read waits for a resourceVersion the store has not reached yet. Default 3000. */
+  readonly tooLargeResourceVersionWaitMs?: number;
 }
 
 const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
@@ -76,6 +78,7 @@ export class FakeCluster {
   readonly openshift: boolean;
   workloadReadyDelayMs: number;
   readonly caCertificate: string;
+  readonly tooLargeResourceVersionWaitMs: number;
   readonly store = new ObjectStore();
   private readonly builtinTypes: readonly ResourceType[];
   private readonly customTypes = new Map<string, ResourceType>();
@@ -97,6 +100,7 @@ export class FakeCluster {
     this.openshift = settings.openshift;
     this.workloadReadyDelayMs = settings.workloadReadyDelayMs;
     this.caCertificate = settings.caCertificate ?? '';
+    this.tooLargeResourceVersionWaitMs = settings.tooLargeResourceVersionWaitMs ?? 3000;
     this.builtinTypes = settings.openshift
       ? [...KUBERNETES_TYPES, ...OPENSHIFT_TYPES]
       : KUBERNETES_TYPES;

@@ -4,9 +4,15 @@ import { dryRunOf, fieldManagerOf, parseBody, readBody, sendJson } from './http-
 import { isObject, type JsonObject } from './json.ts';
 import { queryOf, render } from './resource-query.ts';
 import { mediaType } from './route.ts';
-import { ApiError, badRequest, methodNotAllowed, pathNotFound } from './status.ts';
+import {
+  ApiError,
+  badRequest,
+  methodNotAllowed,
+  pathNotFound,
+  tooLargeResourceVersion,
+} from './status.ts';
 import { table, wantsTable } from './table.ts';
-import { startWatch } from './watch.ts';
+import { startWatch, untilFresh } from './watch.ts';
 
 const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('{');
@@ -42,12 +48,14 @@ export async function handleResource(ctx: HandlerContext): Promise<Outcome> {
       return { status: 200, kind, dryRun: false };
     }
     case 'list': {
+      await untilListable(ctx);
+      if (res.destroyed) return { status: 0, kind, dryRun: false };
       listResponse(ctx, type, apiVersion);
       return { status: 200, kind, dryRun: false };
     }
     case 'watch': {
       if (type.virtual) throw methodNotAllowed();
-      startWatch(ctx, type, apiVersion);
+      await startWatch(ctx, type, apiVersion);
       return { status: 200, kind, dryRun: false };
     }
     default:
@@ -176,6 +184,34 @@ export async function handleResource(ctx: HandlerContext): Promise<Outcome> {
     }
     default:
       throw methodNotAllowed();
+  }
+}
+
+/**
+ * A list asking for a resourceVersion the cluster has not reached. The watch
+ * cache serves `NotOlderThan` (the default match) and waits for the version
+ * before its 504; a list it hands to etcd (`Exact`, or a `limit` with a
+ * version other than 0) gets the 504 at once. Versions the cluster has reached
+ * are served with the current state, as `NotOlderThan` allows.
+ */
+async function untilListable(ctx: HandlerContext): Promise<void> {
+  const { cluster, query, res } = ctx;
+  const text = query.get('resourceVersion') ?? '';
+  const requested = Number(text);
+  if (text === '' || !Number.isSafeInteger(requested) || requested <= cluster.store.resourceVersion)
+    return;
+  const limit = Number.parseInt(query.get('limit') ?? '', 10);
+  if (query.get('resourceVersionMatch') === 'Exact' || limit > 0) {
+    throw tooLargeResourceVersion(requested, cluster.store.resourceVersion, 0);
+  }
+  const fresh = await untilFresh(
+    cluster.store,
+    requested,
+    cluster.tooLargeResourceVersionWaitMs,
+    res,
+  );
+  if (!fresh && !res.destroyed) {
+    throw tooLargeResourceVersion(requested, cluster.store.resourceVersion, 1);
   }
 }
 

@@ -43,6 +43,12 @@ export interface FakeKubeApiServerOptions {
   readonly random?: () => number;
   /** The request log keeps about this many of the latest entries. Default 100,000. */
   readonly maxLogEntries?: number;
+  /**
+   * How long a read asking for a resourceVersion ahead of the cluster's waits
+   * for it before the 504 `ResourceVersionTooLarge` (a list, or a watch with
+   * `sendInitialEvents=true`); kube-apiserver's watch cache waits 3 s. Default 3000.
+   */
+  readonly tooLargeResourceVersionWaitMs?: number;
 }
 
 export interface RequestLogEntry {
@@ -302,6 +308,9 @@ export async function startFakeKubeApiServer(
         openshift: spec.openshift ?? false,
         workloadReadyDelayMs: ready,
         caCertificate: tls.cert,
+        ...(options.tooLargeResourceVersionWaitMs !== undefined
+          ? { tooLargeResourceVersionWaitMs: options.tooLargeResourceVersionWaitMs }
+          : {}),
       });
       const listener: Listener = {
         cluster,

@@ -130,3 +130,24 @@ export function resourceVersionOnCreate(): ApiError {
 export function expired(message: string): ApiError {
   return new ApiError(410, 'Expired', message);
 }
+
+/**
+ * A read asking for a revision the server has not reached: a 504 Timeout whose
+ * cause tells clients it is that. The watch cache, having waited, asks for a
+ * retry after 1 s; the etcd paths answer at once and ask for none.
+ */
+export function tooLargeResourceVersion(
+  requested: number,
+  current: number,
+  retryAfterSeconds: number,
+): ApiError {
+  return new ApiError(
+    504,
+    'Timeout',
+    `Timeout: Too large resource version: ${requested}, current: ${current}`,
+    {
+      causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+      ...(retryAfterSeconds > 0 ? { retryAfterSeconds } : {}),
+    },
+  );
+}

@@ -78,7 +78,13 @@ type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface StoreEvent {
   readonly type: WatchEventType;
   readonly resource: string;
+  /** The new state; for DELETED the last state, stamped with the deletion's revision. */
   readonly object: StoredObject;
+  /**
+   * The state a MODIFIED change replaced: a watch with a selector decides from
+   * both whether the object entered, stayed in or left its selection.
+   */
+  readonly previous?: StoredObject;
 }
 
 export interface Query {
@@ -160,6 +166,40 @@ function decodeContinue(token: string): ContinueToken {
   );
 }
 
+/** Writes `resourceVersion` into the object's metadata and keeps it serialised. */
+function storedEntry(object: JsonObject, resourceVersion: number): StoredObject {
+  const metadata = metadataOf(object);
+  metadata.resourceVersion = String(resourceVersion);
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
+  const name = String(metadata.name ?? '');
+  const apiVersion = String(object.apiVersion ?? '');
+  const json = JSON.stringify(object);
+  const typeMeta = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(String(object.kind ?? ''))},`;
+  return new StoredEntry({
+    key: objectKey(namespace, name),
+    namespace,
+    name,
+    uid: String(metadata.uid ?? ''),
+    labels: stringMap(metadata.labels),
+    owners: Array.isArray(metadata.ownerReferences)
+      ? metadata.ownerReferences.filter(isObject).map((r) => String(r.uid ?? ''))
+      : NO_OWNERS,
+    resourceVersion,
+    apiVersion,
+    bytes: ownBuffer(json),
+    typeMetaLength: json.startsWith(typeMeta) ? Buffer.byteLength(typeMeta) : 0,
+  });
+}
+
+/**
+ * A stored state carrying another resourceVersion: the watch cache reports an
+ * object leaving a watch's selection as DELETED with the state the watcher
+ * knew, stamped with the version of the change that took it out.
+ */
+export function restamped(object: StoredObject, resourceVersion: number): StoredObject {
+  return storedEntry(JSON.parse(object.json) as JsonObject, resourceVersion);
+}
+
 const HISTORY_LIMIT = 2000;
 
 /** All objects of one cluster, its resourceVersion counter and its watchers. */
@@ -211,7 +251,11 @@ export class ObjectStore {
     if (previous) this.unindex(resource, previous);
     c.insert(stored);
     this.index(resource, stored);
-    this.emit({ type, resource, object: stored });
+    this.emit(
+      type === 'MODIFIED' && previous
+        ? { type, resource, object: stored, previous }
+        : { type, resource, object: stored },
+    );
     return stored;
   }
 
@@ -266,28 +310,8 @@ export class ObjectStore {
   }
 
   private serialise(object: JsonObject): StoredObject {
-    const metadata = metadataOf(object);
     this.revision += 1;
-    metadata.resourceVersion = String(this.revision);
-    const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
-    const name = String(metadata.name ?? '');
-    const apiVersion = String(object.apiVersion ?? '');
-    const json = JSON.stringify(object);
-    const typeMeta = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(String(object.kind ?? ''))},`;
-    return new StoredEntry({
-      key: objectKey(namespace, name),
-      namespace,
-      name,
-      uid: String(metadata.uid ?? ''),
-      labels: stringMap(metadata.labels),
-      owners: Array.isArray(metadata.ownerReferences)
-        ? metadata.ownerReferences.filter(isObject).map((r) => String(r.uid ?? ''))
-        : NO_OWNERS,
-      resourceVersion: this.revision,
-      apiVersion,
-      bytes: ownBuffer(json),
-      typeMetaLength: json.startsWith(typeMeta) ? Buffer.byteLength(typeMeta) : 0,
-    });
+    return storedEntry(object, this.revision);
   }
 
   private emit(event: StoreEvent): void {

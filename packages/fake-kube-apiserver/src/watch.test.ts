@@ -1,12 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type ClusterHandle, type FakeKubeApiServer, startFakeKubeApiServer } from './server.ts';
-import { call, watchEvents } from './test-support/client.ts';
+import { call, SETTLED, watchEvents } from './test-support/client.ts';
 
 let server: FakeKubeApiServer;
 let c: ClusterHandle;
 
 beforeAll(async () => {
-  server = await startFakeKubeApiServer({ clusters: [{ name: 'a' }] });
+  server = await startFakeKubeApiServer({
+    clusters: [{ name: 'a' }],
+    tooLargeResourceVersionWaitMs: 200,
+  });
   c = server.cluster('a');
 });
 afterAll(() => server.close());
@@ -133,16 +136,147 @@ describe('watch', () => {
     });
   });
 
-  it('refuses a version ahead of the server with 504 ResourceVersionTooLarge', async () => {
-    const ahead = c.state.store.resourceVersion + 100;
-    const reply = await call(
+  it('starts a plain watch from a version ahead of the server: the changes after it', async () => {
+    const ahead = c.state.store.resourceVersion + 1;
+    const events = await watchEvents(
+      c,
+      `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${ahead}`,
+      1,
+      () => {
+        void (async () => {
+          // This write makes the version the watch asked for; only the later ones are after it.
+          await create('at-the-version');
+          await create('after-the-version');
+        })();
+      },
+    );
+    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([
+      ['ADDED', 'after-the-version'],
+    ]);
+    expect(Number(events[0].object.metadata.resourceVersion)).toBeGreaterThan(ahead);
+  });
+
+  it('waits for a version ahead of the server when the initial events are asked for', async () => {
+    const store = c.state.store;
+    const subscribe = vi.spyOn(store, 'subscribe');
+    try {
+      const ahead = store.resourceVersion + 1;
+      const events = watchEvents(
+        c,
+        `/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${ahead}&fieldSelector=metadata.name%3Darrives`,
+        2,
+      );
+      // The watch subscribes to the store while it waits; another client's write then reaches the version.
+      await vi.waitUntil(() => subscribe.mock.calls.length > 0, SETTLED);
+      await create('arrives');
+      const got = await events;
+      expect(got.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK']);
+      expect(got[0].object.metadata).toMatchObject({
+        name: 'arrives',
+        resourceVersion: String(ahead),
+      });
+    } finally {
+      subscribe.mockRestore();
+    }
+  });
+
+  it('answers a version that does not come in time with a 504 ResourceVersionTooLarge event', async () => {
+    const ahead = c.state.store.resourceVersion + 1000;
+    const events = await watchEvents(
+      c,
+      `/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${ahead}`,
+      2,
+    );
+    expect(events).toEqual([
+      {
+        type: 'ERROR',
+        object: expect.objectContaining({
+          kind: 'Status',
+          code: 504,
+          reason: 'Timeout',
+          details: {
+            causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+            retryAfterSeconds: 1,
+          },
+        }),
+      },
+    ]);
+    expect(events[0].object.message).toBe(
+      `Timeout: Too large resource version: ${ahead}, current: ${c.state.store.resourceVersion}`,
+    );
+  });
+
+  it('leaves nothing behind when the client goes away while the watch waits', async () => {
+    const store = c.state.store;
+    const unsubscribed = vi.fn();
+    const original = store.subscribe.bind(store);
+    const subscribe = vi.spyOn(store, 'subscribe').mockImplementation((listener) => {
+      const unsubscribe = original(listener);
+      return () => {
+        unsubscribed();
+        return unsubscribe();
+      };
+    });
+    try {
+      const ahead = store.resourceVersion + 1000;
+      const { request } = await import('node:https');
+      const req = request(
+        new URL(
+          `/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersion=${ahead}`,
+          c.url,
+        ),
+        { headers: { Authorization: `Bearer ${c.token}` }, ca: c.caCertificate, agent: false },
+      );
+      req.on('error', () => {});
+      req.end();
+      await vi.waitUntil(() => subscribe.mock.calls.length > 0, SETTLED);
+      req.destroy();
+      await vi.waitUntil(() => unsubscribed.mock.calls.length > 0, SETTLED);
+      expect(unsubscribed).toHaveBeenCalledTimes(subscribe.mock.calls.length);
+    } finally {
+      subscribe.mockRestore();
+    }
+  });
+
+  it('lists a version ahead of the server after waiting for it, or answers 504', async () => {
+    const store = c.state.store;
+    const ahead = store.resourceVersion + 1000;
+    const waited = await call(
       c,
       'GET',
-      `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${ahead}`,
+      `/api/v1/namespaces/default/configmaps?resourceVersion=${ahead}`,
     );
-    expect(reply.status).toBe(504);
-    expect(reply.body.details.causes[0].reason).toBe('ResourceVersionTooLarge');
-    expect(reply.body.message).toMatch(/^Too large resource version: \d+, current: \d+$/);
+    expect(waited.status).toBe(504);
+    expect(waited.body.details).toEqual({
+      causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+      retryAfterSeconds: 1,
+    });
+    // etcd serves a paginated list: it answers at once, without a retry delay.
+    const paged = await call(
+      c,
+      'GET',
+      `/api/v1/namespaces/default/configmaps?resourceVersion=${ahead}&limit=10`,
+    );
+    expect(paged.status).toBe(504);
+    expect(paged.body.details.retryAfterSeconds).toBeUndefined();
+    const subscribe = vi.spyOn(store, 'subscribe');
+    try {
+      const next = store.resourceVersion + 1;
+      const listed = call(
+        c,
+        'GET',
+        `/api/v1/namespaces/default/configmaps?resourceVersion=${next}&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dlisted-late`,
+      );
+      await vi.waitUntil(() => subscribe.mock.calls.length > 0, SETTLED);
+      await create('listed-late');
+      const reply = await listed;
+      expect(reply.status).toBe(200);
+      expect(reply.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
+        'listed-late',
+      ]);
+    } finally {
+      subscribe.mockRestore();
+    }
   });
 
   it('streams Table rows to clients that ask for tables (kubectl get --watch)', async () => {
@@ -178,5 +312,53 @@ describe('watch', () => {
     expect(event.object.kind).toBe('Table');
     expect(event.object.rows[0].cells[0]).toBe('take');
     expect(event.object.rows[0].object.kind).toBe('PartialObjectMetadata');
+  });
+});
+
+describe('watch with a selector', () => {
+  const path = '/api/v1/namespaces/default/configmaps/mover';
+  const patch = (body: unknown) =>
+    call(c, 'PATCH', path, { body, contentType: 'application/merge-patch+json' });
+  const selection = '/api/v1/namespaces/default/configmaps?watch=1&labelSelector=pick%3Dyes';
+  let before = '';
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes
+  let live: any[] = [];
+  const versions: string[] = [];
+
+  it('sees an object enter, change within and leave its selection', async () => {
+    await create('mover', { pick: 'no' });
+    before = String(c.state.store.resourceVersion);
+    live = await watchEvents(c, `${selection}&resourceVersion=${before}`, 3, () => {
+      void (async () => {
+        for (const body of [
+          { metadata: { labels: { pick: 'yes' } } },
+          { data: { k: 'v' } },
+          { metadata: { labels: { pick: 'gone' } } },
+          { data: { k: 'unseen' } },
+        ]) {
+          versions.push((await patch(body)).body.metadata.resourceVersion);
+        }
+      })();
+    });
+    expect(
+      live.map((e) => [e.type, e.object.metadata.labels, e.object.metadata.resourceVersion]),
+    ).toEqual([
+      ['ADDED', { pick: 'yes' }, versions[0]],
+      ['MODIFIED', { pick: 'yes' }, versions[1]],
+      // The state the watcher knew, at the version of the change that took it out.
+      ['DELETED', { pick: 'yes' }, versions[2]],
+    ]);
+    expect(live[2].object.data).toEqual({ k: 'v' });
+  });
+
+  it('replays the same transitions from an older resourceVersion', async () => {
+    await vi.waitUntil(() => versions.length === 4, SETTLED);
+    const replayed = await watchEvents(
+      c,
+      `${selection}&resourceVersion=${before}&allowWatchBookmarks=true&timeoutSeconds=1`,
+      4,
+    );
+    expect(replayed.slice(0, -1)).toEqual(live);
+    expect(replayed.at(-1).type).toBe('BOOKMARK');
   });
 });

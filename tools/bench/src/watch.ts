@@ -314,6 +314,21 @@ export async function runWatchBench(options: WatchBenchOptions = {}) {
 
 export type WatchBenchResult = Awaited<ReturnType<typeof runWatchBench>>;
 
+/** The command line of `node tools/bench/src/watch.ts`. */
+function parseWatchArgs() {
+  return parseArgs({
+    options: {
+      small: { type: 'boolean', default: false },
+      latency: { type: 'string', default: '50' },
+      'idle-seconds': { type: 'string', default: '60' },
+      edits: { type: 'string', default: '100' },
+      'heap-mib': { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }).values;
+}
+
 /** The markdown rows of a watch-mode measurement, beside the polling loop. */
 export function watchMarkdown(r: WatchBenchResult): string[] {
   const perMinute = (m: Record<string, number>) =>
@@ -330,17 +345,33 @@ export function watchMarkdown(r: WatchBenchResult): string[] {
   ];
 }
 
+const WATCH_USAGE = `Usage: node tools/bench/src/watch.ts [OPTIONS]
+
+Watch mode (WATCH=true) beside the polling loop against simulated clusters:
+requests per idle minute, drift reaction p50 / p99, peak RSS.
+
+Options:
+  --small            2 × 3 × 5 instead of 20 × 50 × 50
+  --latency MS       latency injected at the simulated servers (default 50)
+  --idle-seconds N   how long the idle requests are counted (default 60)
+  --edits N          hand edits whose reaction is timed (default 100)
+  --heap-mib N       QONTRACT_MAX_OLD_SPACE_MB of both runs (the heap a pod would get)
+  --out FILE         also write the JSON result there
+  -h, --help         this text
+`;
+
 if (import.meta.main) {
-  const { values } = parseArgs({
-    options: {
-      small: { type: 'boolean', default: false },
-      latency: { type: 'string', default: '50' },
-      'idle-seconds': { type: 'string', default: '60' },
-      edits: { type: 'string', default: '100' },
-      'heap-mib': { type: 'string' },
-      out: { type: 'string' },
-    },
-  });
+  let values: ReturnType<typeof parseWatchArgs>;
+  try {
+    values = parseWatchArgs();
+  } catch (e) {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n\n${WATCH_USAGE}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(WATCH_USAGE);
+    process.exit(0);
+  }
   const result = await runWatchBench({
     small: values.small,
     latencyMs: Number(values.latency),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
 import { type FakeVault, startFakeVault } from '@qontract/testing/fake-vault';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../main.ts';
 import {
   createNamespaces,
   editFile,
@@ -192,6 +193,68 @@ describe('openshift-serviceaccount-tokens end to end', { timeout: 30_000 }, () =
     const names = secrets('appint-ex-01', 'example-app-stage').map((s) => s.metadata.name);
     expect(names).toContain('hand-made');
     expect(names).not.toContain('stale-token');
+  });
+
+  it('--watch: puts back an edited token copy without a full run, and writes Vault after the full reconcile', async () => {
+    const { server, configPath } = env;
+    const copied = secret('appint-ex-01', 'example-app-stage', 'observability-prometheus-reader')!;
+    const token = copied.data!.token!;
+    const controller = new AbortController();
+    let stderr = '';
+    const running = runCli(
+      [
+        '--log-format',
+        'json',
+        '--config',
+        configPath,
+        'openshift-serviceaccount-tokens',
+        '--vault-output-path',
+        'app-sre/watch-output',
+        '--watch',
+      ],
+      {
+        env: {
+          CLUSTER_REACHABILITY_TIMEOUT_SECS: '30',
+          SLEEP_DURATION_SECS: '300',
+          WATCH_BUNDLE_POLL_SECS: '0.2',
+        },
+        signal: controller.signal,
+        io: { stdout: { write: () => true }, stderr: { write: (s: string) => (stderr += s) } },
+      },
+    );
+    try {
+      await vi.waitFor(() => expect(stderr).toContain('watching '), {
+        timeout: 60_000,
+        interval: 50,
+      });
+      expect(
+        vault.get(
+          'app-sre/watch-output/openshift-serviceaccount-tokens/shared-resources/observability-prometheus-reader',
+        ),
+      ).toEqual({ token: Buffer.from(token, 'base64').toString() });
+      server.resetLog();
+      // Another client changes our copy of the token: the watch event is enough to put it back.
+      server.seed('appint-ex-01', [
+        {
+          ...(copied as unknown as Record<string, unknown>),
+          metadata: { ...copied.metadata, namespace: 'example-app-stage' },
+          data: { token: b64('tampered') },
+        },
+      ]);
+      await vi.waitFor(
+        () =>
+          expect(
+            secret('appint-ex-01', 'example-app-stage', 'observability-prometheus-reader')?.data
+              ?.token,
+          ).toBe(token),
+        { timeout: 20_000, interval: 20 },
+      );
+      expect(server.requests({ verb: 'list' })).toEqual([]);
+      expect(stderr).not.toContain(Buffer.from(token, 'base64').toString());
+    } finally {
+      controller.abort(new Error('test over'));
+    }
+    expect(await running).toBe(1);
   });
 
   it('reports a token name used twice, exits 1 and deletes nothing', async () => {

@@ -291,11 +291,19 @@ export class KubeClient {
     return new ApiResourceCatalog(resources);
   }
 
-  /** All objects of `r` (in `namespace`, or cluster-wide), following `continue` tokens. */
+  /**
+   * All objects of `r` (in `namespace`, or cluster-wide), following `continue`
+   * tokens. `each` maps every item as its page arrives (the engine keeps the
+   * compact form), so the parsed pages are not all held at once.
+   */
   async list(
     r: ApiResource,
     namespace?: string,
-    options: { labelSelector?: string; fieldSelector?: string } = {},
+    options: {
+      labelSelector?: string;
+      fieldSelector?: string;
+      each?: (item: KubeObject) => KubeObject;
+    } = {},
   ): Promise<KubeObject[]> {
     const items: KubeObject[] = [];
     const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
@@ -314,7 +322,7 @@ export class KubeClient {
         // resource model needs them, as `oc get -o json` provides them.
         item.apiVersion ??= apiVersion;
         item.kind ??= r.kind;
-        items.push(item);
+        items.push(options.each ? options.each(item) : item);
       }
       cont = page.metadata?.continue || undefined;
     } while (cont);

@@ -1,13 +1,9 @@
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResourceCatalog } from './api-resources.ts';
+import { compactObject } from './compact-object.ts';
 import { KubeClient, type KubeObject } from './kube-client.ts';
-import {
-  type CacheEvent,
-  compactObject,
-  WatchCache,
-  type WatchRestartReason,
-} from './watch-cache.ts';
+import { type CacheEvent, WatchCache, type WatchRestartReason } from './watch-cache.ts';
 
 let server: FakeKubeApiServer;
 let client: KubeClient;

@@ -1,5 +1,6 @@
 import type { KubeConfig, Watch } from '@kubernetes/client-node';
 import { type ApiResource, resourcePath } from './api-resources.ts';
+import { compactObject } from './compact-object.ts';
 import { KubeApiError, type KubeClient, type KubeObject } from './kube-client.ts';
 
 /**
@@ -62,46 +63,6 @@ export interface WatchCacheOptions extends WatchCacheHooks {
 }
 
 type ClientNode = typeof import('@kubernetes/client-node');
-
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-/** Managers whose field sets a first server-side apply migrates (see managed-fields.ts). */
-const CLIENT_SIDE_APPLY = new Set([
-  'kubectl-client-side-apply',
-  'kubectl',
-  'oc',
-  'before-first-apply',
-]);
-
-/**
- * The form the engine keeps of a current object: what the plan compares and
- * applies from. The field sets of managedFields are dropped (who wrote what and
- * when stays: fights name the writer) unless client-side apply still owns
- * fields (the first server-side apply migrates them), and so is kubectl's
- * last-applied copy of the whole object (the compare ignores it).
- */
-export function compactObject(object: KubeObject): KubeObject {
-  const metadata = object.metadata;
-  if (!metadata) return object;
-  const out: Record<string, unknown> = { ...metadata };
-  const managed = metadata.managedFields;
-  if (Array.isArray(managed)) {
-    const csa = managed.some(
-      (e: { manager?: string; operation?: string; subresource?: string }) =>
-        !e.subresource && e.operation === 'Update' && CLIENT_SIDE_APPLY.has(e.manager ?? ''),
-    );
-    if (!csa) {
-      out.managedFields = managed.map(
-        ({ fieldsV1: _f, fieldsType: _t, ...entry }: Record<string, unknown>) => entry,
-      );
-    }
-  }
-  const annotations = metadata.annotations as Record<string, unknown> | undefined;
-  if (annotations && LAST_APPLIED in annotations) {
-    const { [LAST_APPLIED]: _dropped, ...rest } = annotations;
-    out.annotations = rest;
-  }
-  return { ...object, metadata: out as KubeObject['metadata'] };
-}
 
 function keyOf(namespace: string, name: string): string {
   return namespace === '' ? name : `${namespace}/${name}`;

@@ -90,6 +90,38 @@ describe('fetchCurrentState', () => {
     ).toEqual(['c1/a', 'c2/a']);
   });
 
+  it('keeps the compact form: no managedFields field sets, no last-applied copy, the writers kept', async () => {
+    const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
+    server.seed('c2', [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'applied',
+          namespace: 'compact',
+          annotations: { [lastApplied]: '{"big":"copy"}', keep: 'me' },
+        },
+        data: { a: '1' },
+      },
+    ]);
+    const wide = [spec('c2', 'compact'), spec('c2', 'x'), spec('c2', 'y')];
+    const named = [spec('c2', 'compact', { resourceNames: ['applied'] })];
+    for (const specs of [[spec('c2', 'compact')], wide, named]) {
+      const [listed] = (await fetchCurrentState(specs, settings())).filter(
+        (r) => r.spec.namespace === 'compact',
+      );
+      const object = listed!.items[0]!;
+      expect(object.data).toEqual({ a: '1' });
+      expect(object.metadata?.annotations).toEqual({ keep: 'me' });
+      const managed = object.metadata?.managedFields as Record<string, unknown>[];
+      expect(managed.length).toBeGreaterThan(0);
+      for (const entry of managed) {
+        expect(entry.manager).toBeTypeOf('string');
+        expect(entry).not.toHaveProperty('fieldsV1');
+      }
+    }
+  });
+
   it('reads named resources one by one and ignores missing ones', async () => {
     const result = await fetchCurrentState(
       [spec('c1', 'b', { resourceNames: ['cm-2', 'nope'] })],

@@ -2,6 +2,7 @@ import { type ErrorRegistry, errorMessage, type Logger } from '@qontract/core';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { KindNotFoundError } from '../cluster/api-resources.ts';
 import { type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
+import { compactObject } from '../cluster/compact-object.ts';
 import {
   KubeApiError,
   type KubeClient,
@@ -69,6 +70,8 @@ export async function fetchCurrentState(
   const results: FetchedState[] = [];
   const keep = (items: KubeObject[]) =>
     settings.skip ? items.filter((i) => !settings.skip!(i)) : items;
+  // What the engine keeps of a listed object: no managedFields field sets, no last-applied copy.
+  const compact = { each: compactObject };
   const givenUp = new Set<string>();
 
   const readGroup = async (group: CurrentStateSpec[], limit: LimitFunction) => {
@@ -115,8 +118,9 @@ export async function fetchCurrentState(
             try {
               const ns =
                 resource.namespaced && spec.namespace !== 'cluster' ? spec.namespace : undefined;
-              const obj = await handle.client.get(resource, ns, name);
+              let obj = await handle.client.get(resource, ns, name);
               if (obj) {
+                obj = compactObject(obj);
                 obj.apiVersion ??= resource.group
                   ? `${resource.group}/${resource.version}`
                   : resource.version;
@@ -136,7 +140,7 @@ export async function fetchCurrentState(
     if (!resource.namespaced) {
       await limit(async () => {
         try {
-          const items = keep(await handle.client.list(resource));
+          const items = keep(await handle.client.list(resource, undefined, compact));
           for (const spec of listed) results.push({ spec, items });
         } catch (e) {
           for (const spec of listed) failed(spec, e);
@@ -147,7 +151,7 @@ export async function fetchCurrentState(
     if (listed.length >= threshold) {
       const all = await limit(async () => {
         try {
-          return await handle.client.list(resource);
+          return await handle.client.list(resource, undefined, compact);
         } catch (e) {
           if (e instanceof KubeApiError && e.status === 403) return undefined;
           for (const spec of listed) failed(spec, e);
@@ -177,7 +181,7 @@ export async function fetchCurrentState(
           try {
             results.push({
               spec,
-              items: keep(await handle.client.list(resource, spec.namespace)),
+              items: keep(await handle.client.list(resource, spec.namespace, compact)),
             });
           } catch (e) {
             failed(spec, e);

@@ -1,16 +1,6 @@
 import type { ApiResource } from '../cluster/api-resources.ts';
+import { isClientSideApplyEntry } from '../cluster/compact-object.ts';
 import type { KubeClient, KubeObject } from '../cluster/kube-client.ts';
-
-/**
- * Managers that client-side apply leaves in managedFields (`oc apply` /
- * `kubectl apply` as the original writes objects).
- */
-export const CLIENT_SIDE_APPLY_MANAGERS: ReadonlySet<string> = new Set([
-  'kubectl-client-side-apply',
-  'kubectl',
-  'oc',
-  'before-first-apply',
-]);
 
 interface ManagedFieldsEntry {
   manager?: string;
@@ -34,15 +24,14 @@ export function migratedManagedFields(
   now = new Date(),
 ): ManagedFieldsEntry[] | undefined {
   const entries = (current.metadata?.managedFields as ManagedFieldsEntry[] | undefined) ?? [];
-  const isCsa = (e: ManagedFieldsEntry) =>
-    !e.subresource && e.operation === 'Update' && CLIENT_SIDE_APPLY_MANAGERS.has(e.manager ?? '');
-  if (!entries.some(isCsa)) return undefined;
+  if (!entries.some(isClientSideApplyEntry)) return undefined;
   const ours = entries.find(
     (e) => e.manager === fieldManager && e.operation === 'Apply' && !e.subresource,
   );
   let merged: Record<string, unknown> = structuredClone(ours?.fieldsV1 ?? {});
-  for (const e of entries) if (isCsa(e)) merged = mergeFieldSets(merged, e.fieldsV1 ?? {});
-  const kept = entries.filter((e) => !isCsa(e) && e !== ours);
+  for (const e of entries)
+    if (isClientSideApplyEntry(e)) merged = mergeFieldSets(merged, e.fieldsV1 ?? {});
+  const kept = entries.filter((e) => !isClientSideApplyEntry(e) && e !== ours);
   return [
     ...kept,
     {

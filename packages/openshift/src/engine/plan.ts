@@ -1,4 +1,5 @@
 import { errorMessage } from '@qontract/core';
+import { isClientSideApplyEntry } from '../cluster/compact-object.ts';
 import { jsonPatchFromDiff } from '../resource/json-patch-diff.ts';
 import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet } from '../resource/py-values.ts';
@@ -7,7 +8,6 @@ import {
   patchDesiredResourceForRecycleAnnotations,
   resourcesEqual,
 } from '../resource/three-way-diff.ts';
-import { CLIENT_SIDE_APPLY_MANAGERS } from './managed-fields.ts';
 import { renderObjectDiff } from './object-diff.ts';
 import type { ActionReason, PlannedAction } from './plan-types.ts';
 
@@ -200,14 +200,9 @@ function clientSideAppliedState(
     metadata?: { resourceVersion?: string; managedFields?: unknown[] };
   };
   const managedFields = body.metadata?.managedFields ?? [];
-  const csa = managedFields.some((e) => {
-    const entry = e as { manager?: string; operation?: string; subresource?: string };
-    return (
-      !entry.subresource &&
-      entry.operation === 'Update' &&
-      CLIENT_SIDE_APPLY_MANAGERS.has(entry.manager ?? '')
-    );
-  });
+  const csa = managedFields.some((e) =>
+    isClientSideApplyEntry(e as Parameters<typeof isClientSideApplyEntry>[0]),
+  );
   return csa
     ? {
         clientSideApplied: {

@@ -15,6 +15,7 @@ import { planItem } from './plan.ts';
 import {
   fieldManagerFor,
   logSuppressedDeletes,
+  type ReconcileResult,
   type ReconcileSettings,
   reconcileResources,
 } from './reconcile.ts';
@@ -46,6 +47,12 @@ export interface WatchModeSettings {
   readonly fight?: Partial<FightPolicy>;
   /** Reactions in flight at once. Default: the state's `concurrency` (`--thread-pool-size`), else 10. */
   readonly concurrency?: number;
+  /**
+   * After each full iteration (the first, a new bundle), what the integration
+   * does with its result besides the cluster (openshift-serviceaccount-tokens
+   * writes the tokens to Vault).
+   */
+  readonly afterIteration?: (result: ReconcileResult) => Promise<void>;
 }
 
 const DEFAULT_FIGHT: FightPolicy = {
@@ -100,6 +107,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       ...state,
       readCurrent: (specs) => readFromCaches(specs, state, ctx, caches, routes, metrics),
     });
+    await s.afterIteration?.(result);
     const items = new Map<string, InventoryItem>();
     for (const item of result.inventory.items()) items.set(itemKey(item), item);
     return { state, routes, items };
