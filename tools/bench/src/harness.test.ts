@@ -3,9 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { Workload } from './cluster-state.ts';
 import { chooseDrift } from './drift.ts';
 import { lowerBound } from './lower-bound.ts';
-import { markdownReport } from './report.ts';
+import { markdownReport, type ScenarioResult, scalingLines } from './report.ts';
 import { runSuite } from './run-suite.ts';
-import { LOOP_POD_MEMORY_LIMIT_MIB, type Scenario, SMALL_SCALE, smallSuite } from './scenarios.ts';
+import {
+  LOOP_POD_MEMORY_LIMIT_MIB,
+  type Scenario,
+  SMALL_SCALE,
+  scalingSuite,
+  smallSuite,
+} from './scenarios.ts';
 
 describe('drift choice', () => {
   it('is reproducible and picks exactly the fraction asked, half changed and half missing', () => {
@@ -15,6 +21,51 @@ describe('drift choice', () => {
     expect(a.changed.size + a.missing.size).toBe(100);
     expect(a.changed.size).toBe(50);
     expect([...a.changed].some((i) => a.missing.has(i))).toBe(false);
+  });
+});
+
+describe('the scaling set (--scaling)', () => {
+  it('runs the loop mode at about 5k, 50k and 200k objects, more clusters rather than more per namespace', () => {
+    const set = scalingSuite(false);
+    expect(set.map((s) => s.scale.clusters * s.scale.namespaces * s.scale.resources)).toEqual([
+      5_000, 50_000, 200_000,
+    ]);
+    expect(new Set(set.map((s) => `${s.scale.namespaces}x${s.scale.resources}`)).size).toBe(1);
+    expect(
+      set.every((s) => s.mode === 'cold-warm' && s.iterations === 3 && s.latencyMs === 50),
+    ).toBe(true);
+  });
+
+  it('tabulates the scales in order, per object too, and says nothing for a single scale', () => {
+    const run = (clusters: number, cpuMs: number[], rssMiB: number) =>
+      ({
+        kind: 'loop',
+        name: `loop ${clusters}`,
+        workload: Workload.resources,
+        integration: 'openshift-resources',
+        scale: { clusters, namespaces: 10, resources: 10 },
+        iterations: cpuMs.length,
+        latencyMs: 50,
+        heapFlag: null,
+        rssBytes: cpuMs.map(() => rssMiB * 2 ** 20),
+        runSeconds: cpuMs.map((ms) => ms / 1000),
+        runCpuMs: cpuMs,
+        mode: 'cold-warm',
+        openFds: [],
+        requests: 6 * cpuMs.length,
+        wallMs: 0,
+        cpuMs: 0,
+        peakRssBytes: rssMiB * 2 ** 20,
+        exitCode: 0,
+        loadAverage: 0,
+      }) satisfies ScenarioResult;
+    const lines = scalingLines([run(10, [2000, 400, 300, 500], 400), run(1, [1000, 40, 30], 200)]);
+    const rows = lines.filter((l) => /^\| \d+×/.test(l));
+    expect(rows).toEqual([
+      '| 1×10×10 | 100 | 6 | 1.00 / 1.00 | 0.04 / 0.04 | 200 | 10000.0 | 400.0 | 20000.0 | 0.00 |',
+      '| 10×10×10 | 1,000 | 6 | 2.00 / 2.00 | 0.40 / 0.40 | 400 | 2000.0 | 400.0 | 4000.0 | 0.00 |',
+    ]);
+    expect(scalingLines([run(1, [1000, 40], 200)])).toEqual([]);
   });
 });
 
@@ -141,7 +192,7 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       "| run-integration loop: openshift-resources steady dry-run ×3 @1ms, Node's default heap |",
     );
     expect(markdown).toContain(
-      '| run-integration loop mode: openshift-resources steady dry-run, cold + 1 warm @1ms, 2×3×5 |',
+      '| run-integration loop mode: openshift-resources steady dry-run 2×3×5, cold + 1 warm @1ms |',
     );
     expect(markdown).toContain('| run 2 (warm) |');
   }, 180_000);

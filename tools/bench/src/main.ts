@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { markdownReport, spliceResults } from './report.ts';
 import { runSuite } from './run-suite.ts';
-import { largeSuite, scenarioName, smallSuite } from './scenarios.ts';
+import { largeSuite, type Scenario, scalingSuite, scenarioName, smallSuite } from './scenarios.ts';
 import { runStartupMeasurements, startupMarkdown } from './startup.ts';
 import { REPO_ROOT } from './tree.ts';
 import { runWatchBench, watchMarkdown } from './watch.ts';
@@ -29,11 +29,16 @@ Options:
   --loop-iterations N     runs of each run-integration loop scenario (RSS watch)
   --loop-mode-iterations N  runs of the loop-mode scenario: one cold, N-1 warm (default 6;
                           small: 3)
+  --scaling               instead of the suite: the loop-mode scenario (one cold run, then
+                          warm ones; --loop-mode-iterations, default 3) at about 5k, 50k
+                          and 200k objects (2, 20 and 80 clusters × 50 × 50; --small: tiny)
+                          @50 ms, with a table of how wall, CPU, RSS and requests grow
   --only TEXT             only the scenarios whose name contains TEXT (repeatable); 'startup'
                           selects the start-up measurements, 'watch mode' the watch-mode one
                           (polling loop vs WATCH=true: idle requests, drift reaction, RSS)
   --cpu-prof DIR          write a .cpuprofile of each measured run into DIR
-  --out FILE              the JSON report's path (default tools/bench/results/latest*.json)
+  --out FILE              the JSON report's path (default tools/bench/results/latest*.json;
+                          scaling*.json with --scaling)
   --no-docs               never write docs/benchmarks.md
   -h, --help              this text
 `;
@@ -43,6 +48,7 @@ function parseOptions() {
     return parseArgs({
       options: {
         small: { type: 'boolean', default: false },
+        scaling: { type: 'boolean', default: false },
         latency: { type: 'string' },
         concurrency: { type: 'string' },
         'loop-iterations': { type: 'string' },
@@ -77,7 +83,11 @@ const suiteOptions = {
     : {}),
 };
 const suiteName = values.small ? 'small' : 'large';
-let scenarios = values.small ? smallSuite(suiteOptions) : largeSuite(suiteOptions);
+let scenarios: Scenario[] = values.scaling
+  ? scalingSuite(values.small, suiteOptions)
+  : values.small
+    ? smallSuite(suiteOptions)
+    : largeSuite(suiteOptions);
 const selected = (name: string) =>
   !values.only?.length || values.only.some((o) => name.includes(o));
 scenarios = scenarios.filter((s) => selected(scenarioName(s)));
@@ -91,18 +101,19 @@ const report = await runSuite(scenarios, {
 // Start-up of the commands, sources against the bundle (`--only startup` runs only these).
 const startup = await runStartupMeasurements({
   runs: values.small ? 5 : 10,
-  selected,
+  selected: (name) => !values.scaling && selected(name),
   progress: (line) => process.stdout.write(`${line}\n`),
 });
 // Watch mode beside the polling loop (`--only 'watch mode'` runs only this).
-const watch = selected('watch mode')
-  ? await runWatchBench({
-      small: values.small,
-      latencyMs: latencies?.at(-1) ?? (values.small ? 5 : 50),
-      ...(values.small ? { idleSeconds: 5, edits: 10 } : {}),
-      progress: (line) => process.stdout.write(`${line}\n`),
-    })
-  : undefined;
+const watch =
+  !values.scaling && selected('watch mode')
+    ? await runWatchBench({
+        small: values.small,
+        latencyMs: latencies?.at(-1) ?? (values.small ? 5 : 50),
+        ...(values.small ? { idleSeconds: 5, edits: 10 } : {}),
+        progress: (line) => process.stdout.write(`${line}\n`),
+      })
+    : undefined;
 const markdown = [
   report.scenarios.length ? markdownReport(report) : '',
   startupMarkdown(startup),
@@ -114,12 +125,16 @@ process.stdout.write(`\n${markdown}`);
 
 const out =
   values.out ??
-  join(REPO_ROOT, 'tools/bench/results', values.small ? 'latest-small.json' : 'latest.json');
+  join(
+    REPO_ROOT,
+    'tools/bench/results',
+    `${values.scaling ? 'scaling' : 'latest'}${values.small ? '-small' : ''}.json`,
+  );
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, `${JSON.stringify({ ...report, startup, watch }, null, 2)}\n`);
 process.stdout.write(`\nJSON report: ${out}\n`);
 // Partial and CI runs never replace the published table.
-if (!values.small && !values.only?.length && !values['no-docs']) {
+if (!values.small && !values.scaling && !values.only?.length && !values['no-docs']) {
   const docs = join(REPO_ROOT, 'docs/benchmarks.md');
   await writeFile(docs, spliceResults(await readFile(docs, 'utf8').catch(() => ''), markdown));
   // The repository lints Markdown with Biome: leave the page as `biome format` would.

@@ -231,6 +231,7 @@ export function markdownReport(report: SuiteReport): string {
   );
   for (const r of allLoops.filter((x) => x.mode === 'cold-warm'))
     lines.push('', ...loopModeLines(r));
+  lines.push(...scalingLines(allLoops));
   const loops = allLoops.filter((x) => x.mode !== 'cold-warm');
   if (loops.length) {
     lines.push(
@@ -258,7 +259,7 @@ function loopModeLines(r: Extract<ScenarioResult, { kind: 'loop' }>): string[] {
   const boundMs = r.lowerBound?.ms ?? 0;
   const ratio = (wallMs: number) => (boundMs > 0 ? (wallMs / boundMs).toFixed(2) : '–');
   const lines = [
-    `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''}, ${scaleLabel(r.scale)} | wall s | CPU s | RSS after the run MiB | bound s | ratio |`,
+    `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | wall s | CPU s | RSS after the run MiB | bound s | ratio |`,
     '| --- | --: | --: | --: | --: | --: |',
   ];
   r.runSeconds.forEach((s, i) => {
@@ -274,6 +275,46 @@ function loopModeLines(r: Extract<ScenarioResult, { kind: 'loop' }>): string[] {
     );
   }
   lines.push('', `Load average ${r.loadAverage.toFixed(1)} at the start of the scenario.`);
+  return lines;
+}
+
+/**
+ * How cost grows: the loop-mode runs of several scales side by side, each
+ * also per object, so that a step (not a straight line) shows. Empty unless
+ * the report holds loop-mode runs of at least two scales.
+ */
+export function scalingLines(
+  loops: readonly Extract<ScenarioResult, { kind: 'loop' }>[],
+): string[] {
+  const runs = loops
+    .filter((r) => r.mode === 'cold-warm' && !r.desiredCacheOff)
+    .map((r) => ({ r, objects: r.scale.clusters * r.scale.namespaces * r.scale.resources }))
+    .sort((a, b) => a.objects - b.objects);
+  if (new Set(runs.map((x) => x.objects)).size < 2) return [];
+  const lines = [
+    '',
+    '| how cost grows | objects | requests per run | cold: wall / CPU s | warm median: wall / CPU s | peak RSS MiB | cold CPU ms per 1k objects | warm CPU ms per 1k objects | peak RSS MiB per 10k objects | bound s |',
+    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
+  ];
+  for (const { r, objects } of runs) {
+    const warm = r.runSeconds
+      .map((wall, i) => ({ wall, cpu: r.runCpuMs[i] ?? 0 }))
+      .slice(1)
+      .sort((a, b) => a.wall - b.wall);
+    const median = warm[Math.floor(warm.length / 2)];
+    const perK = (ms: number) => ((ms / objects) * 1000).toFixed(1);
+    const rss = r.peakRssBytes / 2 ** 20;
+    lines.push(
+      `| ${scaleLabel(r.scale)}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${objects.toLocaleString('en-US')} | ${Math.round(r.requests / Math.max(1, r.runSeconds.length))} | ` +
+        `${(r.runSeconds[0] ?? 0).toFixed(2)} / ${seconds(r.runCpuMs[0] ?? 0)} | ` +
+        `${median ? `${median.wall.toFixed(2)} / ${seconds(median.cpu)}` : '–'} | ${rss.toFixed(0)} | ` +
+        `${perK(r.runCpuMs[0] ?? 0)} | ${median ? perK(median.cpu) : '–'} | ${((rss / objects) * 10_000).toFixed(1)} | ${seconds(r.lowerBound?.ms ?? 0)} |`,
+    );
+  }
+  lines.push(
+    '',
+    'The cold run includes starting the process and loading its modules (a fixed cost that weighs most at the smallest scale).',
+  );
   return lines;
 }
 

@@ -5,7 +5,7 @@ import {
   type GithubScenario,
   githubScenarioName,
 } from './github.ts';
-import type { Scale } from './model.ts';
+import { type Scale, scaleLabel } from './model.ts';
 import { SAAS_LARGE_SCALE, SAAS_SMALL_SCALE, type SaasScenario, saasScenarioName } from './saas.ts';
 
 const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
@@ -14,6 +14,21 @@ export const SMALL_SCALE: Scale = { clusters: 2, namespaces: 3, resources: 5 };
 const ENGINE_LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 9 };
 /** The loop of the large set: 5 clusters × 20 namespaces × 20 resources (2,000), many runs. */
 const LOOP_LARGE_SCALE: Scale = { clusters: 5, namespaces: 20, resources: 20 };
+/**
+ * How cost grows (issue 19): about 5k, 50k and 200k objects, more clusters
+ * rather than more per namespace, as production app-interface instances grow.
+ */
+const SCALING_SCALES: readonly Scale[] = [
+  { clusters: 2, namespaces: 50, resources: 50 },
+  { clusters: 20, namespaces: 50, resources: 50 },
+  { clusters: 80, namespaces: 50, resources: 50 },
+];
+/** The same shape in seconds: 30, 60 and 120 objects (the harness test). */
+const SCALING_SMALL_SCALES: readonly Scale[] = [
+  { clusters: 1, namespaces: 3, resources: 10 },
+  { clusters: 2, namespaces: 3, resources: 10 },
+  { clusters: 4, namespaces: 3, resources: 10 },
+];
 /** The pod the loop's second variant emulates: the launcher's heap size for this limit. */
 export const LOOP_POD_MEMORY_LIMIT_MIB = 512;
 
@@ -115,7 +130,7 @@ export function scenarioName(s: Scenario): string {
       return `API client: ${s.requests} GETs, ${s.concurrency} at a time`;
     case 'loop':
       if (s.mode === 'cold-warm') {
-        return `run-integration loop mode: ${s.workload} steady dry-run, cold + ${s.iterations - 1} warm @${s.latencyMs}ms${s.desiredCacheOff ? ', desired cache off' : ''}`;
+        return `run-integration loop mode: ${s.workload} steady dry-run ${scaleLabel(s.scale)}, cold + ${s.iterations - 1} warm @${s.latencyMs}ms${s.desiredCacheOff ? ', desired cache off' : ''}`;
       }
       return (
         `run-integration loop: ${s.workload} steady dry-run ×${s.iterations} @${s.latencyMs}ms, ` +
@@ -163,6 +178,24 @@ export function smallSuite(options: SuiteOptions = {}): Scenario[] {
     ...githubRuns(GITHUB_SMALL_SCALE, 0.2, options.latencies ?? [5], options),
     ...saasRuns(SAAS_SMALL_SCALE, options.latencies ?? [5], options),
   ];
+}
+
+/**
+ * `--scaling`: the loop-mode scenario (one cold run, then warm ones in the same
+ * process) at three scales, so that wall, CPU, RSS and requests can be seen
+ * to grow with the number of objects.
+ */
+export function scalingSuite(small: boolean, options: SuiteOptions = {}): LoopScenario[] {
+  const latencyMs = options.latencies?.at(-1) ?? (small ? 5 : 50);
+  return (small ? SCALING_SMALL_SCALES : SCALING_SCALES).map((scale) => ({
+    kind: 'loop',
+    mode: 'cold-warm',
+    workload: Workload.resources,
+    scale,
+    iterations: Math.max(2, options.loopModeIterations ?? 3),
+    latencyMs,
+    concurrency: options.concurrency ?? 10,
+  }));
 }
 
 /** openshift-saas-deploy's steady dry-run at each latency (the last one of the large suite's: 50 ms). */

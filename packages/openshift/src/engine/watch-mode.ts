@@ -108,8 +108,11 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       readCurrent: (specs) => readFromCaches(specs, state, ctx, caches, routes, metrics),
     });
     await s.afterIteration?.(result);
-    const items = new Map<string, InventoryItem>();
-    for (const item of result.inventory.items()) items.set(itemKey(item), item);
+    // A reaction reads the object from its cache: the iteration's current objects are not kept.
+    const items = new Map<string, ReactionItem>();
+    for (const { cluster, namespace, kind, desired, useAdminToken } of result.inventory.items()) {
+      items.set(itemKey({ cluster, namespace, kind }), { desired, useAdminToken });
+    }
     return { state, routes, items };
   };
 
@@ -434,11 +437,14 @@ interface ObjectState {
   reported: boolean;
 }
 
+/** What a reaction needs of an inventory item: its desired objects and their credentials. */
+type ReactionItem = Pick<InventoryItem, 'desired' | 'useAdminToken'>;
+
 interface Iteration {
   readonly state: WatchedState;
   /** Cache entry key → the specs it serves. */
   readonly routes: Map<string, Route>;
-  readonly items: Map<string, InventoryItem>;
+  readonly items: Map<string, ReactionItem>;
 }
 
 interface Route {
