@@ -187,15 +187,11 @@ export function smallSuite(options: SuiteOptions = {}): Scenario[] {
  */
 export function scalingSuite(small: boolean, options: SuiteOptions = {}): LoopScenario[] {
   const latencyMs = options.latencies?.at(-1) ?? (small ? 5 : 50);
-  return (small ? SCALING_SMALL_SCALES : SCALING_SCALES).map((scale) => ({
-    kind: 'loop',
-    mode: 'cold-warm',
-    workload: Workload.resources,
-    scale,
-    iterations: Math.max(2, options.loopModeIterations ?? 3),
-    latencyMs,
-    concurrency: options.concurrency ?? 10,
-  }));
+  const iterations = options.loopModeIterations ?? 3;
+  // The loop-mode scenario with the cache on (loopMode's first), one per scale.
+  return (small ? SCALING_SMALL_SCALES : SCALING_SCALES).map(
+    (scale) => loopMode(scale, iterations, latencyMs, options)[0]!,
+  );
 }
 
 /** openshift-saas-deploy's steady dry-run at each latency (the last one of the large suite's: 50 ms). */
