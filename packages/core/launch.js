@@ -16,6 +16,7 @@
 // TypeScript can be loaded.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import module from 'node:module';
 import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -174,6 +175,18 @@ export async function launch(entry, exportName, program = 'qontract-reconcile') 
     ]);
     return;
   }
+  // The compiled code of the modules is kept between runs (Node's compile
+  // cache, in the system's temp directory, as NODE_COMPILE_CACHE would keep
+  // it): a command starts in about half the time once it ran before, which
+  // every CronJob run and every process of an MR check pays. Nothing fails
+  // when the directory cannot be written; NODE_DISABLE_COMPILE_CACHE=1 turns
+  // it off, NODE_COMPILE_CACHE=DIR puts it elsewhere.
+  module.enableCompileCache?.();
+  // A command runs in production unless told otherwise: graphql-js then
+  // skips its development checks (a second instanceof test for every value
+  // it completes), which halves the embedded engine's answer to a large
+  // query. Set before any module reads it; NODE_ENV=development keeps them.
+  process.env.NODE_ENV ??= 'production';
   const mod = await import(pathToFileURL(entry).href);
   await mod[exportName]();
 }

@@ -8,6 +8,7 @@ import {
   type AnyIntegration,
   type Config,
   createSecretReader,
+  decideEarlyExit,
   type EarlyExitDecision,
   type GlobalOptions,
   type Logger,
@@ -15,6 +16,7 @@ import {
   type OptionValues,
   type RunContext,
   type RunResult,
+  type RunSettings,
   type RuntimeEnv,
   runIntegration,
   type SecretReader,
@@ -75,7 +77,20 @@ export interface ExecuteSettings {
 }
 
 export function executeIntegration(s: ExecuteSettings): Promise<RunResult> {
-  return runIntegration({
+  return runIntegration(runSettings(s));
+}
+
+/**
+ * The early-exit decision `executeIntegration` would take first, without the
+ * run (null when it would not take one): the merge-request check's
+ * in-process answer to which integrations need a process.
+ */
+export function decideIntegrationEarlyExit(s: ExecuteSettings): Promise<EarlyExitDecision | null> {
+  return decideEarlyExit(runSettings(s));
+}
+
+function runSettings(s: ExecuteSettings): RunSettings {
+  return {
     definition: s.definition,
     options: s.options,
     globals: s.globals,
@@ -93,7 +108,7 @@ export function executeIntegration(s: ExecuteSettings): Promise<RunResult> {
     toggleEnabled: () => unleashToggles(s.env.vars).isEnabled(s.definition.name),
     ...(s.services.finally ? { finally: s.services.finally } : {}),
     ...(s.services.clients ? { clients: s.services.clients } : {}),
-  });
+  };
 }
 
 /**
@@ -107,6 +122,15 @@ function earlyExitFor(
 ): (ctx: RunContext) => Promise<EarlyExitDecision> {
   const decide = createEarlyExit(definition, options);
   return async (ctx) => {
+    const decided = ctx.globals.earlyExitAffectedShards;
+    if (
+      decided &&
+      ctx.globals.earlyExitCompareSha &&
+      ctx.globals.checkOnlyAffectedShards &&
+      definition.shardedDryRun
+    ) {
+      return { kind: 'shards', shards: decided };
+    }
     const decision = await decide(ctx);
     if (decision.kind === 'shards' && !ctx.globals.checkOnlyAffectedShards) return { kind: 'run' };
     return decision;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { type GqlTransport, gqlClient, gqlTransportSource } from '@qontract/app-interface';
 import {
   type AnyIntegration,
   ConfigSecretReader,
@@ -12,8 +13,8 @@ import {
   type OptionValues,
   type RunContext,
 } from '@qontract/core';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './main.ts';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { type CliDeps, decideEarlyExitOf, runCli } from './main.ts';
 
 interface Captured {
   stdout: string;
@@ -55,7 +56,43 @@ const other = defineIntegration({
   options: {},
   run: async () => {},
 });
-const registry: AnyIntegration[] = [probe, other];
+// Its early-exit state per cluster: the bundle a client reads is named by its sha.
+const shardedRuns: string[][] = [];
+const shardedStates = vi.fn(async (ctx: RunContext) => {
+  const { sha } = await ctx.client(gqlClient);
+  const hash = (cluster: string) => (sha === 'head' && cluster === 'c2' ? 'changed' : 'same');
+  return { state: Object.fromEntries(['c1', 'c2'].map((c) => [c, { shard: c, hash: hash(c) }])) };
+});
+const sharded = defineIntegration({
+  name: 'sharded-probe',
+  version: '1.0.0',
+  description: 'A sharded dry-run.',
+  options: { clusterName: commonOptions.clusterName() },
+  run: async (_ctx, opts) => {
+    shardedRuns.push(opts.clusterName as string[]);
+  },
+  desiredStateForEarlyExit: shardedStates,
+  shardedDryRun: {
+    shardPathSelectors: ['state.*.shard'],
+    optionsForShard: (o, shard) => ({ ...o, clusterName: [shard] }),
+    review: () => true,
+  },
+});
+const registry: AnyIntegration[] = [probe, other, sharded];
+
+/** Answers from two bundles named by their sha, without any query (the probe only reads the sha). */
+const bundles = new Map<string, unknown>([
+  [
+    gqlTransportSource.id,
+    async (sha: string | undefined): Promise<GqlTransport> => ({
+      endpoint: 'memory:',
+      sha: sha ?? 'head',
+      gitCommit: null,
+      execute: () => Promise.reject(new Error('no query expected')),
+      close: async () => {},
+    }),
+  ],
+]);
 
 let configPath = '';
 beforeAll(async () => {
@@ -274,6 +311,45 @@ describe('qontract-reconcile CLI', () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('SHARD_ID 5 is out of range for SHARDS=2');
+  });
+});
+
+describe('the early-exit decision alone (decideEarlyExitOf)', () => {
+  const deps: CliDeps = {
+    registry,
+    env: {},
+    services: (config, redactor) => ({ secrets: () => new ConfigSecretReader(config, redactor) }),
+    clients: bundles,
+    io: { stdout: { write: () => true }, stderr: { write: () => true } },
+  };
+  const argv = (compareSha: string) => [
+    ...['--config', configPath, '--dry-run', '--no-validate-schemas'],
+    ...['--early-exit-compare-sha', compareSha, '--check-only-affected-shards', 'sharded-probe'],
+  ];
+
+  it('compares the two bundles of the given clients, and runs nothing', async () => {
+    shardedRuns.length = 0;
+    expect(await decideEarlyExitOf(argv('base'), deps)).toEqual({ kind: 'shards', shards: ['c2'] });
+    // The same bundle on both sides: nothing changed.
+    expect(await decideEarlyExitOf(argv('head'), deps)).toEqual({ kind: 'exit' });
+    expect(shardedRuns).toEqual([]);
+  });
+
+  it('is null when the command line does not parse or asks for no decision', async () => {
+    expect(
+      await decideEarlyExitOf(['--config', configPath, 'sharded-probe', '--bogus'], deps),
+    ).toBeNull();
+    expect(await decideEarlyExitOf(['--config', configPath, 'sharded-probe'], deps)).toBeNull();
+  });
+
+  it('--early-exit-affected-shards runs the shards it names, without comparing again', async () => {
+    shardedRuns.length = 0;
+    shardedStates.mockClear();
+    const r = await cli([...argv('base'), '--early-exit-affected-shards', 'c1,c2']);
+    expect(r.code).toBe(0);
+    expect(shardedStates).not.toHaveBeenCalled();
+    expect(shardedRuns.sort()).toEqual([['c1'], ['c2']]);
+    expect(r.stderr).toContain("run sharded-probe for shards ['c1', 'c2']");
   });
 });
 

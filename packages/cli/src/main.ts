@@ -6,6 +6,7 @@ import {
   createLogger,
   createMetrics,
   DEFAULT_GLOBAL_OPTIONS,
+  type EarlyExitDecision,
   ExitCode,
   errorMessage,
   flagOf,
@@ -25,7 +26,7 @@ import {
   shardConfigFromEnv,
 } from '@qontract/core';
 import yargs, { type Argv } from 'yargs';
-import type { RunServices } from './compose.ts';
+import type { ExecuteSettings, RunServices } from './compose.ts';
 import { registry as defaultRegistry, loadIntegration, type RegistryEntry } from './registry.ts';
 
 const VERSION = (
@@ -51,6 +52,8 @@ export interface CliDeps {
     redactor: SecretRedactor,
     globals: GlobalOptions,
   ) => RunServices;
+  /** Pre-built clients by client id, added to the run's services (the MR check's in-process answers). */
+  readonly clients?: ReadonlyMap<string, unknown>;
   /** Called with the logger once it exists (run-integration installs signal handlers with it). */
   readonly onLogger?: (log: Logger) => void;
 }
@@ -65,6 +68,40 @@ interface Selected {
  * Returns the exit code; never calls process.exit.
  */
 export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promise<number> {
+  const prepared = await prepareRun(argv, deps);
+  if (typeof prepared === 'number') return prepared;
+  const { executeIntegration } = await import('./compose.ts');
+  const result = await executeIntegration(prepared.settings);
+  await new Promise<void>((r) => prepared.settings.log.flush(() => r()));
+  return result.exitCode;
+}
+
+/**
+ * What `runCli(argv)` would decide in its early-exit step (a dry-run with
+ * `--early-exit-compare-sha`), taken in this process without running the
+ * integration: the merge-request check asks it before it starts a process.
+ * Null when the run would take no decision, or when the command line or the
+ * config fails (the process reports that itself).
+ */
+export async function decideEarlyExitOf(
+  argv: readonly string[],
+  deps: CliDeps = {},
+): Promise<EarlyExitDecision | null> {
+  const prepared = await prepareRun(argv, deps);
+  if (typeof prepared === 'number') return null;
+  const { decideIntegrationEarlyExit } = await import('./compose.ts');
+  try {
+    return await decideIntegrationEarlyExit(prepared.settings);
+  } finally {
+    await new Promise<void>((r) => prepared.settings.log.flush(() => r()));
+  }
+}
+
+/** The run a command line asks for, or the exit code of a usage or config failure. */
+async function prepareRun(
+  argv: readonly string[],
+  deps: CliDeps,
+): Promise<{ settings: ExecuteSettings } | number> {
   const registry = deps.registry ?? defaultRegistry;
   const env = deps.env ?? process.env;
   const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
@@ -107,16 +144,16 @@ export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promi
     io.stderr.write(`Try 'qontract-reconcile --help' for help.\n\nError: ${message}\n`);
     return ExitCode.USAGE;
   }
-  return runSelected(selected, parsed, env, io, deps);
+  return prepareSelected(selected, parsed, env, io, deps);
 }
 
-async function runSelected(
+async function prepareSelected(
   selected: Selected,
   parsed: Record<string, unknown>,
   env: Readonly<Record<string, string | undefined>>,
   io: CliIo,
   deps: CliDeps,
-): Promise<number> {
+): Promise<{ settings: ExecuteSettings } | number> {
   const redactor = new SecretRedactor();
   let logLevel: GlobalOptions['logLevel'];
   try {
@@ -150,24 +187,26 @@ async function runSelected(
   }
   // Imported here, not at the top: `--help` and usage errors never need the
   // GraphQL client and the embedded engine behind it.
-  const { defaultServices, executeIntegration } = await import('./compose.ts');
-  const services = (deps.services ?? defaultServices)(config, redactor, globals, env);
-  const signal = deps.signal ?? new AbortController().signal;
-  const result = await executeIntegration({
-    definition: selected.definition,
-    options: integrationOptions(selected.definition, selected.args),
-    globals,
-    config,
-    log,
-    redactor,
-    env: { vars: env },
-    metrics: deps.metrics ?? createMetrics(),
-    shard,
-    signal,
-    services,
-  });
-  await new Promise<void>((r) => log.flush(() => r()));
-  return result.exitCode;
+  const { defaultServices } = await import('./compose.ts');
+  const chosen = (deps.services ?? defaultServices)(config, redactor, globals, env);
+  const services = deps.clients
+    ? { ...chosen, clients: new Map([...(chosen.clients ?? []), ...deps.clients]) }
+    : chosen;
+  return {
+    settings: {
+      definition: selected.definition,
+      options: integrationOptions(selected.definition, selected.args),
+      globals,
+      config,
+      log,
+      redactor,
+      env: { vars: env },
+      metrics: deps.metrics ?? createMetrics(),
+      shard,
+      signal: deps.signal ?? new AbortController().signal,
+      services,
+    },
+  };
 }
 
 function globalOptionsFrom(
@@ -190,9 +229,20 @@ function globalOptionsFrom(
       (a.earlyExitCompareSha as string | undefined) || env.EARLY_EXIT_COMPARE_SHA || undefined,
     checkOnlyAffectedShards:
       Boolean(a.checkOnlyAffectedShards) || env.CHECK_ONLY_AFFECTED_SHARDS === 'true',
+    earlyExitAffectedShards: listOption(a.earlyExitAffectedShards),
     planOut: a.planOut as string | undefined,
     diff: Boolean(a.diff) || env.SHOW_DIFF === 'true',
   };
+}
+
+/** A comma-separated option's items (undefined when not given). */
+function listOption(v: unknown): string[] | undefined {
+  if (typeof v !== 'string') return undefined;
+  const items = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return items.length > 0 ? items : undefined;
 }
 
 function parseLogFormat(v: string | undefined): LogFormat | undefined {
@@ -287,6 +337,11 @@ function globalOptions(y: Argv): Argv {
       default: false,
       describe:
         'in a dry-run with --early-exit-compare-sha, run only the shards that changed [env CHECK_ONLY_AFFECTED_SHARDS=true]',
+    })
+    .option('early-exit-affected-shards', {
+      type: 'string',
+      describe:
+        'with --check-only-affected-shards: the shards a comparison already found changed (comma-separated), run without comparing again (qontract-mr-check passes its own decision)',
     })
     .option('validate-schemas', {
       type: 'boolean',

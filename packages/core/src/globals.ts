@@ -13,6 +13,13 @@ export interface GlobalOptions {
   readonly gqlUrlPrint: boolean;
   readonly earlyExitCompareSha?: string | undefined;
   readonly checkOnlyAffectedShards: boolean;
+  /**
+   * Ours: with `--early-exit-compare-sha` and `--check-only-affected-shards`,
+   * the comparison's outcome decided by the caller (the merge-request check,
+   * which compares once for many integrations): these shards are run, nothing
+   * is compared again.
+   */
+  readonly earlyExitAffectedShards?: readonly string[] | undefined;
   /** Ours: write the plan of a run as JSON to this file. */
   readonly planOut?: string | undefined;
   /** Ours: log a unified diff (server-owned fields left out, Secret values masked) after each action line. */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -134,10 +134,12 @@ describe('launch (a real process)', () => {
   writeFileSync(
     entry,
     `import { getHeapStatistics } from 'node:v8';
+import { getCompileCacheDir } from 'node:module';
 export default async function main() {
   process.on('SIGTERM', () => { process.stdout.write('stopping on SIGTERM\\n'); process.exit(7); });
   process.stdout.write(JSON.stringify({ pid: process.pid, execArgv: process.execArgv,
-    heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20 }) + '\\n');
+    heapLimitMiB: getHeapStatistics().heap_size_limit / 2 ** 20,
+    compileCacheDir: getCompileCacheDir() ?? null, nodeEnv: process.env.NODE_ENV ?? null }) + '\\n');
   if (process.argv[2] === 'wait') setInterval(() => {}, 1000);
 }
 `,
@@ -149,8 +151,14 @@ export default async function main() {
   );
 
   function run(env: Record<string, string>, args: string[] = []) {
+    const {
+      NODE_COMPILE_CACHE: _dir,
+      NODE_DISABLE_COMPILE_CACHE: _off,
+      NODE_ENV: _env,
+      ...inherited
+    } = process.env;
     const child = spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, NODE_OPTIONS: '', QONTRACT_MAX_OLD_SPACE_MB: '', ...env },
+      env: { ...inherited, NODE_OPTIONS: '', QONTRACT_MAX_OLD_SPACE_MB: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -158,14 +166,18 @@ export default async function main() {
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const firstLine = new Promise<{ pid: number; execArgv: string[]; heapLimitMiB: number }>(
-      (resolve, reject) => {
-        child.stdout.on('data', () => {
-          if (stdout.includes('\n')) resolve(JSON.parse(stdout.split('\n')[0]!));
-        });
-        child.on('close', () => reject(new Error(`exited without output: ${stderr}`)));
-      },
-    );
+    const firstLine = new Promise<{
+      pid: number;
+      execArgv: string[];
+      heapLimitMiB: number;
+      compileCacheDir: string | null;
+      nodeEnv: string | null;
+    }>((resolve, reject) => {
+      child.stdout.on('data', () => {
+        if (stdout.includes('\n')) resolve(JSON.parse(stdout.split('\n')[0]!));
+      });
+      child.on('close', () => reject(new Error(`exited without output: ${stderr}`)));
+    });
     return { child, exited, firstLine, output: () => ({ stdout, stderr }) };
   }
 
@@ -188,6 +200,27 @@ export default async function main() {
     expect(seen.execArgv.join(' ')).not.toContain('max-old-space-size');
     expect(seen.heapLimitMiB).toBeGreaterThanOrEqual(300);
     expect(seen.heapLimitMiB).toBeLessThan(300 + 256);
+  });
+
+  it('keeps the compiled code in the temp directory between runs; NODE_DISABLE_COMPILE_CACHE=1 turns it off', async () => {
+    const temp = mkdtempSync(join(dir, 'tmp-'));
+    const r = run({ TMPDIR: temp });
+    const seen = await r.firstLine;
+    expect(await r.exited).toBe(0);
+    expect(seen.compileCacheDir?.startsWith(temp)).toBe(true);
+    expect(readdirSync(seen.compileCacheDir!).length).toBeGreaterThan(0);
+    const off = run({ TMPDIR: temp, NODE_DISABLE_COMPILE_CACHE: '1' });
+    expect((await off.firstLine).compileCacheDir).toBeNull();
+    expect(await off.exited).toBe(0);
+  });
+
+  it('runs in production (NODE_ENV) unless the environment says otherwise', async () => {
+    const r = run({});
+    expect((await r.firstLine).nodeEnv).toBe('production');
+    expect(await r.exited).toBe(0);
+    const dev = run({ NODE_ENV: 'development' });
+    expect((await dev.firstLine).nodeEnv).toBe('development');
+    expect(await dev.exited).toBe(0);
   });
 
   it('passes SIGTERM to the re-executed run', async () => {

@@ -7,7 +7,7 @@ import {
 } from './errors.ts';
 import { defineClient, defineIntegration, type RunContext } from './integration.ts';
 import { commonOptions } from './options.ts';
-import { runIntegration } from './runner.ts';
+import { decideEarlyExit, runIntegration } from './runner.ts';
 import { testRunSettings } from './test-support/run-settings.ts';
 
 function integration(
@@ -278,6 +278,46 @@ describe('runIntegration', () => {
       // the summary counts the shard's registered error and the other shard's crash
       expect(result.errorCount).toBe(2);
       expect(logs.at(-1)!.summary).toMatchObject({ exit_code: 2, errors: 2 });
+    });
+  });
+
+  describe('decideEarlyExit (the decision alone)', () => {
+    it('returns the decision without running the integration, and closes the clients it opened', async () => {
+      const run = vi.fn(async () => {});
+      const closed: string[] = [];
+      const key = defineClient(
+        'probe',
+        () => 'client',
+        (c) => {
+          closed.push(c);
+        },
+      );
+      const { settings } = testRunSettings(integration(run), {
+        globals: { dryRun: true },
+        earlyExit: async (ctx) => {
+          await ctx.client(key);
+          return { kind: 'shards', shards: ['a'] };
+        },
+      });
+      expect(await decideEarlyExit(settings)).toEqual({ kind: 'shards', shards: ['a'] });
+      expect(run).not.toHaveBeenCalled();
+      expect(closed).toEqual(['client']);
+    });
+
+    it('is null where the runner takes no decision: a wet run, no early-exit step, the toggle off', async () => {
+      const earlyExit = vi.fn(async () => ({ kind: 'exit' as const }));
+      const def = integration(async () => {});
+      expect(await decideEarlyExit(testRunSettings(def, { earlyExit }).settings)).toBeNull();
+      expect(
+        await decideEarlyExit(testRunSettings(def, { globals: { dryRun: true } }).settings),
+      ).toBeNull();
+      const off = testRunSettings(def, {
+        globals: { dryRun: true },
+        earlyExit,
+        toggleEnabled: async () => false,
+      });
+      expect(await decideEarlyExit(off.settings)).toBeNull();
+      expect(earlyExit).not.toHaveBeenCalled();
     });
   });
 });

@@ -139,6 +139,25 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
   return { exitCode, durationMs, errors, errorCount, actions: ctx.report.actions, crashed };
 }
 
+/**
+ * Only the early-exit step of a dry-run, as `runIntegration` would take it:
+ * the decision, or null when the runner would not consult it (not a
+ * dry-run, no early-exit step, the integration's toggle off). Nothing of the
+ * integration's own run happens. The merge-request check uses it to answer
+ * in its own process which integrations need a process at all.
+ */
+export async function decideEarlyExit(settings: RunSettings): Promise<EarlyExitDecision | null> {
+  if (!settings.globals.dryRun || !settings.earlyExit) return null;
+  const errors = new ErrorRegistry((e) => settings.log.error({ scope: e.scope }, e.message));
+  const ctx = createRunContext(settings, errors);
+  try {
+    if (settings.toggleEnabled && !(await settings.toggleEnabled())) return null;
+    return await settings.earlyExit(ctx);
+  } finally {
+    await closeClients(ctx, settings.log);
+  }
+}
+
 async function execute(
   settings: RunSettings,
   ctx: InternalContext,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { appInterfaceSettings, type GqlClient, gqlClient } from '@qontract/app-interface';
 import { commonOptions, errorMessage, QontractError, type RunContext } from '@qontract/core';
 import {
@@ -314,7 +314,7 @@ export async function earlyExitDesiredState(
       namespace: ns,
       resources: sel.openshiftResources.map((r) => ({
         id: `${cluster}/${sel.namespace.name}/${fields(r).provider}/${describeResource(r)}`,
-        content_sha: createHash('md5').update(JSON.stringify(r)).digest('hex'),
+        content_sha: contentSha(r),
       })),
     });
     byCluster.set(cluster, items);
@@ -323,10 +323,26 @@ export async function earlyExitDesiredState(
   for (const [cluster, items] of [...byCluster].sort(([a], [b]) => a.localeCompare(b))) {
     state[cluster] = {
       shard: cluster,
-      hash: createHash('sha256').update(JSON.stringify(items)).digest('hex'),
+      hash: hash('sha256', JSON.stringify(items)),
     };
   }
   return { state };
+}
+
+/**
+ * Digests of frozen resource entries: an answer shared by several readers
+ * (the merge-request check decides the early exit of the whole family from
+ * one memoized answer per bundle) is digested once. A mutable entry may
+ * change, so it is digested every time.
+ */
+const contentShas = new WeakMap<object, string>();
+
+function contentSha(r: object): string {
+  const known = contentShas.get(r);
+  if (known !== undefined) return known;
+  const sha = hash('md5', JSON.stringify(r));
+  if (Object.isFrozen(r)) contentShas.set(r, sha);
+  return sha;
 }
 
 /** The sharded dry-run of the pipeline: one run per changed cluster, accepted for at most two. */

@@ -1,8 +1,10 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { writeBundleFile } from '@qontract/app-interface';
+import { QontractError } from '@qontract/core';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { checkBundle } from './bundles.ts';
+import { buildBundle, buildBundlePair, checkBundle } from './bundles.ts';
 
 const EXAMPLE = resolve(import.meta.dirname, '../../../examples/app-interface');
 
@@ -55,5 +57,48 @@ describe('checkBundle', () => {
     const checked = await checkBundle(EXAMPLE, true);
     expect(checked.problems).toEqual([]);
     expect(checked.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('buildBundlePair', () => {
+  async function tree(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'mr-check-pair-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await cp(EXAMPLE, dir, { recursive: true });
+    return dir;
+  }
+
+  it('builds two directories as each is built on its own', async () => {
+    const head = await tree();
+    await edit(join(head, 'data/access/users/dave.yml'), /$/, '  bad: [unclosed\n');
+    await edit(join(head, 'data/access/users/alice.yml'), /^name: .*$/m, 'name: Alice B');
+    const pair = await buildBundlePair(EXAMPLE, head);
+    expect(pair.base).toEqual(await buildBundle(EXAMPLE));
+    expect(pair.head).toEqual(await buildBundle(head));
+    expect(pair.head.problems.map((p) => p.file)).toEqual(['/access/users/dave.yml']);
+    expect(pair.head.sha256).not.toBe(pair.base.sha256);
+  });
+
+  it('reads a bundle.json on either side', async () => {
+    const dir = await tree();
+    const json = join(dir, 'bundle.json');
+    const written = await writeBundleFile(json, (await buildBundle(EXAMPLE)).bundle!);
+    const pair = await buildBundlePair(json, EXAMPLE);
+    expect(pair.base).toMatchObject({ source: json, sha256: written.sha256, unloaded: null });
+    expect(pair.head).toEqual(await buildBundle(EXAMPLE));
+    const reversed = await buildBundlePair(EXAMPLE, json);
+    expect(reversed.head).toMatchObject({ source: json, sha256: written.sha256, problems: [] });
+  });
+
+  it('names a path that does not exist', async () => {
+    const missing = join(await tree(), 'nope');
+    for (const [base, head] of [
+      [missing, EXAMPLE],
+      [EXAMPLE, missing],
+    ]) {
+      const failure = buildBundlePair(base!, head!);
+      await expect(failure).rejects.toThrow(QontractError);
+      await expect(failure).rejects.toThrow(`${missing}: no such file or directory`);
+    }
   });
 });

@@ -1,11 +1,11 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import {
   type Bundle,
   BundleLoadError,
   type BundleProblem,
   collectBundleFromDirectory,
+  collectBundlePair,
   readBundleFile,
   serializeBundle,
   validateBundle,
@@ -77,6 +77,33 @@ export async function buildBundle(source: string): Promise<BuiltBundle> {
   }
 }
 
+/**
+ * The bundles of a check's base and head, not validated. Two directories
+ * are built as a pair: the base reuses what building the head made of the
+ * files both share, and comes out exactly as built on its own. A bundle.json
+ * on either side is read as `buildBundle` reads it.
+ */
+export async function buildBundlePair(
+  base: string,
+  head: string,
+): Promise<{ base: BuiltBundle; head: BuiltBundle }> {
+  const baseIsDirectory = await isDirectory(base);
+  const headIsDirectory = await isDirectory(head);
+  if (!baseIsDirectory || !headIsDirectory) {
+    const [builtBase, builtHead] = await Promise.all([buildBundle(base), buildBundle(head)]);
+    return { base: builtBase, head: builtHead };
+  }
+  const pair = await collectBundlePair(base, head);
+  const built = (source: string, side: typeof pair.base): BuiltBundle => ({
+    source,
+    bundle: side.bundle,
+    sha256: side.sha256,
+    problems: side.problems,
+    unloaded: side.unloaded,
+  });
+  return { base: built(base, pair.base), head: built(head, pair.head) };
+}
+
 /** A built bundle with every problem `validateBundle` finds added, lines located. */
 export function validateBuilt(built: BuiltBundle): Promise<CheckedBundle> {
   if (!built.bundle) return located(built, built.problems);
@@ -97,49 +124,6 @@ async function located(
     sha256: built.sha256,
     problems: built.bundle ? await locate(built.source, sorted, built.bundle) : sorted,
   };
-}
-
-/** What the build worker is asked, and what it answers. */
-const WORKER_TASK = 'qontract-mr-check:buildBundle';
-type WorkerAnswer =
-  | { readonly ok: true; readonly checked: BuiltBundle }
-  | { readonly ok: false; readonly message: string; readonly expected: boolean };
-
-/**
- * `buildBundle` on a worker thread, so that building one tree does not wait
- * for the other: reading and parsing is synchronous work, and the check has
- * both trees to build. The bundle comes back by structured clone.
- */
-export function buildBundleInWorker(source: string): Promise<BuiltBundle> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), {
-      workerData: { task: WORKER_TASK, source },
-    });
-    let answered = false;
-    worker.once('message', (answer: WorkerAnswer) => {
-      answered = true;
-      if (answer.ok) resolve(answer.checked);
-      else reject(answer.expected ? new QontractError(answer.message) : new Error(answer.message));
-    });
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (!answered) reject(new Error(`the bundle build of ${source} stopped (exit ${code})`));
-    });
-  });
-}
-
-if (!isMainThread && parentPort && workerData?.task === WORKER_TASK) {
-  const port = parentPort;
-  const { source } = workerData as { source: string };
-  buildBundle(source).then(
-    (checked) => port.postMessage({ ok: true, checked } satisfies WorkerAnswer),
-    (e: unknown) =>
-      port.postMessage({
-        ok: false,
-        message: e instanceof Error ? e.message : String(e),
-        expected: e instanceof QontractError,
-      } satisfies WorkerAnswer),
-  );
 }
 
 /**

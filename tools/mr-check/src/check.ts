@@ -6,21 +6,24 @@ import {
   diffBundleSchemas,
   diffBundles,
   type EmbeddedEngineLike,
+  engineTransport,
+  GqlBackendError,
+  type GqlTransportSource,
+  gqlTransportSource,
   startBundleServer,
 } from '@qontract/app-interface';
-import { integrations as registry } from '@qontract/cli';
+import { decideEarlyExitOf, integrationNames } from '@qontract/cli/embedding';
 import { errorMessage, QontractError, SecretRedactor } from '@qontract/core';
 import type { SaasEnvironmentChange } from '@qontract/saas';
 import pLimit from 'p-limit';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import {
-  buildBundle,
-  buildBundleInWorker,
+  buildBundlePair,
   type CheckedBundle,
   type LocatedProblem,
   validateBuilt,
 } from './bundles.ts';
-import { runChild } from './child-run.ts';
+import { integrationArgv, runChild } from './child-run.ts';
 import { Progress } from './progress.ts';
 import { changeList, type IntegrationReport, type MrCheckReport, outcomeText } from './report.ts';
 import { saasChanges, saasDeployArgs, saasEntryName } from './saas.ts';
@@ -49,6 +52,8 @@ export interface MrCheckOptions {
   readonly configPath: string;
   /** Integrations run at once; default: the machine's cores. */
   readonly jobs?: number;
+  /** Each integration's process is stopped after this long and reported failed; default: never. */
+  readonly timeoutSeconds?: number;
   /** Environment of the integrations' processes; default: this process's. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where progress goes; default: stderr (live lines on a terminal). */
@@ -76,12 +81,9 @@ const CHILD_ENV_OVERRIDES = [
 export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport> {
   const config = await readConfig(options.configPath);
   const redactor = secretsOf(config);
-  // The base builds on a worker thread while this one builds the head: both
-  // are synchronous reading and parsing, and the machine has more than one core.
-  const [base, head] = await Promise.all([
-    buildBundleInWorker(options.base),
-    buildBundle(options.head),
-  ]);
+  // The trees share almost every file: the base reuses the head's parses and
+  // serialized text where the bytes are the same (a worker reads the files).
+  const { base, head } = await buildBundlePair(options.base, options.head);
   if (!base.bundle || !base.sha256 || base.problems.length > 0) {
     throw new QontractError(
       `base ${options.base} cannot be loaded:\n${base.problems.map((p) => `  - ${p.file}: ${p.reason}`).join('\n')}`,
@@ -124,7 +126,7 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
   }
 
   const summary = summarizeChanges(diff, schemaDiff);
-  const registered = new Set(registry.map((d) => d.name));
+  const registered = new Set(integrationNames);
   const selections = files.map((file) => ({
     file,
     selection: selectIntegration(file, summary, registered),
@@ -148,9 +150,11 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
   // The integrations ask the same big queries (the openshift-resources
   // family shares its documents), early exit asks them of both bundles:
   // each is computed once per bundle.
+  // Each answer is computed once per bundle and shared, frozen, by the
+  // server and the early-exit decisions taken in this process.
   const engines = {
-    base: createEmbeddedEngine(base.bundle, base.sha256, options.base),
-    head: createEmbeddedEngine(head.bundle, head.sha256, options.head),
+    base: createEmbeddedEngine(base.bundle, base.sha256, options.base, { memoize: true }),
+    head: createEmbeddedEngine(head.bundle, head.sha256, options.head, { memoize: true }),
   };
   const jobs: Job[] = [];
   for (const { file, selection, prCheck } of selected) {
@@ -180,42 +184,51 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
     await writeFile(configPath, childConfig(config, options.configPath, `${server.url}/graphql`));
     const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
     for (const key of CHILD_ENV_OVERRIDES) delete env[key];
-    // The integrations load the same modules: the first ones compile them
-    // for the others (Node's compile cache, in the check's own directory).
-    if (env.NODE_COMPILE_CACHE === undefined && env.NODE_DISABLE_COMPILE_CACHE === undefined) {
-      env.NODE_COMPILE_CACHE = join(dir, 'compile-cache');
-    }
+    const answers = answersFrom(engines);
     const limit = pLimit(Math.max(1, options.jobs ?? availableParallelism()));
     progress.start(jobs.map((j) => j.name));
+    const finish = (job: Job, r: IntegrationReport) => {
+      if (stop.signal.aborted) {
+        progress.update(job.name, 'failed', `stopped: ${errorMessage(stop.signal.reason)}`);
+        return;
+      }
+      done.set(job, r);
+      progress.update(
+        job.name,
+        r.status === 'changes' || r.status === 'failed' ? r.status : 'no changes',
+        detail(r),
+      );
+    };
+    // Early exits are decided first, here and outside the limit: the
+    // integrations that ask the same query share one answer per bundle, and
+    // a process starts only for what the decision does not settle.
+    const decisions = jobs.map((job, i) => {
+      const run = {
+        configPath,
+        baseSha: base.sha256!,
+        planFile: join(dir, `plan-${i}.json`),
+        env,
+        signal,
+        command: job.command,
+        timeoutMs: options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000,
+      };
+      return { job, run, decided: decideInProcess(job, run, answers) };
+    });
     const running = Promise.all(
-      jobs.map((job, i) =>
-        limit(async () => {
+      decisions.map(async ({ job, run, decided }) => {
+        const settled = await decided;
+        if (signal.aborted) return;
+        if (settled && 'report' in settled) return finish(job, settled.report);
+        await limit(async () => {
           if (signal.aborted) return;
           progress.update(job.name, 'running');
-          const r = await runIntegration(job, {
-            configPath,
-            baseSha: base.sha256!,
-            planFile: join(dir, `plan-${i}.json`),
-            env,
-            signal,
-            command: job.command,
-          });
-          if (stop.signal.aborted) {
-            progress.update(job.name, 'failed', `stopped: ${errorMessage(stop.signal.reason)}`);
-            return;
-          }
-          done.set(job, r);
-          progress.update(
-            job.name,
-            r.status === 'changes' || r.status === 'failed' ? r.status : 'no changes',
-            detail(r),
-          );
-        }),
-      ),
+          finish(job, await runIntegration(job, { ...run, affectedShards: settled?.shards }));
+        });
+      }),
     );
-    // The first integrations are started (and load their code) while this
-    // thread validates the head.
-    await new Promise((resolve) => setImmediate(resolve));
+    // This thread validates the head once the decisions are taken, while the
+    // integrations' processes run.
+    await Promise.all(decisions.map((d) => d.decided));
     try {
       problems = problemsWith(await validateBuilt(head));
     } catch (e) {
@@ -361,6 +374,75 @@ function detail(r: IntegrationReport): string {
   return '';
 }
 
+/** The check's bundles as the backend of in-process runs: HEAD, or BASE by its sha. */
+function answersFrom(engines: { base: EmbeddedEngineLike; head: EmbeddedEngineLike }) {
+  const source: GqlTransportSource = async (sha) => {
+    if (sha === undefined || sha === engines.head.sha256) {
+      return engineTransport(engines.head, 'HEAD');
+    }
+    if (sha === engines.base.sha256) return engineTransport(engines.base, 'BASE');
+    throw new GqlBackendError(`bundle ${sha} is neither the base nor the head of the check`);
+  };
+  return new Map<string, unknown>([[gqlTransportSource.id, source]]);
+}
+
+/**
+ * The integration's early exit, decided in this process from the bundles in
+ * memory, as its process would decide it first: when the desired state is
+ * the same in both bundles no process is needed (the openshift-resources
+ * family shares one query, so its siblings cost one answer per bundle
+ * instead of a process each), and the shards a sharded dry-run must run are
+ * passed to its process, which does not compare again. Null when the process
+ * must decide (no early exit, or a failure here, which it then reports).
+ */
+async function decideInProcess(
+  job: Job,
+  run: Parameters<typeof runChild>[1],
+  answers: ReadonlyMap<string, unknown>,
+): Promise<{ report: IntegrationReport } | { shards: readonly string[] } | null> {
+  if (!job.prCheck.early_exit || job.command) return null;
+  const started = performance.now();
+  const argv = integrationArgv(job.prCheck, run);
+  let decision: Awaited<ReturnType<typeof decideEarlyExitOf>>;
+  try {
+    decision = await decideEarlyExitOf(argv, {
+      env: run.env,
+      io: { stdout: discard, stderr: discard },
+      clients: answers,
+      ...(run.signal ? { signal: run.signal } : {}),
+    });
+  } catch {
+    return null;
+  }
+  if (decision?.kind === 'shards' && job.prCheck.check_only_affected_shards) {
+    return { shards: decision.shards };
+  }
+  if (decision?.kind !== 'exit') return null;
+  return {
+    report: {
+      name: job.name,
+      file: `data${job.file.path}`,
+      reason: job.reason,
+      command: reportedCommand(argv),
+      exitCode: 0,
+      earlyExit: true,
+      inProcess: true,
+      shards: null,
+      durationSeconds: (performance.now() - started) / 1000,
+      status: 'no-changes',
+      actions: [],
+    },
+  };
+}
+
+/** What the in-process decisions log: the process that runs after a non-exit logs it again. */
+const discard = { write: () => true };
+
+/** The arguments a reader of the report needs: the temporary config and plan paths say nothing. */
+function reportedCommand(argv: readonly string[]): string[] {
+  return argv.slice(2).filter((a, i, all) => a !== '--plan-out' && all[i - 1] !== '--plan-out');
+}
+
 async function runIntegration(
   job: Job,
   options: Parameters<typeof runChild>[1],
@@ -371,10 +453,7 @@ async function runIntegration(
     file: `data${job.file.path}`,
     reason: job.reason,
     ...(job.saas ? { saas: job.saas } : {}),
-    // The temporary config and plan paths say nothing to a reader.
-    command: r.argv
-      .slice(2)
-      .filter((a, i, all) => a !== '--plan-out' && all[i - 1] !== '--plan-out'),
+    command: reportedCommand(r.argv),
     exitCode: r.exitCode,
     earlyExit: r.earlyExit,
     shards: r.shards,

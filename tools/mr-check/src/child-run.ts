@@ -57,13 +57,25 @@ export interface ChildRunOptions {
   readonly signal?: AbortSignal | undefined;
   /** The integration and its arguments, when not `pr_check.cmd` (the change tester's dry-runs). */
   readonly command?: readonly string[] | undefined;
+  /** The shards the check's own early-exit decision found changed: the run does not compare again. */
+  readonly affectedShards?: readonly string[] | undefined;
+  /** Stops the run (SIGTERM, then SIGKILL after `graceMs`) when it takes longer; none when absent. */
+  readonly timeoutMs?: number | undefined;
+  /** How long a timed-out run gets to stop on SIGTERM (default 10 s). */
+  readonly graceMs?: number | undefined;
+  /** The script run under node (tests); default the workspace's `qontract-reconcile`. */
+  readonly bin?: string | undefined;
 }
 
 /** The umbrella command line of an integration's `pr_check` (upstream's MR-check switches). */
-function childArgv(
+export function integrationArgv(
   pr: PrCheck,
-  options: Pick<ChildRunOptions, 'configPath' | 'baseSha' | 'planFile' | 'command'>,
+  options: Pick<
+    ChildRunOptions,
+    'configPath' | 'baseSha' | 'planFile' | 'command' | 'affectedShards'
+  >,
 ): string[] {
+  const affected = pr.early_exit && pr.check_only_affected_shards ? options.affectedShards : null;
   return [
     '--config',
     options.configPath,
@@ -72,6 +84,7 @@ function childArgv(
     '--dry-run',
     ...(pr.early_exit ? ['--early-exit-compare-sha', options.baseSha] : []),
     ...(pr.early_exit && pr.check_only_affected_shards ? ['--check-only-affected-shards'] : []),
+    ...(affected?.length ? ['--early-exit-affected-shards', affected.join(',')] : []),
     ...(pr.no_validate_schemas ? ['--no-validate-schemas'] : []),
     '--plan-out',
     options.planFile,
@@ -109,13 +122,26 @@ export function actionOfLine(msg: string): PlannedAction | null {
  * the signal, or a memory blow-up of one cannot take the others down.
  */
 export async function runChild(pr: PrCheck, options: ChildRunOptions): Promise<ChildResult> {
-  const argv = childArgv(pr, options);
+  const argv = integrationArgv(pr, options);
   const started = performance.now();
-  const child = spawn(process.execPath, [QONTRACT_RECONCILE_BIN, ...argv], {
+  const child = spawn(process.execPath, [options.bin ?? QONTRACT_RECONCILE_BIN, ...argv], {
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  // A hanging integration must not hold the check: SIGTERM lets it stop
+  // cleanly (our CLI aborts what it waits on), SIGKILL ends a blocked one.
+  let timedOut = false;
+  const timers: NodeJS.Timeout[] = [];
+  if (options.timeoutMs !== undefined) {
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGTERM');
+        timers.push(setTimeout(() => child.kill('SIGKILL'), options.graceMs ?? 10_000));
+      }, options.timeoutMs),
+    );
+  }
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (output += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (output += s));
@@ -123,6 +149,7 @@ export async function runChild(pr: PrCheck, options: ChildRunOptions): Promise<C
     child.on('error', () => resolve(1));
     child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
+  for (const timer of timers) clearTimeout(timer);
 
   let earlyExit = false;
   let shards: string[] | null = null;
@@ -157,6 +184,11 @@ export async function runChild(pr: PrCheck, options: ChildRunOptions): Promise<C
   }
   // A crash before logging started (usage error, a broken config) only prints text.
   if (exitCode !== 0 && errors.length === 0) errors.push(...plain.slice(-20));
+  if (timedOut) {
+    errors.unshift(
+      `timed out after ${(options.timeoutMs ?? 0) / 1000} s: the run was stopped (qontract-mr-check --timeout)`,
+    );
+  }
 
   let actions: PlannedAction[] | null = null;
   try {
@@ -171,7 +203,7 @@ export async function runChild(pr: PrCheck, options: ChildRunOptions): Promise<C
   if ((shards && shards.length > 1) || (actions === null && logged.length > 0)) actions = logged;
   return {
     argv,
-    exitCode,
+    exitCode: timedOut && exitCode === 0 ? 1 : exitCode,
     earlyExit,
     shards,
     actions,

@@ -19,7 +19,7 @@ export interface MainOptions {
 
 const USAGE = `Usage:
   qontract-mr-check --base BASE --head HEAD [--config config.toml] [--jobs N]
-                    [--report-md FILE] [--report-json FILE]
+                    [--timeout SECONDS] [--report-md FILE] [--report-json FILE]
 
 BASE (the target branch) and HEAD (the merge request) are app-interface
 directories or bundle.json files. Validates HEAD, lists what changed, and
@@ -27,6 +27,8 @@ dry-runs every integration the changes concern (its pr_check settings) against
 HEAD, with early exit against BASE. Prints the markdown report unless
 --report-md is given. Exit code 0 when HEAD is valid and no integration failed.
 --config defaults to $QONTRACT_CONFIG; --jobs to the number of cores.
+--timeout stops an integration that runs longer and reports it failed
+(default: no limit).
 `;
 
 const OPTIONS = {
@@ -34,6 +36,7 @@ const OPTIONS = {
   head: { type: 'string' },
   config: { type: 'string' },
   jobs: { type: 'string', short: 'j' },
+  timeout: { type: 'string' },
   'report-md': { type: 'string' },
   'report-json': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -72,6 +75,15 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
         throw new UsageError(`--jobs must be a positive integer, got '${values.jobs}'`);
       }
     }
+    let timeoutSeconds: number | undefined;
+    if (values.timeout !== undefined) {
+      timeoutSeconds = Number(values.timeout);
+      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
+        throw new UsageError(
+          `--timeout must be a positive number of seconds, got '${values.timeout}'`,
+        );
+      }
+    }
     const report = await runMrCheck({
       base: values.base,
       head: values.head,
@@ -79,6 +91,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
       env,
       progress: stderr,
       ...(jobs ? { jobs } : {}),
+      ...(timeoutSeconds ? { timeoutSeconds } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     const markdown = renderMarkdown(report);

@@ -207,13 +207,15 @@ describe('qontract-mr-check', () => {
       status: 'no-changes',
       reason: expect.stringContaining('reads /openshift/namespace-1.yml'),
     });
-    // The siblings' desired state did not change: they stop before reading a cluster.
+    // The siblings' desired state did not change: the check decides it from
+    // the bundles it holds, without a process, before reading a cluster.
     for (const name of [
       'openshift-vault-secrets',
       'openshift-routes',
       'openshift-prometheus-rules',
     ]) {
-      expect(of(c, name)).toMatchObject({ status: 'no-changes', earlyExit: true });
+      expect(of(c, name)).toMatchObject({ status: 'no-changes', earlyExit: true, inProcess: true });
+      expect(of(c, name).command).toContain('--early-exit-compare-sha');
     }
     const resources = of(c, 'openshift-resources');
     expect(resources).toMatchObject({
@@ -221,6 +223,11 @@ describe('qontract-mr-check', () => {
       shards: ['appint-ex-01'],
       earlyExit: false,
     });
+    expect(resources.inProcess).toBeUndefined();
+    // Its process runs the shard the check's decision found, without comparing again.
+    expect(resources.command).toEqual(
+      expect.arrayContaining(['--early-exit-affected-shards', 'appint-ex-01']),
+    );
     expect(
       resources.actions?.map((a) => [a.action, a.cluster, a.namespace, a.kind, a.name]),
     ).toEqual([

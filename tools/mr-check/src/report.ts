@@ -17,6 +17,8 @@ export interface IntegrationReport {
   readonly command?: readonly string[];
   readonly exitCode?: number;
   readonly earlyExit?: boolean;
+  /** The check decided the early exit in its own process: no process ran for it. */
+  readonly inProcess?: boolean;
   readonly shards?: readonly string[] | null;
   readonly durationSeconds?: number;
   readonly actions?: readonly PlannedAction[];

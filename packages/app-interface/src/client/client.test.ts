@@ -197,6 +197,33 @@ describe('createGqlClient: responses', () => {
   });
 });
 
+describe('createGqlClient: shared answers', () => {
+  const answer = (vault: unknown): GraphqlResponse => ({
+    data: { settings: [{ vault, repoUrl: 'x', kubeBinary: 'oc', hashLength: 7 }] },
+    extensions: { schemas: [] },
+  });
+  const clientOf = (response: GraphqlResponse) =>
+    createGqlClient(config, globals, undefined, silentLogger(), {
+      transport: { ...fakeTransport({}), execute: async () => response },
+    });
+
+  it('checks a frozen answer that does not match every time it is asked', async () => {
+    const bad = Object.freeze(answer('no'));
+    Object.freeze(bad.data);
+    const gql = await clientOf(bad);
+    await expect(gql.query(AppInterfaceSettingsDocument)).rejects.toThrow(/settings\[0\]\.vault/);
+    await expect(gql.query(AppInterfaceSettingsDocument)).rejects.toThrow(/settings\[0\]\.vault/);
+  });
+
+  it('checks a mutable answer again: it may have changed since', async () => {
+    const response = answer(true);
+    const gql = await clientOf(response);
+    await gql.query(AppInterfaceSettingsDocument);
+    (response.data as { settings: Array<{ vault: unknown }> }).settings[0]!.vault = 'no';
+    await expect(gql.query(AppInterfaceSettingsDocument)).rejects.toThrow(/settings\[0\]\.vault/);
+  });
+});
+
 describe('helpers', () => {
   it('reads the vault switch of app-interface settings, false without settings', async () => {
     const vault = await createGqlClient(config, globals, undefined, silentLogger(), {

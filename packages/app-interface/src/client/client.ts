@@ -103,6 +103,21 @@ function printed(document: DocumentNode): { text: string; operation: string } {
   return entry;
 }
 
+/** Frozen answers already found to have a shape: a memoizing engine hands out the same object. */
+const checkedAnswers = new WeakMap<object, Set<object>>();
+
+function checkedBefore(shape: object, data: object): boolean {
+  return checkedAnswers.get(data)?.has(shape) ?? false;
+}
+
+/** Remembers a frozen answer that has the shape (a mutable one may change after the check). */
+function rememberChecked(shape: object, data: object): void {
+  if (!Object.isFrozen(data)) return;
+  const shapes = checkedAnswers.get(data) ?? new Set();
+  shapes.add(shape);
+  checkedAnswers.set(data, shapes);
+}
+
 class AppInterfaceGqlClient implements GqlClient {
   readonly #transport: GqlTransport;
   readonly #log: Logger;
@@ -161,13 +176,14 @@ class AppInterfaceGqlClient implements GqlClient {
       if (forbidden.length) throw new ForbiddenSchemaError(forbidden);
     }
     const shape = resultShapeOf(document);
-    if (shape) {
+    if (shape && !checkedBefore(shape, response.data)) {
       try {
         assertResultShape(shape, response.data);
       } catch (e) {
         if (!(e instanceof ResultShapeError)) throw e;
         throw new GqlQueryError(operation, `unexpected data at ${e.message}`);
       }
+      rememberChecked(shape, response.data);
     }
     return response.data as TResult;
   }

@@ -8,7 +8,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEarlyExit } from './early-exit.ts';
 import { AppInterfaceSettingsDocument } from './queries/app-interface-settings.generated.ts';
-import { gqlClient } from './run-client.ts';
+import { gqlClient, gqlTransportSource } from './run-client.ts';
 import { sendJson, sendText, startStubServer } from './test-support/stub-server.ts';
 
 const OLD = '01'.repeat(32);
@@ -41,7 +41,11 @@ function contextFor(compareSha: string | undefined): RunContext {
     },
     integration: 'example',
     log: silentLogger(),
-    client: () => Promise.reject(new Error('the early-exit step must use its own clients')),
+    // No other backend than the config's; any other client: the step must open its own.
+    client: (key: { id: string }) =>
+      key.id === gqlTransportSource.id
+        ? Promise.resolve(null)
+        : Promise.reject(new Error('the early-exit step must use its own clients')),
   } as unknown as RunContext;
 }
 

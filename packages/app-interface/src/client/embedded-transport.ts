@@ -38,6 +38,11 @@ export async function createEmbeddedTransport(
       `bundle ${options.sha} is not available: the embedded backend serves only ${engine.sha256} (${source})`,
     );
   }
+  return engineTransport(engine, source);
+}
+
+/** A transport answering from an engine already loaded (`source` names it in errors and logs). */
+export function engineTransport(engine: EmbeddedEngineLike, source: string): GqlTransport {
   return {
     endpoint: pathToFileURL(source).toString(),
     sha: engine.sha256,

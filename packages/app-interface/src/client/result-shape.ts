@@ -45,46 +45,104 @@ export function assertResultShape(shape: OperationShape, data: unknown): void {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new ResultShapeError('data', `expected an object, got ${describe(data)}`);
   }
-  checkFields(shape, data as Record<string, unknown>, '');
+  checkFields(shape, data as Record<string, unknown>, null);
 }
 
-function checkFields(shape: OperationShape, obj: Record<string, unknown>, prefix: string): void {
-  const optional = shape.c;
-  for (const [key, fieldShape] of Object.entries(shape.f)) {
-    const path = prefix ? `${prefix}.${key}` : key;
+/**
+ * Where a value sits, built into a string only for an error: the check runs
+ * over every value of every answer (hundreds of thousands for the largest
+ * queries), and a path string per value cost more than the checks.
+ */
+interface PathNode {
+  readonly parent: PathNode | null;
+  /** A field name, or a list index. */
+  readonly step: string | number;
+}
+
+function pathText(node: PathNode | null): string {
+  const steps: Array<string | number> = [];
+  for (let n = node; n; n = n.parent) steps.push(n.step);
+  let out = '';
+  for (const step of steps.reverse()) {
+    out += typeof step === 'number' ? `[${step}]` : out ? `.${step}` : step;
+  }
+  return out;
+}
+
+/** A type in SDL notation, taken apart once. */
+interface ParsedType {
+  readonly nonNull: boolean;
+  /** Without the `!`. */
+  readonly inner: string;
+  /** The item type of a list type, else null. */
+  readonly item: string | null;
+}
+
+const parsedTypes = new Map<string, ParsedType>();
+
+function parseType(type: string): ParsedType {
+  let parsed = parsedTypes.get(type);
+  if (!parsed) {
+    const nonNull = type.endsWith('!');
+    const inner = nonNull ? type.slice(0, -1) : type;
+    parsed = { nonNull, inner, item: inner.startsWith('[') ? inner.slice(1, -1) : null };
+    parsedTypes.set(type, parsed);
+  }
+  return parsed;
+}
+
+/** The fields of an object shape as entries, made once per shape. */
+const fieldEntries = new WeakMap<object, ReadonlyArray<[string, ResultShape]>>();
+
+function entriesOf(shape: OperationShape): ReadonlyArray<[string, ResultShape]> {
+  let entries = fieldEntries.get(shape);
+  if (!entries) {
+    entries = Object.entries(shape.f);
+    fieldEntries.set(shape, entries);
+  }
+  return entries;
+}
+
+function checkFields(
+  shape: OperationShape,
+  obj: Record<string, unknown>,
+  path: PathNode | null,
+): void {
+  for (const [key, fieldShape] of entriesOf(shape)) {
+    const at: PathNode = { parent: path, step: key };
     if (!(key in obj)) {
-      if (optional?.includes(key)) continue;
-      throw new ResultShapeError(path, 'missing');
+      if (shape.c?.includes(key)) continue;
+      throw new ResultShapeError(pathText(at), 'missing');
     }
     checkValue(
       fieldShape,
       typeof fieldShape === 'string' ? fieldShape : fieldShape.t,
       obj[key],
-      path,
+      at,
     );
   }
 }
 
-function checkValue(shape: ResultShape, type: string, value: unknown, path: string): void {
-  const nonNull = type.endsWith('!');
-  const inner = nonNull ? type.slice(0, -1) : type;
+function checkValue(shape: ResultShape, type: string, value: unknown, path: PathNode): void {
+  const { nonNull, inner, item } = parseType(type);
   if (value === null || value === undefined) {
-    if (nonNull) throw new ResultShapeError(path, `expected ${type}, got ${describe(value)}`);
+    if (nonNull) {
+      throw new ResultShapeError(pathText(path), `expected ${type}, got ${describe(value)}`);
+    }
     return;
   }
-  if (inner.startsWith('[')) {
+  if (item !== null) {
     if (!Array.isArray(value)) {
-      throw new ResultShapeError(path, `expected ${type}, got ${describe(value)}`);
+      throw new ResultShapeError(pathText(path), `expected ${type}, got ${describe(value)}`);
     }
-    const itemType = inner.slice(1, -1);
-    value.forEach((item, i) => {
-      checkValue(shape, itemType, item, `${path}[${i}]`);
-    });
+    for (let i = 0; i < value.length; i++) {
+      checkValue(shape, item, value[i], { parent: path, step: i });
+    }
     return;
   }
   if (typeof shape !== 'string') {
     if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new ResultShapeError(path, `expected ${type}, got ${describe(value)}`);
+      throw new ResultShapeError(pathText(path), `expected ${type}, got ${describe(value)}`);
     }
     checkFields(shape, value as Record<string, unknown>, path);
     return;
@@ -92,36 +150,35 @@ function checkValue(shape: ResultShape, type: string, value: unknown, path: stri
   checkScalar(inner, type, value, path);
 }
 
-function checkScalar(name: string, type: string, value: unknown, path: string): void {
-  const fail = () => {
-    throw new ResultShapeError(path, `expected ${type}, got ${describe(value)}`);
-  };
+function checkScalar(name: string, type: string, value: unknown, path: PathNode): void {
+  if (!scalarMatches(name, value)) {
+    throw new ResultShapeError(pathText(path), `expected ${type}, got ${describe(value)}`);
+  }
+  if (name !== 'JSON') return;
+  // qontract-server serialises JSON fields with JSON.stringify: they arrive as JSON text.
+  try {
+    JSON.parse(value as string);
+  } catch {
+    throw new ResultShapeError(pathText(path), 'expected JSON text, got a string that is not JSON');
+  }
+}
+
+function scalarMatches(name: string, value: unknown): boolean {
   switch (name) {
     case 'String':
-    case 'ID':
-      if (typeof value !== 'string' && !(name === 'ID' && typeof value === 'number')) fail();
-      return;
-    case 'Int':
-      if (typeof value !== 'number' || !Number.isInteger(value)) fail();
-      return;
-    case 'Float':
-      if (typeof value !== 'number') fail();
-      return;
-    case 'Boolean':
-      if (typeof value !== 'boolean') fail();
-      return;
     case 'JSON':
-      // qontract-server serialises JSON fields with JSON.stringify: they arrive as JSON text.
-      if (typeof value !== 'string') fail();
-      try {
-        JSON.parse(value as string);
-      } catch {
-        throw new ResultShapeError(path, 'expected JSON text, got a string that is not JSON');
-      }
-      return;
+      return typeof value === 'string';
+    case 'ID':
+      return typeof value === 'string' || typeof value === 'number';
+    case 'Int':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'Float':
+      return typeof value === 'number';
+    case 'Boolean':
+      return typeof value === 'boolean';
     default:
       // Enums and unknown custom scalars: any non-null value.
-      return;
+      return true;
   }
 }
 

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { defineClient, type GlobalOptions, type RunContext } from '@qontract/core';
 import { createGqlClient } from './client.ts';
-import type { GqlClient } from './types.ts';
+import type { GqlClient, GqlTransport } from './types.ts';
 
 /**
  * Schemas queried during a CLI invocation, shared by every client created for
@@ -27,19 +27,34 @@ export const gqlClient = defineClient<GqlClient>(
 );
 
 /**
+ * Where a run's app-interface clients get their answers when not from the
+ * backend `[graphql] server` names: a transport for a bundle sha (undefined:
+ * the current bundle). Runs leave it unset; the merge-request check sets it
+ * (`RunServices.clients`) to answer from the bundles it holds in memory.
+ */
+export type GqlTransportSource = (sha: string | undefined) => Promise<GqlTransport>;
+
+export const gqlTransportSource = defineClient<GqlTransportSource | null>(
+  'gql-transport-source',
+  () => null,
+);
+
+/**
  * A client for this run's integration, like `gqlClient` creates, optionally
  * pinned to another bundle (`--early-exit-compare-sha`: the comparison run
  * reads the desired state of bundle `sha`). The caller closes it.
  */
-export function createRunGqlClient(
+export async function createRunGqlClient(
   ctx: Pick<RunContext, 'config' | 'globals' | 'integration' | 'log'> &
-    Partial<Pick<RunContext, 'signal'>>,
+    Partial<Pick<RunContext, 'signal' | 'client'>>,
   options: { readonly sha?: string } = {},
 ): Promise<GqlClient> {
+  const source = ctx.client ? await ctx.client(gqlTransportSource) : null;
   return createGqlClient(ctx.config, ctx.globals, ctx.integration, ctx.log, {
     schemaSink: schemaSinkFor(ctx.globals),
     sha: options.sha,
     signal: ctx.signal,
+    ...(source ? { transport: await source(options.sha) } : {}),
   });
 }
 

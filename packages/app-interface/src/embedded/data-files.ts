@@ -1,18 +1,16 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { hash } from 'node:crypto';
 import { compareCodePoints } from '@qontract/pycompat';
 import { type BundleProblem, ProblemKind } from './problems.ts';
+import type { DirectoryFiles } from './tree-files.ts';
 import type { JsonObject, JsonValue } from './types.ts';
 import { decodeUtf8 } from './utf8.ts';
 import {
+  cloneJsonData,
   keysInDocumentOrder,
   parseJsonData,
   parseYaml11,
   rememberDocumentOrder,
 } from './yaml11.ts';
-
-/** One data file to read: its path on disk and its bundle key. */
-export type DataFileJob = readonly [file: string, key: string];
 
 export interface DataFileResults {
   data: [key: string, doc: JsonObject][];
@@ -20,27 +18,81 @@ export interface DataFileResults {
 }
 
 /**
- * Reads and parses data files. Synchronous on purpose: for thousands of small
- * files fs/promises costs several times more (a FileHandle per file) than
- * the parsing itself.
+ * What one build made of its files, by bundle key, with the bytes each came
+ * from: a second build of a tree that shares most files (the two sides of a
+ * merge request) takes a value instead of decoding and parsing the same
+ * bytes again. A value serves one more bundle only, so it is handed over,
+ * not copied, and must be one no bundle has changed yet.
  */
-export function readDataFiles(jobs: readonly DataFileJob[]): DataFileResults {
+export class FileMemo<T> {
+  readonly #entries = new Map<string, { readonly raw: Buffer; readonly value: T }>();
+
+  keep(key: string, raw: Buffer, value: T): void {
+    this.#entries.set(key, { raw, value });
+  }
+
+  /** The value kept for `key` if it came from exactly these bytes; it leaves the memo. */
+  take(key: string, raw: Buffer): T | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(key);
+    return entry.raw.equals(raw) ? entry.value : undefined;
+  }
+}
+
+/** Between two builds: the first `keep`s its parses, the second `reuse`s them. */
+export interface MemoUse<T> {
+  readonly keep?: FileMemo<T>;
+  readonly reuse?: FileMemo<T>;
+}
+
+/**
+ * A parsed file for a bundle: the kept value itself must stay untouched for
+ * the next build, so the bundle gets a copy (post-processing writes into it).
+ */
+export function parsedForBundle<T extends JsonValue>(
+  memo: MemoUse<T>,
+  key: string,
+  raw: Buffer,
+  value: T,
+): T {
+  if (!memo.keep) return value;
+  memo.keep.keep(key, raw, value);
+  return cloneJsonData(value);
+}
+
+/**
+ * Reads and parses the data files among `dir`'s files. Synchronous on
+ * purpose: for thousands of small files fs/promises costs several times
+ * more (a FileHandle per file) than the parsing itself.
+ */
+export function readDataFiles(
+  dir: DirectoryFiles,
+  isDataFile: (key: string) => boolean,
+  memo: MemoUse<JsonObject> = {},
+): DataFileResults {
   const out: DataFileResults = { data: [], problems: [] };
-  for (const [file, key] of jobs) {
+  dir.files.forEach(([, key], i) => {
+    if (!isDataFile(key)) return;
     let raw: Buffer;
     try {
-      raw = readFileSync(file);
+      raw = dir.read(i);
     } catch (e) {
       out.problems.push({
         file: key,
         reason: `cannot read: ${(e as Error).message}`,
         kind: 'FILE',
       });
-      continue;
+      return;
+    }
+    const reused = memo.reuse?.take(key, raw);
+    if (reused) {
+      out.data.push([key, reused]);
+      return;
     }
     const doc = parseDataFile(key, raw, out.problems);
-    if (doc) out.data.push([key, doc]);
-  }
+    if (doc) out.data.push([key, parsedForBundle(memo, key, raw, doc)]);
+  });
   return out;
 }
 
@@ -118,7 +170,7 @@ export function isObject(v: unknown): v is JsonObject {
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data);
 }
 
 export function sortObjectKeys(obj: JsonObject): JsonObject {

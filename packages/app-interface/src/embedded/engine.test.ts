@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadEmbeddedEngine } from './engine.ts';
+import { createEmbeddedEngine, loadEmbeddedEngine } from './engine.ts';
 import { BASIC_FIXTURE } from './test-support/tree.ts';
 import type { EmbeddedEngine } from './types.ts';
 
@@ -417,5 +417,26 @@ describe('execution phases', () => {
       'query($n: String!) { clusters_v1(name: $n) { name } }',
     );
     expect(badVariable.phase).toBe('request');
+  });
+});
+
+describe('memoize', () => {
+  it('answers a request asked before with the same frozen result; other requests afresh', async () => {
+    const memo = createEmbeddedEngine(engine.bundle!, engine.sha256, 'memo', { memoize: true });
+    const query = '{ clusters_v1 { name } }';
+    const first = await memo.execute(query, null);
+    expect(await memo.execute(query, null)).toBe(first);
+    expect(first.data).toEqual((await engine.execute(query, null)).data);
+    // Frozen all the way down: one reader cannot change what the next one gets.
+    const clusters = (first.data as { clusters_v1: Array<{ name: string }> }).clusters_v1;
+    expect(() => {
+      clusters[0]!.name = 'changed';
+    }).toThrow(TypeError);
+    const named = await memo.execute('query($n: String) { clusters_v1(name: $n) { name } }', {
+      n: 'prod-1',
+    });
+    expect(named).not.toBe(first);
+    // Without the option, every request gets its own result.
+    expect(await engine.execute(query, null)).not.toBe(await engine.execute(query, null));
   });
 });

@@ -72,10 +72,22 @@ export async function loadBundle(source: string, options: LoadOptions = {}): Pro
   return loaded;
 }
 
+interface EngineOptions {
+  /**
+   * Answer a request asked before from memory: the same result object, deep
+   * frozen, for the same query, variables and operation. A bundle never
+   * changes, so only the memory is at stake: for a short-lived process that
+   * asks the same big queries many times (the merge-request check, whose
+   * integrations share their documents).
+   */
+  readonly memoize?: boolean;
+}
+
 export function createEmbeddedEngine(
   bundle: Bundle,
   sha256: string,
   source = 'bundle',
+  options: EngineOptions = {},
 ): EmbeddedEngine {
   const db = new BundleDatabase(bundle, source);
   let schema: GraphQLSchema;
@@ -126,15 +138,39 @@ export function createEmbeddedEngine(
     return { result, phase };
   };
 
+  const answers = options.memoize
+    ? new Map<string, Promise<{ result: GraphqlExecutionResult; phase: ExecutionPhase }>>()
+    : null;
+  const answer: typeof run = answers
+    ? (query, variables, operationName) => {
+        const key = JSON.stringify([query, variables ?? null, operationName ?? null]);
+        let pending = answers.get(key);
+        if (!pending) {
+          pending = run(query, variables, operationName).then(deepFreeze);
+          answers.set(key, pending);
+        }
+        return pending;
+      }
+    : run;
+
   return {
     sha256,
     gitCommit,
     schema,
     bundle,
     execute: async (query, variables, operationName) =>
-      (await run(query, variables, operationName)).result,
-    executeWithPhase: run,
+      (await answer(query, variables, operationName)).result,
+    executeWithPhase: answer,
   };
+}
+
+/** Freezes a JSON value and everything in it, so a shared answer cannot be changed by one reader. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 function failed(

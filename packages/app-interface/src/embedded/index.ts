@@ -26,6 +26,7 @@ export { BundleLoadError, type BundleProblem, formatProblem } from './problems.t
 export {
   type AppInterfaceLayout,
   collectBundleFromDirectory,
+  collectBundlePair,
 } from './read-directory.ts';
 
 export {

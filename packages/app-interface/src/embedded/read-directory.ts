@@ -1,10 +1,13 @@
-import { opendirSync, readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { join, relative } from 'node:path';
 import { compareCodePoints } from '@qontract/pycompat';
+import { BundleTextCache, serializeBundle } from './bundle-file.ts';
 import {
   decodeFile,
+  FileMemo,
   isObject,
+  type MemoUse,
+  parsedForBundle,
   parseStructured,
   readDataFiles,
   sha256Hex,
@@ -14,7 +17,20 @@ import { readGitCommitInfo } from './git-info.ts';
 import { parseGraphqlSection } from './graphql-conf.ts';
 import { postprocessBundle } from './postprocess.ts';
 import { BundleLoadError, type BundleProblem, ProblemKind } from './problems.ts';
-import type { Bundle, GraphqlSection, JsonObject, ResourceRecord, UnloadedFiles } from './types.ts';
+import {
+  type DirectoryFiles,
+  LOCAL_FILES,
+  readDirectoriesInWorker,
+  type TreeSource,
+} from './tree-files.ts';
+import type {
+  Bundle,
+  GraphqlSection,
+  JsonObject,
+  JsonValue,
+  ResourceRecord,
+  UnloadedFiles,
+} from './types.ts';
 
 /** Where the parts of an app-interface checkout live. */
 export interface AppInterfaceLayout {
@@ -73,100 +89,202 @@ export interface CollectedBundle {
  * Like `buildBundleFromDirectory`, but returns the problems beside the bundle
  * of everything that could be read, so validation can report all at once.
  */
-export async function collectBundleFromDirectory(
+export function collectBundleFromDirectory(
   root: string,
   options: BuildBundleOptions = {},
 ): Promise<CollectedBundle> {
+  return collect(root, options, LOCAL_FILES, {});
+}
+
+/** A collected checkout with the sha256 of its bundle text (`serializeBundle`). */
+interface SerializedCollectedBundle extends CollectedBundle {
+  readonly sha256: string;
+}
+
+/**
+ * Collects two checkouts that share most of their files, such as the target
+ * branch and a merge request, each exactly as `collectBundleFromDirectory`
+ * and `serializeBundle` would, in less time than two builds: `head` is built
+ * first, and `base` reuses its work for every file whose bytes are the same
+ * (the parse of a data file or JSON schema, the decoded text and sha of a
+ * resource, the JSON text of a bundle entry that came out the same). Every
+ * file of `base` is still read (on a worker thread, like most of `head`'s,
+ * beside the parsing), and post-processing runs on each bundle on its own:
+ * it depends on all of a tree's files and schemas, and writes into the data.
+ */
+export async function collectBundlePair(
+  baseRoot: string,
+  headRoot: string,
+  options: Pick<BuildBundleOptions, 'git'> = {},
+): Promise<{ base: SerializedCollectedBundle; head: SerializedCollectedBundle }> {
+  const memo: TreeMemo = {
+    data: new FileMemo(),
+    schemas: new FileMemo(),
+    resources: new FileMemo(),
+    graphql: new FileMemo(),
+  };
+  const texts = new BundleTextCache();
+  const [headLayout, baseLayout] = [defaultLayout(headRoot), defaultLayout(baseRoot)];
+  // The files are read on another thread, in the order the builds need them, all
+  // but the head's data files: this thread reads those while that one starts.
+  const files = readDirectoriesInWorker([
+    headLayout.schemasDir!,
+    headLayout.resourcesDir,
+    baseLayout.dataDir,
+    baseLayout.schemasDir!,
+    baseLayout.resourcesDir,
+  ]);
+  try {
+    const head = await collect(headRoot, options, files, use(memo, 'keep'));
+    const headSha = serializeBundle(head.bundle, texts).sha256;
+    const base = await collect(baseRoot, options, files, use(memo, 'reuse'));
+    const baseSha = serializeBundle(base.bundle, texts).sha256;
+    return { base: { ...base, sha256: baseSha }, head: { ...head, sha256: headSha } };
+  } finally {
+    files.close();
+  }
+}
+
+/** What a resource record holds that depends on its bytes only (backrefs depend on the tree). */
+type ResourceContent = Pick<ResourceRecord, 'content' | 'sha256sum' | '$schema'>;
+
+interface TreeMemo {
+  data: FileMemo<JsonObject>;
+  schemas: FileMemo<JsonObject>;
+  resources: FileMemo<ResourceContent>;
+  graphql: FileMemo<JsonValue>;
+}
+
+type TreeMemoUse = {
+  [K in keyof TreeMemo]?: MemoUse<TreeMemo[K] extends FileMemo<infer T> ? T : never>;
+};
+
+/** Every memo of `memo` in one role: the first build keeps, the second reuses. */
+function use(memo: TreeMemo, role: 'keep' | 'reuse'): TreeMemoUse {
+  return {
+    data: { [role]: memo.data },
+    schemas: { [role]: memo.schemas },
+    resources: { [role]: memo.resources },
+    graphql: { [role]: memo.graphql },
+  };
+}
+
+async function collect(
+  root: string,
+  options: BuildBundleOptions,
+  source: TreeSource,
+  memo: TreeMemoUse,
+): Promise<CollectedBundle> {
   const layout = { ...defaultLayout(root), ...options.layout };
   const problems: BundleProblem[] = [];
+  const git = options.git === false ? null : readGitCommitInfo(root);
+  const filesOf = async (dir: string | null): Promise<DirectoryFiles> =>
+    dir && (await isDirectory(dir)) ? source.directory(dir) : NO_FILES;
 
   if (!(await isDirectory(layout.dataDir))) {
     problems.push({ file: layout.dataDir, reason: 'data directory not found', kind: 'FILE' });
   }
-  const [dataFiles, resourceFiles, schemaFiles, git] = await Promise.all([
-    problems.length > 0 ? [] : listFiles(layout.dataDir),
-    isDirectory(layout.resourcesDir).then((ok) => (ok ? listFiles(layout.resourcesDir) : [])),
-    layout.schemasDir
-      ? isDirectory(layout.schemasDir).then((ok) => (ok ? listFiles(layout.schemasDir!) : []))
-      : [],
-    options.git === false ? null : readGitCommitInfo(root),
-  ]);
-
+  // One directory after the other: the data can be parsed while the rest is still being read.
+  const dataFiles = problems.length > 0 ? NO_FILES : await source.directory(layout.dataDir);
   const data: Record<string, JsonObject> = {};
-  const jobs = dataFiles
-    .filter((f) => DATA_EXTENSIONS.test(f))
-    .map((f) => [f, bundleKey(layout.dataDir, f)] as const);
-  const read = readDataFiles(jobs);
+  const read = readDataFiles(dataFiles, (key) => DATA_EXTENSIONS.test(key), memo.data);
   for (const [key, doc] of read.data) data[key] = doc;
   problems.push(...read.problems);
 
   const schemas: Record<string, JsonObject> = {};
-  for (const file of schemaFiles) {
-    if (!DATA_EXTENSIONS.test(file)) continue;
-    const key = bundleKey(layout.schemasDir!, file);
-    const raw = readOrProblem(file, key, problems);
-    if (raw === undefined) continue;
+  const schemaFiles = await filesOf(layout.schemasDir);
+  const schemaKeys: string[] = [];
+  schemaFiles.files.forEach(([, key], i) => {
+    if (!DATA_EXTENSIONS.test(key)) return;
+    schemaKeys.push(key);
+    const raw = readOrProblem(schemaFiles, i, problems);
+    if (raw === undefined) return;
+    const reused = memo.schemas?.reuse?.take(key, raw);
+    if (reused) {
+      schemas[key] = reused;
+      return;
+    }
     const parsed = parseStructured(key, raw, problems, ProblemKind.SCHEMA);
-    if (parsed === undefined) continue;
+    if (parsed === undefined) return;
     if (!isObject(parsed)) {
       problems.push({ file: key, reason: 'a JSON schema must be an object', kind: 'SCHEMA' });
-      continue;
+      return;
     }
-    schemas[key] = withChecksumProperty(parsed);
-  }
+    schemas[key] = parsedForBundle(memo.schemas ?? {}, key, raw, withChecksumProperty(parsed));
+  });
 
   const resources: Record<string, ResourceRecord> = {};
-  for (const file of resourceFiles) {
-    const key = bundleKey(layout.resourcesDir, file);
-    const raw = readOrProblem(file, key, problems);
-    if (raw === undefined) continue;
-    const content = decodeFile(key, raw, 'resource', problems);
-    if (content === undefined) continue;
+  const resourceFiles = await filesOf(layout.resourcesDir);
+  resourceFiles.files.forEach(([, key], i) => {
+    const raw = readOrProblem(resourceFiles, i, problems);
+    if (raw === undefined) return;
+    let record = memo.resources?.reuse?.take(key, raw);
+    if (!record) {
+      const content = decodeFile(key, raw, 'resource', problems);
+      if (content === undefined) return;
+      record = {
+        content,
+        sha256sum: sha256Hex(raw),
+        $schema: YAML_EXTENSION.test(key)
+          ? (RESOURCE_SCHEMA_LINE.exec(content)?.[1] ?? null)
+          : null,
+      };
+      memo.resources?.keep?.keep(key, raw, record);
+    }
     resources[key] = {
       path: key,
-      content,
-      sha256sum: sha256Hex(raw),
-      $schema: YAML_EXTENSION.test(file) ? (RESOURCE_SCHEMA_LINE.exec(content)?.[1] ?? null) : null,
+      content: record.content,
+      sha256sum: record.sha256sum,
+      $schema: record.$schema,
       backrefs: [],
     };
-  }
+  });
 
   let graphql: GraphqlSection = { confs: [] };
   const graphqlKey = relative(root, layout.graphqlSchemaFile) || layout.graphqlSchemaFile;
+  let graphqlRaw: Buffer | undefined;
   try {
-    const raw = await readFile(layout.graphqlSchemaFile);
-    const parsed = parseStructured(graphqlKey, raw, problems, ProblemKind.GRAPHQL);
-    if (parsed !== undefined) {
-      const section = parseGraphqlSection(parsed);
-      if (section.ok) graphql = parsed as unknown as GraphqlSection;
-      else problems.push({ file: graphqlKey, reason: section.reason, kind: 'GRAPHQL' });
-    }
+    graphqlRaw = await readFile(layout.graphqlSchemaFile);
   } catch {
     problems.push({ file: graphqlKey, reason: 'GraphQL schema file not found', kind: 'FILE' });
   }
+  if (graphqlRaw !== undefined) {
+    // Keyed by the file's place in the tree, as the problems name it.
+    const reused = memo.graphql?.reuse?.take(graphqlKey, graphqlRaw);
+    if (reused !== undefined) {
+      graphql = reused as unknown as GraphqlSection;
+    } else {
+      const parsed = parseStructured(graphqlKey, graphqlRaw, problems, ProblemKind.GRAPHQL);
+      if (parsed !== undefined) {
+        const section = parseGraphqlSection(parsed);
+        if (section.ok) {
+          const kept = parsedForBundle(memo.graphql ?? {}, graphqlKey, graphqlRaw, parsed);
+          graphql = kept as unknown as GraphqlSection;
+        } else problems.push({ file: graphqlKey, reason: section.reason, kind: 'GRAPHQL' });
+      }
+    }
+  }
 
+  const gitInfo = await git;
   const bundle: Bundle = {
     data: sortRecord(data),
     resources: sortRecord(resources),
     graphql,
     schemas: sortRecord(schemas),
-    ...(git ? { git_commit: git.commit, git_commit_timestamp: git.timestamp } : {}),
+    ...(gitInfo ? { git_commit: gitInfo.commit, git_commit_timestamp: gitInfo.timestamp } : {}),
   };
   // In the order the bundler read the files: it decides the order of each resource's backrefs.
   postprocessBundle(bundle, Object.keys(data));
   const unloaded: UnloadedFiles = {
-    data: new Set(jobs.map(([, key]) => key).filter((key) => !(key in data))),
+    data: new Set(
+      dataFiles.files
+        .map(([, key]) => key)
+        .filter((key) => DATA_EXTENSIONS.test(key) && !(key in data)),
+    ),
     resources: new Set(
-      resourceFiles
-        .map((f) => bundleKey(layout.resourcesDir, f))
-        .filter((key) => !(key in resources)),
+      resourceFiles.files.map(([, key]) => key).filter((key) => !(key in resources)),
     ),
-    schemas: new Set(
-      schemaFiles
-        .filter((f) => DATA_EXTENSIONS.test(f))
-        .map((f) => bundleKey(layout.schemasDir!, f))
-        .filter((key) => !(key in schemas)),
-    ),
+    schemas: new Set(schemaKeys.filter((key) => !(key in schemas))),
   };
   return { bundle, problems: sortProblems(problems), unloaded };
 }
@@ -184,14 +302,21 @@ function withChecksumProperty(schema: JsonObject): JsonObject {
 }
 
 /** A file's bytes, or a problem naming it (a symlink to a directory, a file that went away). */
-function readOrProblem(file: string, key: string, problems: BundleProblem[]): Buffer | undefined {
+function readOrProblem(
+  dir: DirectoryFiles,
+  index: number,
+  problems: BundleProblem[],
+): Buffer | undefined {
   try {
-    return readFileSync(file);
+    return dir.read(index);
   } catch (e) {
+    const key = dir.files[index]![1];
     problems.push({ file: key, reason: `cannot read: ${(e as Error).message}`, kind: 'FILE' });
     return undefined;
   }
 }
+
+const NO_FILES: DirectoryFiles = { files: [], read: () => Buffer.alloc(0) };
 
 function sortRecord<T>(rec: Record<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
@@ -205,10 +330,6 @@ function sortProblems(problems: BundleProblem[]): BundleProblem[] {
   );
 }
 
-function bundleKey(base: string, file: string): string {
-  return `/${relative(base, file).split(sep).join('/')}`;
-}
-
 async function isDirectory(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
@@ -216,34 +337,3 @@ async function isDirectory(path: string): Promise<boolean> {
     return false;
   }
 }
-
-/**
- * The files below `dir` in the order qontract-bundler reads them
- * (`Path.walk(top_down=False)`): depth first, a directory's subdirectories
- * before its own files, each directory in the order the file system lists
- * it (os.scandir's order, which `opendir` gives too; not sorted). Names
- * starting with `.` are skipped; symlinks count as files, never entered.
- */
-function listFiles(dir: string): string[] {
-  const out: string[] = [];
-  const visit = (at: string): void => {
-    const dirs: string[] = [];
-    const files: string[] = [];
-    // Synchronous: an async iteration costs a promise per entry, four times the walk.
-    const handle = opendirSync(at, { bufferSize: 128 });
-    try {
-      for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
-        if (entry.isDirectory()) dirs.push(entry.name);
-        else if (entry.isFile() || entry.isSymbolicLink()) files.push(entry.name);
-      }
-    } finally {
-      handle.closeSync();
-    }
-    for (const d of dirs) visit(join(at, d));
-    for (const f of files) if (!f.startsWith('.')) out.push(join(at, f));
-  };
-  visit(dir);
-  return out;
-}
-
-export { isObject, sha256Hex } from './data-files.ts';

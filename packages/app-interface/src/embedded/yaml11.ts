@@ -212,6 +212,20 @@ export function rememberDocumentOrder(obj: object, keys: readonly string[]): voi
   documentKeyOrder.set(obj, keys);
 }
 
+/**
+ * A deep copy of parsed data that keeps each mapping's document order, for
+ * a parse shared by two bundles: post-processing writes into the data.
+ */
+export function cloneJsonData<T extends JsonValue>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJsonData) as T;
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value)) setKey(out, key, cloneJsonData(value[key]!));
+  const order = documentKeyOrder.get(value);
+  if (order) documentKeyOrder.set(out, order);
+  return out as T;
+}
+
 /** `keys` when they are not in code-point order (the order to remember), else null. */
 function sortedOrNull(keys: string[]): string[] | null {
   for (let i = 1; i < keys.length; i++) {
