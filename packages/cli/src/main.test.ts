@@ -351,6 +351,19 @@ describe('the early-exit decision alone (decideEarlyExitOf)', () => {
     expect(shardedRuns.sort()).toEqual([['c1'], ['c2']]);
     expect(r.stderr).toContain("run sharded-probe for shards ['c1', 'c2']");
   });
+
+  it('refuses --early-exit-affected-shards without the comparison it stands for (usage, exit 2)', async () => {
+    shardedRuns.length = 0;
+    const r = await cli([
+      ...['--config', configPath, '--dry-run', '--early-exit-affected-shards', 'c1'],
+      'sharded-probe',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      '--early-exit-affected-shards needs --early-exit-compare-sha and --check-only-affected-shards',
+    );
+    expect(shardedRuns).toEqual([]);
+  });
 });
 
 describe('the qontract-reconcile binary', () => {

@@ -163,6 +163,15 @@ async function prepareSelected(
     return ExitCode.USAGE;
   }
   const globals = globalOptionsFrom(parsed, env, logLevel);
+  if (
+    globals.earlyExitAffectedShards &&
+    !(globals.earlyExitCompareSha && globals.checkOnlyAffectedShards)
+  ) {
+    io.stderr.write(
+      'Error: --early-exit-affected-shards needs --early-exit-compare-sha and --check-only-affected-shards\n',
+    );
+    return ExitCode.USAGE;
+  }
   const log = createLogger({
     level: globals.logLevel,
     format: globals.logFormat,

@@ -148,10 +148,9 @@ export async function runMrCheck(options: MrCheckOptions): Promise<MrCheckReport
     return report(problems, changes, problems.length > 0 ? [] : assemble(selections, results));
   }
   // The integrations ask the same big queries (the openshift-resources
-  // family shares its documents), early exit asks them of both bundles:
-  // each is computed once per bundle.
-  // Each answer is computed once per bundle and shared, frozen, by the
-  // server and the early-exit decisions taken in this process.
+  // family shares its documents), early exit asks them of both bundles: each
+  // is answered once per bundle and shared, frozen, by the server and the
+  // early-exit decisions taken in this process.
   const engines = {
     base: createEmbeddedEngine(base.bundle, base.sha256, options.base, { memoize: true }),
     head: createEmbeddedEngine(head.bundle, head.sha256, options.head, { memoize: true }),
