@@ -47,18 +47,38 @@ export interface MemoUse<T> {
 }
 
 /**
- * A parsed file for a bundle: the kept value itself must stay untouched for
- * the next build, so the bundle gets a copy (post-processing writes into it).
+ * A file's parse for a bundle: the one another build kept for the same
+ * bytes, or `parse()`'s (undefined: it failed, and said why). A value kept
+ * for the next build must stay untouched, so this bundle gets a copy
+ * (post-processing writes into it).
  */
-export function parsedForBundle<T extends JsonValue>(
+export function parsedOnce<T extends JsonValue>(
   memo: MemoUse<T>,
   key: string,
   raw: Buffer,
-  value: T,
-): T {
-  if (!memo.keep) return value;
+  parse: () => T | undefined,
+): T | undefined {
+  const reused = memo.reuse?.take(key, raw);
+  if (reused !== undefined) return reused;
+  const value = parse();
+  if (value === undefined || !memo.keep) return value;
   memo.keep.keep(key, raw, value);
   return cloneJsonData(value);
+}
+
+/** The bytes of `dir`'s file `index`, or a problem naming it (a symlink to a directory, a file that went away). */
+export function readOrProblem(
+  dir: DirectoryFiles,
+  index: number,
+  problems: BundleProblem[],
+): Buffer | undefined {
+  try {
+    return dir.read(index);
+  } catch (e) {
+    const key = dir.files[index]![1];
+    problems.push({ file: key, reason: `cannot read: ${(e as Error).message}`, kind: 'FILE' });
+    return undefined;
+  }
 }
 
 /**
@@ -74,38 +94,28 @@ export function readDataFiles(
   const out: DataFileResults = { data: [], problems: [] };
   dir.files.forEach(([, key], i) => {
     if (!isDataFile(key)) return;
-    let raw: Buffer;
-    try {
-      raw = dir.read(i);
-    } catch (e) {
-      out.problems.push({
-        file: key,
-        reason: `cannot read: ${(e as Error).message}`,
-        kind: 'FILE',
-      });
-      return;
-    }
-    const reused = memo.reuse?.take(key, raw);
-    if (reused) {
-      out.data.push([key, reused]);
-      return;
-    }
-    const doc = parseDataFile(key, raw, out.problems);
-    if (doc) out.data.push([key, parsedForBundle(memo, key, raw, doc)]);
+    const raw = readOrProblem(dir, i, out.problems);
+    if (raw === undefined) return;
+    const doc = parsedOnce(memo, key, raw, () => parseDataFile(key, raw, out.problems));
+    if (doc) out.data.push([key, doc]);
   });
   return out;
 }
 
-function parseDataFile(key: string, raw: Buffer, problems: BundleProblem[]): JsonObject | null {
+function parseDataFile(
+  key: string,
+  raw: Buffer,
+  problems: BundleProblem[],
+): JsonObject | undefined {
   const doc = parseStructured(key, raw, problems, ProblemKind.PARSE);
-  if (doc === undefined) return null;
+  if (doc === undefined) return undefined;
   if (!isObject(doc)) {
     problems.push({ file: key, reason: 'a data file must be a mapping', kind: 'FILE' });
-    return null;
+    return undefined;
   }
   if (typeof doc.$schema !== 'string' || doc.$schema === '') {
     problems.push({ file: key, reason: 'the data file has no $schema', kind: 'FILE' });
-    return null;
+    return undefined;
   }
   const withChecksum = sortObjectKeys({ ...doc, $file_sha256sum: sha256Hex(raw) });
   // The bundler sets the checksum after parsing: a new key goes last.

@@ -7,9 +7,10 @@ import {
   FileMemo,
   isObject,
   type MemoUse,
-  parsedForBundle,
+  parsedOnce,
   parseStructured,
   readDataFiles,
+  readOrProblem,
   sha256Hex,
   sortObjectKeys,
 } from './data-files.ts';
@@ -199,18 +200,16 @@ async function collect(
     schemaKeys.push(key);
     const raw = readOrProblem(schemaFiles, i, problems);
     if (raw === undefined) return;
-    const reused = memo.schemas?.reuse?.take(key, raw);
-    if (reused) {
-      schemas[key] = reused;
-      return;
-    }
-    const parsed = parseStructured(key, raw, problems, ProblemKind.SCHEMA);
-    if (parsed === undefined) return;
-    if (!isObject(parsed)) {
-      problems.push({ file: key, reason: 'a JSON schema must be an object', kind: 'SCHEMA' });
-      return;
-    }
-    schemas[key] = parsedForBundle(memo.schemas ?? {}, key, raw, withChecksumProperty(parsed));
+    const schema = parsedOnce(memo.schemas ?? {}, key, raw, () => {
+      const parsed = parseStructured(key, raw, problems, ProblemKind.SCHEMA);
+      if (parsed === undefined) return undefined;
+      if (!isObject(parsed)) {
+        problems.push({ file: key, reason: 'a JSON schema must be an object', kind: 'SCHEMA' });
+        return undefined;
+      }
+      return withChecksumProperty(parsed);
+    });
+    if (schema) schemas[key] = schema;
   });
 
   const resources: Record<string, ResourceRecord> = {};
@@ -250,19 +249,16 @@ async function collect(
   }
   if (graphqlRaw !== undefined) {
     // Keyed by the file's place in the tree, as the problems name it.
-    const reused = memo.graphql?.reuse?.take(graphqlKey, graphqlRaw);
-    if (reused !== undefined) {
-      graphql = reused as unknown as GraphqlSection;
-    } else {
-      const parsed = parseStructured(graphqlKey, graphqlRaw, problems, ProblemKind.GRAPHQL);
-      if (parsed !== undefined) {
-        const section = parseGraphqlSection(parsed);
-        if (section.ok) {
-          const kept = parsedForBundle(memo.graphql ?? {}, graphqlKey, graphqlRaw, parsed);
-          graphql = kept as unknown as GraphqlSection;
-        } else problems.push({ file: graphqlKey, reason: section.reason, kind: 'GRAPHQL' });
-      }
-    }
+    const raw = graphqlRaw;
+    const parsed = parsedOnce(memo.graphql ?? {}, graphqlKey, raw, () => {
+      const value = parseStructured(graphqlKey, raw, problems, ProblemKind.GRAPHQL);
+      if (value === undefined) return undefined;
+      const section = parseGraphqlSection(value);
+      if (section.ok) return value;
+      problems.push({ file: graphqlKey, reason: section.reason, kind: 'GRAPHQL' });
+      return undefined;
+    });
+    if (parsed !== undefined) graphql = parsed as unknown as GraphqlSection;
   }
 
   const gitInfo = await git;
@@ -299,21 +295,6 @@ function withChecksumProperty(schema: JsonObject): JsonObject {
       $file_sha256sum: { type: 'string', description: 'sha256sum of the datafile' },
     }),
   };
-}
-
-/** A file's bytes, or a problem naming it (a symlink to a directory, a file that went away). */
-function readOrProblem(
-  dir: DirectoryFiles,
-  index: number,
-  problems: BundleProblem[],
-): Buffer | undefined {
-  try {
-    return dir.read(index);
-  } catch (e) {
-    const key = dir.files[index]![1];
-    problems.push({ file: key, reason: `cannot read: ${(e as Error).message}`, kind: 'FILE' });
-    return undefined;
-  }
 }
 
 const NO_FILES: DirectoryFiles = { files: [], read: () => Buffer.alloc(0) };
