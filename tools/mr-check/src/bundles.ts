@@ -8,7 +8,8 @@ import {
   collectBundlePair,
   readBundleFile,
   serializeBundle,
-  validateBundle,
+  type validateBundle,
+  validateBundleInSlices,
 } from '@qontract/app-interface';
 import { QontractError } from '@qontract/core';
 import { compareCodePoints } from '@qontract/pycompat';
@@ -104,12 +105,16 @@ export async function buildBundlePair(
   return { base: built(base, pair.base), head: built(head, pair.head) };
 }
 
-/** A built bundle with every problem `validateBundle` finds added, lines located. */
-export function validateBuilt(built: BuiltBundle): Promise<CheckedBundle> {
+/**
+ * A built bundle with every problem `validateBundle` finds added, lines
+ * located. Validation runs in slices: the check's bundle server keeps
+ * answering the integrations meanwhile.
+ */
+export async function validateBuilt(built: BuiltBundle): Promise<CheckedBundle> {
   if (!built.bundle) return located(built, built.problems);
   return located(built, [
     ...built.problems,
-    ...validateBundle(built.bundle, built.unloaded ?? undefined),
+    ...(await validateBundleInSlices(built.bundle, built.unloaded ?? undefined)),
   ]);
 }
 

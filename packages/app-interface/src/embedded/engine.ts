@@ -107,6 +107,7 @@ export function createEmbeddedEngine(
     query: string,
     variables?: Record<string, unknown> | null,
     operationName?: string | null,
+    freeze = false,
   ): Promise<{ result: GraphqlExecutionResult; phase: ExecutionPhase }> => {
     let document: DocumentNode;
     try {
@@ -129,7 +130,12 @@ export function createEmbeddedEngine(
     const started = 'data' in executed;
     const result: GraphqlExecutionResult = {
       ...(started
-        ? { data: pruneEmptyObjects(executed.data ?? null) as Record<string, unknown> | null }
+        ? {
+            data: pruneEmptyObjects(executed.data ?? null, freeze) as Record<
+              string,
+              unknown
+            > | null,
+          }
         : {}),
       ...(executed.errors?.length ? { errors: executed.errors.map(toErrorEntry) } : {}),
       extensions: { schemas: context.schemas },
@@ -146,7 +152,8 @@ export function createEmbeddedEngine(
         const key = JSON.stringify([query, variables ?? null, operationName ?? null]);
         let pending = answers.get(key);
         if (!pending) {
-          pending = run(query, variables, operationName).then(deepFreeze);
+          // The data comes out frozen from its copy; the rest is frozen here.
+          pending = run(query, variables, operationName, true).then(deepFreeze);
           answers.set(key, pending);
         }
         return pending;
@@ -194,22 +201,24 @@ function toErrorEntry(error: GraphQLError): GraphqlErrorEntry {
 
 /**
  * qontract-server removes every `{}` from every list in the response
- * (interface items that matched no fragment), recursively.
+ * (interface items that matched no fragment), recursively. The copy is made
+ * of plain objects (graphql-js builds null-prototype ones); with `freeze`
+ * each is frozen as it is made (a memoized answer, shared by its readers).
  */
-function pruneEmptyObjects(value: unknown): unknown {
+function pruneEmptyObjects(value: unknown, freeze: boolean): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
       if (isEmptyObject(item)) continue;
-      out.push(pruneEmptyObjects(item));
+      out.push(pruneEmptyObjects(item, freeze));
     }
-    return out;
+    return freeze ? Object.freeze(out) : out;
   }
   if (value !== null && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(obj)) out[key] = pruneEmptyObjects(obj[key]);
-    return out;
+    for (const key of Object.keys(obj)) out[key] = pruneEmptyObjects(obj[key], freeze);
+    return freeze ? Object.freeze(out) : out;
   }
   return value;
 }

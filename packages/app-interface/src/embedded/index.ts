@@ -35,7 +35,7 @@ export {
 } from './server.ts';
 
 export type * from './types.ts';
-export { validateBundle } from './validate.ts';
+export { validateBundle, validateBundleInSlices } from './validate.ts';
 
 /** The GraphQL schema built from a `schema.yml` document (either form), e.g. for codegen. */
 export function graphqlSchemaFromSchemaYml(schemaYmlText: string): GraphQLSchema {

@@ -3,7 +3,7 @@ import { loadEmbeddedEngine } from './engine.ts';
 import { BundleLoadError } from './problems.ts';
 import { buildBundleFromDirectory } from './read-directory.ts';
 import { removeTree, SMALL_SCHEMA_YML, writeTree } from './test-support/tree.ts';
-import { validateBundle } from './validate.ts';
+import { validateBundle, validateBundleInSlices } from './validate.ts';
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -74,6 +74,25 @@ const problemsOf = async (root: string) => {
 };
 
 describe('validation of an app-interface tree', () => {
+  it('validates in slices with the same problems, letting other work run between them', async () => {
+    const root = await tree({
+      'data/a.yml': '$schema: /thing-1.yml\nname: 1bad\nother: {$ref: /gone.yml}\n',
+      'data/b.yml': '$schema: /thing-1.yml\nname: beta\ndoc: /missing.md\n',
+      'data/c.yml': '$schema: /other-1.yml\nsize: big\n',
+    });
+    const bundle = await buildBundleFromDirectory(root, { git: false });
+    const whole = validateBundle(bundle);
+    expect(whole.length).toBeGreaterThanOrEqual(4);
+    let ranBetween = false;
+    setImmediate(() => {
+      ranBetween = true;
+    });
+    const sliced = validateBundleInSlices(bundle, undefined, 0);
+    expect(ranBetween).toBe(false);
+    expect(await sliced).toEqual(whole);
+    expect(ranBetween).toBe(true);
+  });
+
   it('accepts valid data, including a (?i) pattern, $schemaRef and a resource path', async () => {
     const root = await tree({
       'data/a.yml': '$schema: /thing-1.yml\nname: Alpha\nother: {$ref: /b.yml}\ndoc: /doc.md\n',

@@ -68,11 +68,43 @@ export function validateBundle(
   unloaded: UnloadedFiles = NOTHING_UNLOADED,
 ): BundleProblem[] {
   const problems: BundleProblem[] = [];
-  if (Object.keys(bundle.schemas).length > 0) validateJsonSchemas(bundle, unloaded, problems);
-  checkCrossRefs(bundle, unloaded, problems);
-  checkTypedData(bundle, unloaded, problems);
-  checkGraphqlUniqueFields(bundle, problems);
+  for (const _ of validationSteps(bundle, unloaded, problems));
   return problems.sort(byFileThenSpecificity);
+}
+
+/**
+ * `validateBundle` in slices of about `sliceMs` of work, letting the event
+ * loop run between them: a process that serves the bundle (the merge-request
+ * check) keeps answering while it validates. Same problems, same order.
+ */
+export async function validateBundleInSlices(
+  bundle: Bundle,
+  unloaded: UnloadedFiles = NOTHING_UNLOADED,
+  sliceMs = 10,
+): Promise<BundleProblem[]> {
+  const problems: BundleProblem[] = [];
+  let sliceStart = performance.now();
+  for (const _ of validationSteps(bundle, unloaded, problems)) {
+    if (performance.now() - sliceStart < sliceMs) continue;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    sliceStart = performance.now();
+  }
+  return problems.sort(byFileThenSpecificity);
+}
+
+/** The checks of `validateBundle`, pausing (`yield`) after each document or check. */
+function* validationSteps(
+  bundle: Bundle,
+  unloaded: UnloadedFiles,
+  problems: BundleProblem[],
+): Generator<void, void, void> {
+  if (Object.keys(bundle.schemas).length > 0)
+    yield* validateJsonSchemas(bundle, unloaded, problems);
+  checkCrossRefs(bundle, unloaded, problems);
+  yield;
+  checkTypedData(bundle, unloaded, problems);
+  yield;
+  checkGraphqlUniqueFields(bundle, problems);
 }
 
 /**
@@ -92,11 +124,11 @@ function byFileThenSpecificity(a: BundleProblem, b: BundleProblem): number {
   return compareCodePoints(a.reason, b.reason);
 }
 
-function validateJsonSchemas(
+function* validateJsonSchemas(
   bundle: Bundle,
   unloaded: UnloadedFiles,
   problems: BundleProblem[],
-): void {
+): Generator<void, void, void> {
   const ajv = new Ajv({
     strict: false,
     validateSchema: false,
@@ -226,6 +258,7 @@ function validateJsonSchemas(
 
   for (const [file, df] of Object.entries(bundle.data)) {
     if (typeof df.$schema === 'string') validateDocument(file, df, df.$schema);
+    yield;
   }
   for (const [file, resource] of Object.entries(bundle.resources)) {
     if (!resource.$schema) continue;
@@ -237,6 +270,7 @@ function validateJsonSchemas(
       continue;
     }
     validateDocument(file, doc, resource.$schema);
+    yield;
   }
   // Like qontract-validator: schema.yml itself, when it names its schema.
   const graphql: unknown = bundle.graphql;

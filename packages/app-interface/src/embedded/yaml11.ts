@@ -1,6 +1,7 @@
 import { compareCodePoints } from '@qontract/pycompat';
 import { type Document, LineCounter, parseDocument, type ScalarTag, type Tags, visit } from 'yaml';
 import type { JsonValue } from './types.ts';
+import { type BlockValue, readBlockSubset } from './yaml-block-subset.ts';
 
 /*
  * The bundler reads YAML with PyYAML's SafeLoader (YAML 1.1). The `yaml`
@@ -95,6 +96,16 @@ const pyTimestamp: ScalarTag = {
   resolve: (s) => new YamlTimestamp(s),
 };
 
+const PLAIN_TAGS = [pyBool, pyFloat, pyInt, pyNull, pyTimestamp];
+
+/** A plain scalar as PyYAML's implicit resolvers read it, in their order. */
+function resolvePlain(text: string): BlockValue {
+  for (const tag of PLAIN_TAGS) {
+    if (tag.test?.test(text)) return tag.resolve(text, () => undefined, {}) as BlockValue;
+  }
+  return text;
+}
+
 const REPLACED_TAGS = new Set([
   'tag:yaml.org,2002:bool',
   'tag:yaml.org,2002:int',
@@ -126,9 +137,21 @@ export class YamlParseError extends Error {
  * Parses one YAML document with PyYAML SafeLoader's rules and returns plain
  * JSON data with keys in code-point order. Throws `YamlParseError` for what
  * the bundler cannot handle: syntax errors, several documents, an empty file,
- * and unquoted timestamps.
+ * and unquoted timestamps. Text in the plain block subset
+ * (`yaml-block-subset.ts`) is read without the full parser, with the same
+ * result; `subset: false` always uses the full parser (tests compare them).
  */
-export function parseYaml11(text: string): JsonValue {
+export function parseYaml11(text: string, options: { subset?: boolean } = {}): JsonValue {
+  // Most data files are plain block YAML: read without building a syntax tree.
+  const simple = options.subset === false ? undefined : readBlockSubset(text, resolvePlain);
+  if (simple !== undefined) {
+    try {
+      return toJsonData(simple, '');
+    } catch (e) {
+      // An unquoted timestamp: the full parse below says on which line.
+      if (!(e instanceof YamlParseError)) throw e;
+    }
+  }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
     lineCounter,
