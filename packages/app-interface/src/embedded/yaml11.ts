@@ -1,7 +1,6 @@
-import { compareCodePoints } from '@qontract/pycompat';
+import { type BlockBuilders, compareCodePoints, readBlockSubset } from '@qontract/pycompat';
 import { type Document, LineCounter, parseDocument, type ScalarTag, type Tags, visit } from 'yaml';
 import type { JsonValue } from './types.ts';
-import { type BlockValue, readBlockSubset } from './yaml-block-subset.ts';
 
 /*
  * The bundler reads YAML with PyYAML's SafeLoader (YAML 1.1). The `yaml`
@@ -98,13 +97,22 @@ const pyTimestamp: ScalarTag = {
 
 const PLAIN_TAGS = [pyBool, pyFloat, pyInt, pyNull, pyTimestamp];
 
-/** A plain scalar as PyYAML's implicit resolvers read it, in their order. */
-function resolvePlain(text: string): BlockValue {
-  for (const tag of PLAIN_TAGS) {
-    if (tag.test?.test(text)) return tag.resolve(text, () => undefined, {}) as BlockValue;
-  }
-  return text;
-}
+/**
+ * What the block-subset reader builds: what the full parser's
+ * `toJS({ mapAsMap: true })` gives (Maps with the keys as resolved, arrays,
+ * plain scalars through the tags above, in their order), for `toJsonData`.
+ */
+const TO_JS: BlockBuilders<unknown> = {
+  plain: (text) => {
+    for (const tag of PLAIN_TAGS) {
+      if (tag.test?.test(text)) return tag.resolve(text, () => undefined, {});
+    }
+    return text;
+  },
+  quoted: (text) => text,
+  mapping: (pairs) => new Map(pairs),
+  sequence: (items) => items,
+};
 
 const REPLACED_TAGS = new Set([
   'tag:yaml.org,2002:bool',
@@ -138,12 +146,12 @@ export class YamlParseError extends Error {
  * JSON data with keys in code-point order. Throws `YamlParseError` for what
  * the bundler cannot handle: syntax errors, several documents, an empty file,
  * and unquoted timestamps. Text in the plain block subset
- * (`yaml-block-subset.ts`) is read without the full parser, with the same
+ * (`readBlockSubset` of @qontract/pycompat) is read without the full parser, with the same
  * result; `subset: false` always uses the full parser (tests compare them).
  */
 export function parseYaml11(text: string, options: { subset?: boolean } = {}): JsonValue {
   // Most data files are plain block YAML: read without building a syntax tree.
-  const simple = options.subset === false ? undefined : readBlockSubset(text, resolvePlain);
+  const simple = options.subset === false ? undefined : readBlockSubset(text, TO_JS);
   if (simple !== undefined) {
     try {
       return toJsonData(simple, '');

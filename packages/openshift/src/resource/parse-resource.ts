@@ -3,6 +3,7 @@
  * XML or INI to PyYAML `safe_load`, so JSON files are read as YAML 1.1 flow syntax too (`1e3` is a
  * string, tab indentation fails), then openshift-resources drops a top-level `$schema`.
  */
+import { readBlockSubset } from '@qontract/pycompat';
 import { ResourceDataError } from './errors.ts';
 import {
   dictDelete,
@@ -13,15 +14,34 @@ import {
   pyTypeName,
 } from './py-values.ts';
 import { composeSingleDocument } from './yaml/composer.ts';
-import { constructDocument } from './yaml/constructor.ts';
+import { constructDocument, SAFE_LOAD_VALUES } from './yaml/constructor.ts';
 import { YamlError } from './yaml/scanner.ts';
 
 export type ResourceFormat = 'yaml' | 'json';
 
-/** One YAML 1.1 document with PyYAML `safe_load` semantics; `null` for an empty stream. */
-export function pyYamlSafeLoad(text: string): PyValue {
+/**
+ * One YAML 1.1 document with PyYAML `safe_load` semantics; `null` for an
+ * empty stream. A document in plain block YAML (most resource files) is read
+ * by the block-subset reader of @qontract/pycompat, with the same result;
+ * anything else, and every error, by the full scanner, composer and
+ * constructor (`subset: false` always; the differential tests compare them).
+ */
+export function pyYamlSafeLoad(text: string, options: { subset?: boolean } = {}): PyValue {
+  if (options.subset !== false) {
+    const simple = readSubset(text);
+    if (simple !== undefined) return simple;
+  }
   const node = composeSingleDocument(text);
   return node === null ? null : constructDocument(node);
+}
+
+function readSubset(text: string): PyValue | undefined {
+  try {
+    return readBlockSubset(text, SAFE_LOAD_VALUES);
+  } catch {
+    // A scalar that does not construct: the full load below reports it.
+    return undefined;
+  }
 }
 
 /**

@@ -62,7 +62,8 @@ addResolver('null', NULL_RE, ['~', 'n', 'N', '']);
 addResolver('timestamp', TIMESTAMP_RE, [...'0123456789']);
 addResolver('value', VALUE_RE, ['=']);
 
-function resolveScalarTag(value: string, implicitPlain: boolean): string {
+/** The tag PyYAML's resolver gives a scalar (`implicitPlain`: a plain scalar without a tag). */
+export function resolveScalarTag(value: string, implicitPlain: boolean): string {
   if (implicitPlain) {
     const first = value === '' ? '' : (Array.from(value.slice(0, 2))[0] ?? '');
     for (const [tag, re] of RESOLVERS.get(first) ?? []) {

@@ -3,6 +3,7 @@
  * producing the value model of py-values.ts.
  */
 
+import type { BlockBuilders } from '@qontract/pycompat';
 import { pyFloatParse, pyIntParse } from '../py-numbers.ts';
 import {
   bodiesWithSharedNodes,
@@ -24,6 +25,7 @@ import {
 import {
   type MappingNode,
   type Node,
+  resolveScalarTag,
   type ScalarNode,
   type SequenceNode,
   TAG_PREFIX,
@@ -510,3 +512,36 @@ export function constructDocument(node: Node): PyValue {
     bodiesWithSharedNodes.add(value);
   return value;
 }
+
+/**
+ * What `safe_load` builds, for the block-subset reader of @qontract/pycompat:
+ * a plain scalar resolved and constructed as above (a string needs neither),
+ * a quoted one a str, a mapping a dict with Python's key semantics, a
+ * sequence a list. A scalar that fails to construct (an impossible date)
+ * throws, and the caller then loads the text the full way for its error.
+ */
+export const SAFE_LOAD_VALUES: BlockBuilders<PyValue> = {
+  plain: (text) => {
+    const tag = resolveScalarTag(text, true);
+    if (tag === T.str) return text;
+    const node: ScalarNode = {
+      kind: 'scalar',
+      tag,
+      parts: [text],
+      value: text,
+      style: null,
+      mark: { line: 0, column: 0 },
+    };
+    return constructDocument(node);
+  },
+  quoted: (text) => text,
+  mapping: (pairs) => {
+    const dict = new DictBuilder();
+    for (const [key, value] of pairs) {
+      if (!isHashable(key)) throw new YamlError('found unhashable key');
+      dict.set(key, value);
+    }
+    return dict.toValue({});
+  },
+  sequence: (items) => items,
+};

@@ -1,20 +1,30 @@
 /*
- * A fast reader for the YAML most data files are written in: one document of
- * block mappings and block sequences whose scalars each fit on their line
- * (plain, single-quoted, or double-quoted without escapes), with comments.
- * It returns what the full parser's `toJS({ mapAsMap: true })` would (Maps
- * for mappings, arrays, plain scalars resolved by the caller), or `undefined`
- * as soon as the text leaves that subset, and then the caller parses it with
- * the full parser: anything unusual (flow collections, anchors, tags, block
- * scalars, multi-line or escaped scalars, merge keys, several documents, odd
- * indentation, tabs, special line breaks) and every error goes that way, so
- * errors and rare constructs keep the full parser's behaviour. Hand-written
- * because no library offers a strict subset with a "not mine" answer; the
- * differential tests compare it with the full parser.
+ * A fast reader for the YAML most app-interface data files and resource files
+ * are written in: one document of block mappings and block sequences whose
+ * scalars each fit on their line (plain, single-quoted, or double-quoted
+ * without escapes), `{}`, `[]` and one-line flow collections of plain
+ * scalars, with comments. The caller says what a scalar, a mapping and a
+ * sequence become (its YAML loader's values), so the result is what that
+ * loader would build; the reader returns `undefined` as soon as the text
+ * leaves the subset, and the caller then uses its full parser: anything
+ * unusual (anchors, tags, block scalars, multi-line or escaped scalars,
+ * merge keys, several documents, odd indentation, tabs, characters PyYAML
+ * treats specially) and every error go that way, so errors and rare
+ * constructs keep the full parser's behaviour. Hand-written because no
+ * library offers a strict subset with a "not mine" answer; the callers'
+ * differential tests compare it with their full parsers.
  */
 
-/** What the subset reader builds: mappings as Maps (keys as resolved), sequences as arrays. */
-export type BlockValue = null | string | number | boolean | object | BlockValue[];
+/** What the reader builds values with: the caller's loader semantics. */
+export interface BlockBuilders<V> {
+  /** A plain scalar (an empty node is the plain scalar `''`), resolved as the loader does. */
+  plain(text: string): V;
+  /** A single- or double-quoted scalar: always a string. */
+  quoted(text: string): V;
+  /** A mapping: its pairs in document order (a repeated key is the loader's to settle). */
+  mapping(pairs: ReadonlyArray<readonly [V, V]>): V;
+  sequence(items: V[]): V;
+}
 
 interface Line {
   indent: number;
@@ -28,10 +38,11 @@ const NOT_IN_SUBSET = new NotInSubset();
 
 /**
  * Characters that make the text leave the subset wherever they are: control
- * characters, tabs, CR, and the line breaks and BOM PyYAML treats specially.
+ * characters, tabs, CR, the line breaks and BOM PyYAML treats specially,
+ * characters it refuses (non-characters, lone surrogates), and NBSP.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const OUTSIDE_TEXT = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]/;
+const OUTSIDE_TEXT = /[\x00-\x09\x0b-\x1f\x7f-\xa0\u2028\u2029\ufeff\ufffe\uffff\r\ud800-\udfff]/u;
 /** First characters of a scalar that start something else than a plain scalar. */
 const INDICATORS = new Set([
   '[',
@@ -55,13 +66,10 @@ const INDICATORS = new Set([
 const MAX_KEY = 1000;
 
 /**
- * Reads `text` when it is in the subset, resolving each plain scalar (keys
- * included) with `plain`; `undefined` when it is not.
+ * Reads `text` with `build` when it is in the subset; `undefined` when it is
+ * not, or when the document is a scalar. What `build` throws is thrown.
  */
-export function readBlockSubset(
-  text: string,
-  plain: (scalar: string) => BlockValue,
-): BlockValue | undefined {
+export function readBlockSubset<V>(text: string, build: BlockBuilders<V>): V | undefined {
   if (OUTSIDE_TEXT.test(text)) return undefined;
   const lines: Line[] = [];
   let started = false;
@@ -81,23 +89,23 @@ export function readBlockSubset(
   }
   if (lines.length === 0) return undefined;
   try {
-    const reader = new Reader(lines, plain);
+    const reader = new Reader(lines, build);
     const root = reader.block(lines[0]!.indent);
-    return reader.done() && typeof root === 'object' ? root : undefined;
+    return reader.done() ? root : undefined;
   } catch (e) {
     if (e instanceof NotInSubset) return undefined;
     throw e;
   }
 }
 
-class Reader {
+class Reader<V> {
   #pos = 0;
   readonly #lines: Line[];
-  readonly #plain: (scalar: string) => BlockValue;
+  readonly #build: BlockBuilders<V>;
 
-  constructor(lines: Line[], plain: (scalar: string) => BlockValue) {
+  constructor(lines: Line[], build: BlockBuilders<V>) {
     this.#lines = lines;
-    this.#plain = plain;
+    this.#build = build;
   }
 
   done(): boolean {
@@ -105,24 +113,24 @@ class Reader {
   }
 
   /** The node whose first line is the current one, at `indent`. */
-  block(indent: number): BlockValue {
+  block(indent: number): V {
     return isEntry(this.#lines[this.#pos]!.text) ? this.#sequence(indent) : this.#mapping(indent);
   }
 
-  #mapping(indent: number): Map<BlockValue, BlockValue> {
-    const map = new Map<BlockValue, BlockValue>();
+  #mapping(indent: number): V {
+    const pairs: Array<[V, V]> = [];
     for (let line = this.#current(); line?.indent === indent; line = this.#current()) {
       if (isEntry(line.text)) break;
       const [key, rest] = this.#key(line.text);
       this.#pos++;
-      map.set(key, rest === '' ? this.#nested(indent, true) : this.#scalarAlone(rest, indent));
+      pairs.push([key, rest === '' ? this.#nested(indent, true) : this.#scalarAlone(rest, indent)]);
     }
     this.#noDeeperThan(indent);
-    return map;
+    return this.#build.mapping(pairs);
   }
 
-  #sequence(indent: number): BlockValue[] {
-    const items: BlockValue[] = [];
+  #sequence(indent: number): V {
+    const items: V[] = [];
     for (let line = this.#current(); line?.indent === indent; line = this.#current()) {
       if (!isEntry(line.text)) break;
       if (line.text === '-') {
@@ -144,20 +152,20 @@ class Reader {
       }
     }
     this.#noDeeperThan(indent);
-    return items;
+    return this.#build.sequence(items);
   }
 
   /** The value of `key:` or `-` with nothing after it: a block below, or null. */
-  #nested(indent: number, underKey: boolean): BlockValue {
+  #nested(indent: number, underKey: boolean): V {
     const next = this.#current();
     if (next && next.indent > indent) return this.block(next.indent);
     // A sequence may sit at its key's indentation.
     if (underKey && next?.indent === indent && isEntry(next.text)) return this.#sequence(indent);
-    return null;
+    return this.#build.plain('');
   }
 
   /** A scalar that must end its node: a deeper line after it would continue it. */
-  #scalarAlone(text: string, indent: number): BlockValue {
+  #scalarAlone(text: string, indent: number): V {
     const value = this.#scalar(text);
     this.#noDeeperThan(indent);
     return value;
@@ -173,14 +181,14 @@ class Reader {
   }
 
   /** The key of a mapping entry line and the text after its `:` (comments removed when plain). */
-  #key(text: string): [BlockValue, string] {
+  #key(text: string): [V, string] {
     const quote = text[0];
     if (quote === "'" || quote === '"') {
       const [key, end] = quoted(text);
       if (text[end] !== ':' || (end + 1 < text.length && text[end + 1] !== ' ')) {
         throw NOT_IN_SUBSET;
       }
-      return [key, valueText(text.slice(end + 1))];
+      return [this.#build.quoted(key), valueText(text.slice(end + 1))];
     }
     const colon = keyColon(text);
     if (colon < 0 || colon > MAX_KEY || INDICATORS.has(text[0]!) || text[0] === '-') {
@@ -188,30 +196,30 @@ class Reader {
     }
     const key = text.slice(0, colon);
     if (key.endsWith(' ') || key.includes(' #') || key === '<<') throw NOT_IN_SUBSET;
-    return [this.#plain(key), valueText(text.slice(colon + 1))];
+    return [this.#build.plain(key), valueText(text.slice(colon + 1))];
   }
 
-  #scalar(text: string): BlockValue {
+  #scalar(text: string): V {
     const first = text[0]!;
     if (first === "'" || first === '"') {
       const [value, end] = quoted(text);
       const after = text.slice(end);
       if (after !== '' && !/^ +#/.test(after)) throw NOT_IN_SUBSET;
-      return value;
+      return this.#build.quoted(value);
     }
     if (first === '{' || first === '[') return this.#flow(text);
     if (INDICATORS.has(first) || isEntry(text)) throw NOT_IN_SUBSET;
     const comment = text.indexOf(' #');
     const scalar = comment < 0 ? text : text.slice(0, comment).trimEnd();
     if (scalar.includes(': ') || scalar.endsWith(':') || scalar === '<<') throw NOT_IN_SUBSET;
-    return this.#plain(scalar);
+    return this.#build.plain(scalar);
   }
 
   /**
    * A flow collection on one line of plain scalars only: `{}`, `[]`,
    * `{ $ref: /a.yml }`, `[a, b]`, with a comment after it or nothing.
    */
-  #flow(text: string): BlockValue {
+  #flow(text: string): V {
     const close = text[0] === '{' ? '}' : ']';
     const end = text.indexOf(close);
     const after = end < 0 ? '' : text.slice(end + 1);
@@ -220,12 +228,14 @@ class Reader {
     if (/[[\]{}'"&*!|>%@`?#]/.test(inner) || inner.endsWith(',')) throw NOT_IN_SUBSET;
     const items = inner === '' ? [] : inner.split(',').map((item) => item.trim());
     if (close === ']') {
-      return items.map((item) => {
-        if (item === '' || item.includes(':') || item[0] === '-') throw NOT_IN_SUBSET;
-        return this.#plain(item);
-      });
+      return this.#build.sequence(
+        items.map((item) => {
+          if (item === '' || item.includes(':') || item[0] === '-') throw NOT_IN_SUBSET;
+          return this.#build.plain(item);
+        }),
+      );
     }
-    const map = new Map<BlockValue, BlockValue>();
+    const pairs: Array<[V, V]> = [];
     for (const item of items) {
       const colon = item.indexOf(': ');
       if (colon <= 0 || item.indexOf(':') !== colon || item.indexOf(':', colon + 1) >= 0) {
@@ -234,9 +244,9 @@ class Reader {
       if (item[0] === '-') throw NOT_IN_SUBSET;
       const value = item.slice(colon + 2).trim();
       if (value === '' || value[0] === '-') throw NOT_IN_SUBSET;
-      map.set(this.#plain(item.slice(0, colon).trimEnd()), this.#plain(value));
+      pairs.push([this.#build.plain(item.slice(0, colon).trimEnd()), this.#build.plain(value)]);
     }
-    return map;
+    return this.#build.mapping(pairs);
   }
 }
 
