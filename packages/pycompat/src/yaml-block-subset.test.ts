@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { type BlockBuilders, readBlockSubset } from './yaml-block-subset.ts';
+
+/** Builders that spell out what the reader saw, so its calls can be checked. */
+const SPELL: BlockBuilders<unknown> = {
+  plain: (text) => ({ plain: text }),
+  quoted: (text) => ({ quoted: text }),
+  mapping: (pairs) => ({ mapping: pairs.map(([k, v]) => [k, v]) }),
+  sequence: (items) => ({ sequence: items }),
+};
+
+const read = (text: string) => readBlockSubset(text, SPELL);
+
+describe('readBlockSubset', () => {
+  it('hands every pair to the mapping builder in document order, repeated keys included', () => {
+    expect(read('---\nb: 1\na: x # comment\nb: "two"\n')).toEqual({
+      mapping: [
+        [{ plain: 'b' }, { plain: '1' }],
+        [{ plain: 'a' }, { plain: 'x' }],
+        [{ plain: 'b' }, { quoted: 'two' }],
+      ],
+    });
+  });
+
+  it('reads nested blocks, sequences at their key indentation and empty nodes as the plain ""', () => {
+    expect(read('a:\n- x\n- k: 1\n  l:\nb:\n  c: []\n')).toEqual({
+      mapping: [
+        [
+          { plain: 'a' },
+          {
+            sequence: [
+              { plain: 'x' },
+              {
+                mapping: [
+                  [{ plain: 'k' }, { plain: '1' }],
+                  [{ plain: 'l' }, { plain: '' }],
+                ],
+              },
+            ],
+          },
+        ],
+        [{ plain: 'b' }, { mapping: [[{ plain: 'c' }, { sequence: [] }]] }],
+      ],
+    });
+  });
+
+  it("reads single quotes with '' and one-line flow collections of plain scalars", () => {
+    expect(read("a: 'it''s # here'\nb: {x: 1, y: z}\nc: [p, q]\n")).toEqual({
+      mapping: [
+        [{ plain: 'a' }, { quoted: "it's # here" }],
+        [
+          { plain: 'b' },
+          {
+            mapping: [
+              [{ plain: 'x' }, { plain: '1' }],
+              [{ plain: 'y' }, { plain: 'z' }],
+            ],
+          },
+        ],
+        [{ plain: 'c' }, { sequence: [{ plain: 'p' }, { plain: 'q' }] }],
+      ],
+    });
+  });
+
+  it('answers undefined outside the subset, and lets what a builder throws through', () => {
+    for (const text of ['a: &x 1\n', 'a: |\n  b\n', 'a: "\\t"\n', 'a:\n\tb: 1\n', 'x\n', '']) {
+      expect(read(text)).toBeUndefined();
+    }
+    const failing = {
+      ...SPELL,
+      plain: () => {
+        throw new Error('no');
+      },
+    };
+    expect(() => readBlockSubset('a: 1\n', failing)).toThrow('no');
+  });
+});
