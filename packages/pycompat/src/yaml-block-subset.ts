@@ -260,8 +260,11 @@ function startsMappingEntry(text: string): boolean {
   const quote = text[0];
   if (quote === '{' || quote === '[') return false;
   if (quote === "'" || quote === '"') {
-    const close = text.indexOf(quote, 1);
-    return close > 0 && text[close + 1] === ':';
+    try {
+      return text[quoted(text)[1]] === ':';
+    } catch {
+      return false;
+    }
   }
   return keyColon(text) >= 0;
 }
