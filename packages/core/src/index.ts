@@ -1,5 +1,6 @@
 export * from './actions.ts';
 export * from './config.ts';
+export * from './deep-freeze.ts';
 export * from './early-exit.ts';
 export * from './errors.ts';
 export * from './feature-toggles.ts';

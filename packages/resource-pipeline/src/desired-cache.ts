@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { deepFreeze } from '@qontract/core';
 import {
   dictGet,
   isDict,
@@ -200,17 +201,6 @@ function handOut(entry: ObjectEntry, mutable: boolean): OpenshiftResource {
   const body =
     typeof kind === 'string' && RECYCLED_KINDS.has(kind) ? pyDeepCopy(entry.body) : entry.body;
   return new CachedShaResource(entry, body, options);
-}
-
-/**
- * Freezes a body and everything in it: a change to a shared cached body (which
- * later runs would get) fails loudly where it is made instead of going stale.
- */
-function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const child of Object.values(value)) deepFreeze(child);
-  return value;
 }
 
 /**

@@ -204,18 +204,34 @@ function fromContent(
   mutable = false,
 ): OpenshiftResource {
   if (!pc.cache) return buildFromContent(content, path, pc, options);
-  const variant = JSON.stringify([
+  const variant = `${variantPrefix([
     pc.integration,
     pc.integrationVersion,
     pc.repoUrl,
-    path,
     options.validateJson ?? false,
     options.alertmanagerKey ?? null,
     options.rendered ?? false,
-  ]);
+  ])}${path}`;
   return pc.cache.object(content, variant, () => buildFromContent(content, path, pc, options), {
     mutable,
   });
+}
+
+/**
+ * A short stand-in for the inputs of a build other than the content and the
+ * path: a handful of combinations per process, while the cache keeps one key
+ * per object (50,000 keys of the whole list were 7 MiB).
+ */
+const variantPrefixes = new Map<string, string>();
+
+function variantPrefix(parts: readonly unknown[]): string {
+  const full = JSON.stringify(parts);
+  let prefix = variantPrefixes.get(full);
+  if (prefix === undefined) {
+    prefix = `${variantPrefixes.size}\u0000`;
+    variantPrefixes.set(full, prefix);
+  }
+  return prefix;
 }
 
 interface ContentOptions {

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { deepFreeze } from '@qontract/core';
 import {
   type DocumentNode,
   type ExecutionResult,
@@ -169,15 +170,6 @@ export function createEmbeddedEngine(
       (await answer(query, variables, operationName)).result,
     executeWithPhase: answer,
   };
-}
-
-/** Freezes a JSON value and everything in it, so a shared answer cannot be changed by one reader. */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 function failed(

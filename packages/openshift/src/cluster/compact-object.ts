@@ -1,3 +1,4 @@
+import { intern, internValues } from '../resource/intern.ts';
 import type { KubeObject } from './kube-client.ts';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -42,7 +43,10 @@ export function compactObject(object: KubeObject): KubeObject {
   if (Array.isArray(managed)) {
     if (!managed.some(isClientSideApplyEntry)) {
       out.managedFields = managed.map(
-        ({ fieldsV1: _f, fieldsType: _t, ...entry }: Record<string, unknown>) => entry,
+        ({ fieldsV1: _f, fieldsType: _t, ...entry }: Record<string, unknown>) => {
+          internValues(entry);
+          return entry;
+        },
       );
     }
   }
@@ -51,5 +55,17 @@ export function compactObject(object: KubeObject): KubeObject {
     const { [LAST_APPLIED]: _dropped, ...rest } = annotations;
     out.annotations = rest;
   }
-  return { ...object, metadata: out as KubeObject['metadata'] };
+  // The metadata values repeated across objects (see intern.ts); names and uids are not.
+  for (const key of ['namespace', 'creationTimestamp'] as const) {
+    if (typeof out[key] === 'string') out[key] = intern(out[key]);
+  }
+  for (const key of ['labels', 'annotations'] as const) {
+    const record = out[key];
+    if (record !== null && typeof record === 'object' && !Array.isArray(record))
+      internValues(record as Record<string, unknown>);
+  }
+  const compact: KubeObject = { ...object, metadata: out as KubeObject['metadata'] };
+  if (typeof compact.apiVersion === 'string') compact.apiVersion = intern(compact.apiVersion);
+  if (typeof compact.kind === 'string') compact.kind = intern(compact.kind);
+  return compact;
 }

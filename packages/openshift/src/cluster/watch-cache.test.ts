@@ -88,6 +88,22 @@ describe('WatchCache against the fake API server', () => {
     expect(lists('w1')).toBe(2); // one list of two pages
   });
 
+  it('hands every reader the one frozen compact object it keeps', async () => {
+    server.seed('c1', [cm('w6', 'a', { k: '1' })]);
+    const { cache } = startCache('w6');
+    await cache.start();
+    const [item] = cache.items('w6');
+    expect(cache.get('w6', 'a')).toBe(item);
+    expect(Object.isFrozen(item)).toBe(true);
+    expect(Object.isFrozen(item!.metadata)).toBe(true);
+    expect(Object.isFrozen(item!.data)).toBe(true);
+    // A reader that writes fails where it writes; the cache stays as listed.
+    expect(() => {
+      (item!.data as Record<string, string>).k = 'changed';
+    }).toThrow(TypeError);
+    expect(names(cache)).toEqual(['a=1']);
+  });
+
   it('resumes a dropped watch from its version without losing an event or listing again', async () => {
     server.seed('c1', [cm('w2', 'a'), cm('w2', 'b')]);
     const { cache, restarts, seen } = startCache('w2');
@@ -178,6 +194,28 @@ describe('compactObject', () => {
       managedFields: [{ manager: 'someone', operation: 'Update', time: '2026-01-01T00:00:00Z' }],
     });
     expect(compact.data).toEqual({ k: 'v' });
+  });
+
+  it('keeps every value as it was, the repeated short ones held once', () => {
+    const listed = (i: number): KubeObject => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name: `web-${i}`,
+        namespace: 'ns',
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: { app: 'web', n: i },
+        annotations: { 'qontract.integration': 'openshift_resources', long: 'x'.repeat(200) },
+        managedFields: [{ manager: 'm', operation: 'Apply', fieldsV1: {} }],
+      },
+      spec: { replicas: i },
+    });
+    for (const i of [1, 2]) {
+      expect(compactObject(listed(i))).toEqual({
+        ...listed(i),
+        metadata: { ...listed(i).metadata, managedFields: [{ manager: 'm', operation: 'Apply' }] },
+      });
+    }
   });
 
   it('keeps the field sets while client-side apply owns fields (the first apply migrates them)', () => {

@@ -1,4 +1,5 @@
 import type { KubeConfig, Watch } from '@kubernetes/client-node';
+import { deepFreeze } from '@qontract/core';
 import { type ApiResource, resourcePath } from './api-resources.ts';
 import { compactObject } from './compact-object.ts';
 import { KubeApiError, type KubeClient, type KubeObject } from './kube-client.ts';
@@ -18,8 +19,10 @@ import { KubeApiError, type KubeClient, type KubeObject } from './kube-client.ts
  * pool anyway, and the lists go through the engine's `KubeClient` (its
  * retries, time-outs and request counting).
  *
- * Memory: each object is kept as the compact JSON text of `compactObject`
- * (no managedFields field sets, no last-applied copy), parsed only when read.
+ * Memory: each object is kept in the compact form of `compactObject` (no
+ * managedFields field sets, no last-applied copy, repeated short values held
+ * once), frozen: readers share it, so the first iteration of watch mode holds
+ * one copy of the current state, not the cache's and a parsed one.
  */
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -72,7 +75,8 @@ interface Entry {
   readonly namespace: string;
   readonly name: string;
   readonly resourceVersion: string;
-  readonly json: string;
+  /** Compact and frozen. */
+  readonly object: KubeObject;
 }
 
 export class WatchCache {
@@ -124,41 +128,30 @@ export class WatchCache {
     return this.#objects.size;
   }
 
-  /** UTF-16 code units of the kept JSON texts (about the bytes they take for ASCII). */
-  get textLength(): number {
-    let n = 0;
-    for (const e of this.#objects.values()) n += e.json.length;
-    return n;
-  }
-
   /** Lists, then watches; resolves once the list is in (rejects when it fails). */
   start(): Promise<void> {
     this.#synced ??= this.#list(false).then(() => this.#startWatch());
     return this.#synced;
   }
 
-  /** The cached objects (compact form), of one namespace or all. */
+  /** The cached objects (compact form, frozen: shared with every reader), of one namespace or all. */
   items(namespace?: string): KubeObject[] {
     const out: KubeObject[] = [];
     for (const e of this.#objects.values()) {
-      if (namespace === undefined || e.namespace === namespace) out.push(this.#parse(e));
+      if (namespace === undefined || e.namespace === namespace) out.push(e.object);
     }
     return out;
   }
 
+  /** One cached object (compact form, frozen). */
   get(namespace: string, name: string): KubeObject | undefined {
-    const e = this.#objects.get(keyOf(namespace, name));
-    return e ? this.#parse(e) : undefined;
+    return this.#objects.get(keyOf(namespace, name))?.object;
   }
 
   close(): void {
     this.#closed = true;
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#request?.abort();
-  }
-
-  #parse(e: Entry): KubeObject {
-    return JSON.parse(e.json) as KubeObject;
   }
 
   #typed(object: KubeObject): KubeObject {
@@ -169,12 +162,12 @@ export class WatchCache {
   }
 
   #entry(object: KubeObject): Entry {
-    const compact = compactObject(this.#typed(object));
+    const compact = deepFreeze(compactObject(this.#typed(object)));
     return {
       namespace: compact.metadata?.namespace ?? '',
       name: compact.metadata?.name ?? '',
       resourceVersion: String(compact.metadata?.resourceVersion ?? ''),
-      json: JSON.stringify(compact),
+      object: compact,
     };
   }
 
@@ -242,7 +235,7 @@ export class WatchCache {
       type,
       namespace: entry.namespace,
       name: entry.name,
-      object: this.#parse(entry),
+      object: entry.object,
       receivedAt,
       fromRelist,
     });
@@ -321,7 +314,7 @@ export class WatchCache {
         namespace,
         name,
         resourceVersion: version,
-        json: JSON.stringify(compactObject(this.#typed(object))),
+        object: deepFreeze(compactObject(this.#typed(object))),
       };
       this.#hooks.onSize?.(this.#objects.size);
       this.#emit('DELETED', entry, receivedAt, false);

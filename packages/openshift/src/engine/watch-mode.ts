@@ -129,13 +129,9 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   }
   caches.prune(generation);
   let cachedObjects = 0;
-  let cachedText = 0;
-  for (const e of caches.entries.values()) {
-    cachedObjects += e.cache.size;
-    cachedText += e.cache.textLength;
-  }
+  for (const e of caches.entries.values()) cachedObjects += e.cache.size;
   ctx.log.info(
-    `watching ${caches.size} kind cache(s) (${cachedObjects} objects, ${(cachedText / 2 ** 20).toFixed(1)} MiB of JSON) for ${Math.round(s.resyncSeconds)}s before the next full resync`,
+    `watching ${caches.size} kind cache(s) (${cachedObjects} objects) for ${Math.round(s.resyncSeconds)}s before the next full resync`,
   );
 
   // --- reactions to events on single objects

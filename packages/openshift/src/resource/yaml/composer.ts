@@ -73,11 +73,16 @@ export function resolveScalarTag(value: string, implicitPlain: boolean): string 
   return `${TAG_PREFIX}str`;
 }
 
+/**
+ * The scalar's text as one flat string: joined, not concatenated piece by
+ * piece, which would keep a rope of every piece alive for as long as the value
+ * (a double-quoted JSON string with escaped quotes is dozens of pieces).
+ */
 function partsToString(parts: ScalarPart[]): string {
-  let out = '';
-  for (const p of parts)
-    out += typeof p === 'string' ? p : String.fromCodePoint(p.escapedCodePoint);
-  return out;
+  if (parts.length === 1 && typeof parts[0] === 'string') return parts[0];
+  return parts
+    .map((p) => (typeof p === 'string' ? p : String.fromCodePoint(p.escapedCodePoint)))
+    .join('');
 }
 
 class Composer {

@@ -4,6 +4,7 @@
  */
 
 import type { BlockBuilders } from '@qontract/pycompat';
+import { intern } from '../intern.ts';
 import { pyFloatParse, pyIntParse } from '../py-numbers.ts';
 import {
   bodiesWithSharedNodes,
@@ -61,12 +62,18 @@ const BOOL_VALUES: Readonly<Record<string, boolean>> = {
 const TIMESTAMP_RE =
   /^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$/;
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 function constructorError(message: string, node: Node): YamlError {
   return new YamlError(`${message} (line ${node.mark.line + 1}, column ${node.mark.column + 1})`);
 }
 
 /** The text of a scalar, as a JS string or a `PyStr` when escaped surrogates would fuse. */
 function scalarText(node: ScalarNode): string | PyStr {
+  // Only surrogates can fuse: text without any (nearly all) is its value as it is,
+  // kept once when it is short (see intern.ts).
+  if (!node.parts.some((p) => typeof p !== 'string' || SURROGATE.test(p)))
+    return intern(node.value);
   let fuses = false;
   const cps: number[] = [];
   for (const part of node.parts) {
@@ -523,7 +530,8 @@ export function constructDocument(node: Node): PyValue {
 export const SAFE_LOAD_VALUES: BlockBuilders<PyValue> = {
   plain: (text) => {
     const tag = resolveScalarTag(text, true);
-    if (tag === T.str) return text;
+    // Short values repeat across files (kinds, apiVersions, label values): one copy each.
+    if (tag === T.str) return intern(text);
     const node: ScalarNode = {
       kind: 'scalar',
       tag,
@@ -534,7 +542,7 @@ export const SAFE_LOAD_VALUES: BlockBuilders<PyValue> = {
     };
     return constructDocument(node);
   },
-  quoted: (text) => text,
+  quoted: (text) => intern(text),
   mapping: (pairs) => {
     const dict = new DictBuilder();
     for (const [key, value] of pairs) {
