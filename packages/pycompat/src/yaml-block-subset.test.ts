@@ -62,8 +62,19 @@ describe('readBlockSubset', () => {
     });
   });
 
+  it('reads double-quoted escapes into one string; surrogates and unknown escapes are not its', () => {
+    expect(read('a: "{\\"k\\":\\t1}\\n\\x41\\u00e9\\U0001F600\\N\\/\\\\"\n')).toEqual({
+      mapping: [[{ plain: 'a' }, { quoted: '{"k":\t1}\nAé😀\u0085/\\' }]],
+    });
+    expect(read('"k\\"ey": v\n')).toEqual({ mapping: [[{ quoted: 'k"ey' }, { plain: 'v' }]] });
+    for (const sequence of ['\\uD83D\\uDE00', '\\q', '\\x4', '\\U00110000', '\\xZZ']) {
+      expect(read(`a: "${sequence}"\n`)).toBeUndefined();
+    }
+    expect(read('a: "open\\"\n')).toBeUndefined();
+  });
+
   it('answers undefined outside the subset, and lets what a builder throws through', () => {
-    for (const text of ['a: &x 1\n', 'a: |\n  b\n', 'a: "\\t"\n', 'a:\n\tb: 1\n', 'x\n', '']) {
+    for (const text of ['a: &x 1\n', 'a: |\n  b\n', 'a: "\\ud800"\n', 'a:\n\tb: 1\n', 'x\n', '']) {
       expect(read(text)).toBeUndefined();
     }
     const failing = {

@@ -2,12 +2,12 @@
  * A fast reader for the YAML most app-interface data files and resource files
  * are written in: one document of block mappings and block sequences whose
  * scalars each fit on their line (plain, single-quoted, or double-quoted
- * without escapes), `{}`, `[]` and one-line flow collections of plain
+ * with escapes that are not surrogates), `{}`, `[]` and one-line flow collections of plain
  * scalars, with comments. The caller says what a scalar, a mapping and a
  * sequence become (its YAML loader's values), so the result is what that
  * loader would build; the reader returns `undefined` as soon as the text
  * leaves the subset, and the caller then uses its full parser: anything
- * unusual (anchors, tags, block scalars, multi-line or escaped scalars,
+ * unusual (anchors, tags, block scalars, multi-line scalars, escaped surrogates,
  * merge keys, several documents, odd indentation, tabs, characters PyYAML
  * treats specially) and every error go that way, so errors and rare
  * constructs keep the full parser's behaviour. Hand-written because no
@@ -284,22 +284,89 @@ function valueText(rest: string): string {
   return text[0] === '#' ? '' : text;
 }
 
-/** A quoted scalar at the start of `text` that closes on its line: its value and the index after it. */
+/**
+ * The escapes of a double-quoted scalar that stand for one fixed character:
+ * the same table in PyYAML's scanner and in the `yaml` package (YAML 1.1 and
+ * 1.2). `\x`, `\u` and `\U` are read in `escapedCodePoint`; anything else
+ * (an unknown escape, a line continuation) is the full parser's.
+ */
+const ESCAPES: Readonly<Record<string, string>> = {
+  '0': '\0',
+  a: '\x07',
+  b: '\b',
+  t: '\t',
+  n: '\n',
+  v: '\v',
+  f: '\f',
+  r: '\r',
+  e: '\x1b',
+  ' ': ' ',
+  '"': '"',
+  '/': '/',
+  '\\': '\\',
+  N: '\x85',
+  _: '\xa0',
+  L: '\u2028',
+  P: '\u2029',
+};
+const HEX_DIGITS: Readonly<Record<string, number>> = { x: 2, u: 4, U: 8 };
+const HEX = /^[0-9A-Fa-f]+$/;
+const QUOTE_OR_BACKSLASH = /["\\]/g;
+
+/**
+ * The character of a `\x`, `\u` or `\U` escape whose digits start at `at`.
+ * Surrogates are not in the subset (PyYAML keeps an escaped pair as two code
+ * points, JS would fuse them), nor is what is no code point at all.
+ */
+function escapedCodePoint(text: string, at: number, digits: number): string {
+  const hex = text.slice(at, at + digits);
+  if (hex.length !== digits || !HEX.test(hex)) throw NOT_IN_SUBSET;
+  const code = Number.parseInt(hex, 16);
+  if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) throw NOT_IN_SUBSET;
+  return String.fromCodePoint(code);
+}
+
+/**
+ * A quoted scalar at the start of `text` that closes on its line: its value
+ * (one flat string: pieces are joined, not concatenated into a rope) and the
+ * index after it.
+ */
 function quoted(text: string): [string, number] {
   const quote = text[0]!;
+  const pieces: string[] = [];
   if (quote === '"') {
-    const close = text.indexOf('"', 1);
-    const value = close < 0 ? '' : text.slice(1, close);
-    if (close < 0 || value.includes('\\')) throw NOT_IN_SUBSET;
-    return [value, close + 1];
+    let from = 1;
+    for (;;) {
+      QUOTE_OR_BACKSLASH.lastIndex = from;
+      const at = QUOTE_OR_BACKSLASH.exec(text)?.index ?? -1;
+      if (at < 0) throw NOT_IN_SUBSET;
+      if (text[at] === '"') {
+        if (pieces.length === 0) return [text.slice(1, at), at + 1];
+        pieces.push(text.slice(from, at));
+        return [pieces.join(''), at + 1];
+      }
+      const backslash = at;
+      pieces.push(text.slice(from, backslash));
+      const code = text[backslash + 1] ?? '';
+      const fixed = ESCAPES[code];
+      const digits = HEX_DIGITS[code];
+      if (fixed !== undefined && Object.hasOwn(ESCAPES, code)) {
+        pieces.push(fixed);
+        from = backslash + 2;
+      } else if (digits !== undefined && Object.hasOwn(HEX_DIGITS, code)) {
+        pieces.push(escapedCodePoint(text, backslash + 2, digits));
+        from = backslash + 2 + digits;
+      } else {
+        throw NOT_IN_SUBSET;
+      }
+    }
   }
-  let value = '';
   for (let i = 1; i < text.length; i++) {
     const quoteAt = text.indexOf("'", i);
     if (quoteAt < 0) break;
-    value += text.slice(i, quoteAt);
-    if (text[quoteAt + 1] !== "'") return [value, quoteAt + 1];
-    value += "'";
+    pieces.push(text.slice(i, quoteAt));
+    if (text[quoteAt + 1] !== "'") return [pieces.join(''), quoteAt + 1];
+    pieces.push("'");
     i = quoteAt + 1;
   }
   throw NOT_IN_SUBSET;

@@ -197,7 +197,12 @@ describe('the desired cache of loop mode', () => {
       VERSION,
     );
     const second = await run(cache, (c) => buildDesired(sel(), r, providerContext(w, c)));
+    // Workloads are handed out shared too; the engine's change goes to a copy of its own.
+    const shared = second.result.body;
+    expect(Object.isFrozen(shared)).toBe(true);
     patchDesiredResourceForRecycleAnnotations(second.result, current);
+    expect(second.result.body).not.toBe(shared);
+    expect(Object.isFrozen(second.result.body)).toBe(false);
     expect(second.result.sha256sum()).toBe(fresh(second.result).sha256sum());
     expect(second.result.sha256sum()).not.toBe(pristineSha);
     const third = await run(cache, (c) => buildDesired(sel(), r, providerContext(w, c)));
@@ -230,6 +235,32 @@ describe('the desired cache of loop mode', () => {
       ),
     );
     expect(cache.size.objects).toBe(1);
+  });
+
+  it('the same content at several paths is one entry per path, each found again', async () => {
+    const w = world();
+    const cache = new DesiredCache();
+    const paths = ['/a.yml', '/b.yml', '/c.yml'];
+    const build = (c: DesiredCacheRun) =>
+      Promise.all(
+        paths.map((p) => buildDesired(sel(), resource(p, configMap('x')), providerContext(w, c))),
+      );
+    const first = await run(cache, build);
+    expect(first.misses.objects).toBe(3);
+    expect(cache.size.objects).toBe(3);
+    const second = await run(cache, build);
+    expect(second.hits.objects).toBe(3);
+    expect(second.result.map((o) => o.errorDetails)).toEqual(paths);
+    // Down to one path: the others are dropped, the one left is still found.
+    await run(cache, (c) =>
+      buildDesired(sel(), resource('/b.yml', configMap('x')), providerContext(w, c)),
+    );
+    expect(cache.size.objects).toBe(1);
+    const last = await run(cache, (c) =>
+      buildDesired(sel(), resource('/b.yml', configMap('x')), providerContext(w, c)),
+    );
+    expect(last.hits.objects).toBe(1);
+    expect(last.result.errorDetails).toBe('/b.yml');
   });
 
   it('a broken file is not kept: it fails the same way on every run', async () => {

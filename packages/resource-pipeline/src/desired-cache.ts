@@ -1,8 +1,6 @@
 import { hash } from 'node:crypto';
 import { deepFreeze } from '@qontract/core';
 import {
-  dictGet,
-  isDict,
   OpenshiftResource,
   type OpenshiftResourceOptions,
   type PyValue,
@@ -38,21 +36,48 @@ export class DesiredCache {
   /** Entries kept (objects, templates): for tests and the benchmark's memory checks. */
   get size(): { objects: number; templates: number } {
     let objects = 0;
-    for (const variants of this.#objects.values()) objects += variants.size;
+    for (const kept of this.#objects.values()) objects += kept instanceof Map ? kept.size : 1;
     return { objects, templates: this.#templates.size };
   }
 }
 
 /**
  * Entries by the file content they are built from, then by the rest of their
- * input. The content string itself is the key: when the bundle is unchanged it
- * is the same string as in the previous run (V8 keeps its hash), so a lookup
- * neither hashes nor compares the content.
+ * input (the variant). The content string itself is the key: when the bundle
+ * is unchanged it is the same string as in the previous run (V8 keeps its
+ * hash), so a lookup neither hashes nor compares the content. Nearly every
+ * content has one variant: its entry is kept directly, a map of variants only
+ * when there are several (50,000 one-entry maps took about 5 MiB).
  */
-type Objects = Map<string, Map<string, ObjectEntry>>;
+type Objects = Map<string, ObjectEntry | Map<string, ObjectEntry>>;
+
+function lookup(objects: Objects, content: string, variant: string): ObjectEntry | undefined {
+  const kept = objects.get(content);
+  if (kept instanceof Map) return kept.get(variant);
+  return kept?.variant === variant ? kept : undefined;
+}
+
+function keep(objects: Objects, content: string, entry: ObjectEntry): void {
+  const kept = objects.get(content);
+  if (kept === undefined || (!(kept instanceof Map) && kept.variant === entry.variant)) {
+    objects.set(content, entry);
+  } else if (kept instanceof Map) {
+    kept.set(entry.variant, entry);
+  } else {
+    objects.set(
+      content,
+      new Map([
+        [kept.variant, kept],
+        [entry.variant, entry],
+      ]),
+    );
+  }
+}
 
 /** A parsed, validated body: frozen, so nothing can change what later runs get. */
 interface ObjectEntry {
+  /** The input besides the content it was built from. */
+  readonly variant: string;
   readonly body: PyValue;
   readonly integration: string;
   readonly integrationVersion: string;
@@ -100,10 +125,10 @@ export class DesiredCacheRun {
 
   /**
    * The object built from `content` and `variant` (together the full input of
-   * `build`): the cached body, else `build()`'s, which is then kept. Bodies the
-   * engine may change (workloads: it copies restart annotations from the
-   * cluster) and those of callers that change them (`mutable`: routes) go out
-   * as copies; the others are shared and frozen.
+   * `build`): the cached body, else `build()`'s, which is then kept. Bodies of
+   * callers that change them (`mutable`: routes) go out as copies; the others
+   * are shared and frozen (the engine copies a workload's body before it adds
+   * the cluster's restart annotations to it).
    */
   object(
     content: string,
@@ -112,24 +137,20 @@ export class DesiredCacheRun {
     options: { mutable: boolean },
   ): OpenshiftResource {
     let entry =
-      this.#objects.get(content)?.get(variant) ?? this.#previousObjects.get(content)?.get(variant);
+      lookup(this.#objects, content, variant) ?? lookup(this.#previousObjects, content, variant);
     if (entry) this.hits.objects++;
     else {
       this.misses.objects++;
       const built = build();
       entry = {
+        variant,
         body: deepFreeze(built.body),
         integration: built.integration,
         integrationVersion: built.integrationVersion,
         errorDetails: built.errorDetails,
       };
     }
-    let variants = this.#objects.get(content);
-    if (!variants) {
-      variants = new Map();
-      this.#objects.set(content, variants);
-    }
-    variants.set(variant, entry);
+    keep(this.#objects, content, entry);
     return handOut(entry, options.mutable);
   }
 
@@ -184,9 +205,6 @@ export class DesiredCacheRun {
   }
 }
 
-/** What the engine changes in a desired object: the pod template of these kinds. */
-const RECYCLED_KINDS = new Set(['DaemonSet', 'Deployment', 'DeploymentConfig', 'StatefulSet']);
-
 function handOut(entry: ObjectEntry, mutable: boolean): OpenshiftResource {
   const options = { errorDetails: entry.errorDetails, validate: false } as const;
   if (mutable) {
@@ -197,47 +215,30 @@ function handOut(entry: ObjectEntry, mutable: boolean): OpenshiftResource {
       options,
     );
   }
-  const kind = isDict(entry.body) ? dictGet(entry.body, 'kind') : undefined;
-  const body =
-    typeof kind === 'string' && RECYCLED_KINDS.has(kind) ? pyDeepCopy(entry.body) : entry.body;
-  return new CachedShaResource(entry, body, options);
+  return new CachedShaResource(entry, options);
 }
 
 /**
- * A cached body (or a copy of it) whose sha256sum comes from the cache while
- * the body is the one handed out. The engine changes a desired body in one
- * place only: it copies the pod template's restart annotations from the
- * cluster (`patchDesiredResourceForRecycleAnnotations`, workloads only, which
- * get a copy), which puts a new annotations object under
- * `spec.template.metadata`; then the sha is computed afresh.
+ * A cached body, shared and frozen, whose sha256sum comes from the cache while
+ * the resource still holds that body. The engine changes a desired body in one
+ * place only, and copies a frozen one first: it copies the pod template's
+ * restart annotations from the cluster into workloads
+ * (`patchDesiredResourceForRecycleAnnotations`); the copy's sha is computed
+ * afresh.
  */
 class CachedShaResource extends OpenshiftResource {
   readonly #entry: ObjectEntry;
-  readonly #body: PyValue;
-  readonly #podAnnotations: PyValue | undefined;
 
-  constructor(entry: ObjectEntry, body: PyValue, options: OpenshiftResourceOptions) {
-    super(body, entry.integration, entry.integrationVersion, options);
+  constructor(entry: ObjectEntry, options: OpenshiftResourceOptions) {
+    super(entry.body, entry.integration, entry.integrationVersion, options);
     this.#entry = entry;
-    this.#body = body;
-    this.#podAnnotations = podTemplateAnnotations(body);
   }
 
   override sha256sum(): string {
-    if (this.body !== this.#body || podTemplateAnnotations(this.body) !== this.#podAnnotations)
-      return super.sha256sum();
+    if (this.body !== this.#entry.body) return super.sha256sum();
     this.#entry.sha ??= super.sha256sum();
     return this.#entry.sha;
   }
-}
-
-function podTemplateAnnotations(body: PyValue): PyValue | undefined {
-  let node: PyValue | undefined = body;
-  for (const key of ['spec', 'template', 'metadata', 'annotations']) {
-    if (!isDict(node)) return undefined;
-    node = dictGet(node, key);
-  }
-  return node;
 }
 
 /** A cache key from the parts of an input (sha256: long inputs are not kept as keys). */

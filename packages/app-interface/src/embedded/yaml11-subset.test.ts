@@ -101,13 +101,34 @@ describe('the plain block subset reader', () => {
     }
   });
 
+  it('reads double-quoted escapes as the full parser does', () => {
+    const values = [
+      '"esc\\n"',
+      '"a\\"b"',
+      '"\\\\"',
+      '"\\t\\0\\a\\b\\v\\f\\r\\e\\ \\/"',
+      '"\\N\\_\\L\\P"',
+      '"\\x41\\u00e9\\U0001F600"',
+      '"{\\"replicas\\":2,\\"region\\":\\"local\\"}"',
+    ];
+    for (const v of values) {
+      expect(agree(`key: ${v}\n`)).toBe(true);
+      expect(agree(`${v}: value\n`)).toBe(true);
+      expect(agree(`- ${v} # c\n`)).toBe(true);
+    }
+  });
+
   it('leaves what it does not cover to the full parser, errors included', () => {
     const outside = [
       'a: &x 1\nb: *x\n',
       'a: !!str 1\n',
       'a: |\n  text\n',
       'a: >\n  folded\n',
-      'a: "esc\\n"\n',
+      'a: "\\ud800"\n',
+      'a: "\\uD83D\\uDE00"\n',
+      'a: "\\q"\n',
+      'a: "\\U00110000"\n',
+      'a: "line\\\n  continued"\n',
       "a: 'open\n  close'\n",
       'a: plain\n  continued\n',
       '? complex\n: key\n',
@@ -130,7 +151,7 @@ describe('the plain block subset reader', () => {
     ];
     for (const text of outside) agree(text);
     expect(readBlockSubset('a: |\n  text\n', KEEP_TEXT)).toBeUndefined();
-    expect(readBlockSubset('a: "esc\\n"\n', KEEP_TEXT)).toBeUndefined();
+    expect(readBlockSubset('a: "\\ud800"\n', KEEP_TEXT)).toBeUndefined();
     expect(readBlockSubset('a: 1\n b: 2\n', KEEP_TEXT)).toBeUndefined();
   });
 
@@ -143,6 +164,7 @@ describe('the plain block subset reader', () => {
       fc.constantFrom('', 'a:', 'b:', 'a: ', "'k':", '"k":', 'k #c:', 'on:', '1:', '? ', 'x:y:'),
       fc.constantFrom(
         ...['', ' 1', ' v', ' v # c', ' #c', ' a: b', " 'q # x'", ' "d"', " 'it''s'", ' "e\\n"'],
+        ...[' "a\\"b"', ' "\\x41\\u00e9"', ' "\\ud800"', ' "\\q"', ' "\\N\\_"', ' "a\\', ' "\\"'],
         ...[' {}', ' []', ' [a, b]', ' {a: 1}', ' {a: [1]}', ' &x v', ' *x', ' |', ' !!str 1'],
         ...[' -1', ' - x', ' ~', ' yes', ' 1:30', ' 2001-01-01', ' http://a:b', ' a#b', ' <<'],
       ),

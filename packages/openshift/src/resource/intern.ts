@@ -10,7 +10,8 @@
  * it for the life of a looping process). Interning never changes a value:
  * equal strings are interchangeable in JS.
  */
-const MAX_LENGTH = 64;
+// Below a sha256 in hex (64): digests and uids are unique, looking them up is wasted work.
+const MAX_LENGTH = 48;
 const MAX_ENTRIES = 100_000;
 
 let table = new Map<string, string>();
@@ -23,6 +24,16 @@ export function intern(value: string): string {
   if (table.size >= MAX_ENTRIES) table = new Map();
   table.set(value, value);
   return value;
+}
+
+/**
+ * `intern` for a piece cut out of a larger text that stays alive (a document
+ * and its scalars): V8 copies a slice shorter than 13 code units into a string
+ * of its own, which repeated values multiply; a longer slice only points into
+ * the text, and looking it up would cost more than it saves.
+ */
+export function internSlice(value: string): string {
+  return value.length < 13 ? intern(value) : value;
 }
 
 /** Interns the string values of a flat record in place (labels, annotations). */

@@ -27,6 +27,7 @@ import {
   PyDict,
   type PyObject,
   type PyValue,
+  pyDeepCopy,
   pyEquals,
   pyTruthy,
   pyTypeName,
@@ -65,7 +66,8 @@ function typeError(message: string): ResourceDataError {
 
 /**
  * Copies the current pod template's restart annotations into desired (desired's values win), so a
- * `rollout restart` done on the cluster does not count as drift. Mutates `desired.body`.
+ * `rollout restart` done on the cluster does not count as drift. Mutates `desired.body`, or
+ * replaces it with a changed copy when it is frozen (shared).
  */
 export function patchDesiredResourceForRecycleAnnotations(
   desired: OpenshiftResource,
@@ -87,6 +89,9 @@ export function patchDesiredResourceForRecycleAnnotations(
     if (pyTruthy(value)) copied.push([key, value as PyValue]);
   }
   if (copied.length === 0) return;
+  // A body shared with later runs (frozen in the desired cache) is copied first:
+  // the change is this resource's own.
+  if (Object.isFrozen(desired.body)) desired.body = pyDeepCopy(desired.body);
   let target: PyValue = desired.body;
   for (const key of ['spec', 'template', 'metadata']) {
     if (!isDict(target))

@@ -86,6 +86,12 @@ describe('safe_load through the block-subset reader', () => {
       '',
     ].join('\n');
     expect(agree(text)).toBe(true);
+    // Double-quoted escapes; escaped surrogates stay two code points in Python: the full load's.
+    for (const v of ['"{\\"a\\":1}"', '"\\x41\\u00e9\\U0001F600"', '"\\N\\_\\L\\P\\0\\e"']) {
+      expect(agree(`a: ${v}\n`)).toBe(true);
+    }
+    expect(agree('a: "\\uD83D\\uDE00"\n')).toBe(false);
+    expect(agree('a: "\\ud800"\n')).toBe(false);
     // Astral characters are text; a lone surrogate is PyYAML's error, left to the full load.
     expect(agree('a: 😀 x\n')).toBe(true);
     expect(agree('a: \ud800\n')).toBe(false);
@@ -149,6 +155,8 @@ describe('safe_load through the block-subset reader', () => {
       fc.constantFrom('', 'a:', 'b:', 'a: ', "'k':", '"k":', 'on:', '1:', '=:', '? ', 'x:y:'),
       fc.constantFrom(
         ...['', ' 1', ' v', ' v # c', ' #c', ' a: b', " 'q # x'", ' "d"', ' "e\\\\n"', ' ='],
+        ...[' "e\\n"', ' "a\\"b"', ' "\\x41\\u00e9"', ' "\\ud800"', ' "\\uD83D\\uDE00"'],
+        ...[' "\\q"', ' "\\N\\_\\L"', ' "a\\', ' "\\"', ' "\\U0001F600"', ' "\\0"'],
         ...[' {}', ' []', ' [a, 1]', ' {a: 1}', ' {a: [1]}', ' &x v', ' *x', ' |', ' !!str 1'],
         ...[' -1', ' - x', ' ~', ' yes', ' 1:30', ' 2001-01-01', ' 2001-02-30', ' a#b', ' <<'],
       ),

@@ -4,7 +4,7 @@
  */
 
 import type { BlockBuilders } from '@qontract/pycompat';
-import { intern } from '../intern.ts';
+import { internSlice } from '../intern.ts';
 import { pyFloatParse, pyIntParse } from '../py-numbers.ts';
 import {
   bodiesWithSharedNodes,
@@ -73,7 +73,7 @@ function scalarText(node: ScalarNode): string | PyStr {
   // Only surrogates can fuse: text without any (nearly all) is its value as it is,
   // kept once when it is short (see intern.ts).
   if (!node.parts.some((p) => typeof p !== 'string' || SURROGATE.test(p)))
-    return intern(node.value);
+    return internSlice(node.value);
   let fuses = false;
   const cps: number[] = [];
   for (const part of node.parts) {
@@ -531,7 +531,7 @@ export const SAFE_LOAD_VALUES: BlockBuilders<PyValue> = {
   plain: (text) => {
     const tag = resolveScalarTag(text, true);
     // Short values repeat across files (kinds, apiVersions, label values): one copy each.
-    if (tag === T.str) return intern(text);
+    if (tag === T.str) return internSlice(text);
     const node: ScalarNode = {
       kind: 'scalar',
       tag,
@@ -542,7 +542,7 @@ export const SAFE_LOAD_VALUES: BlockBuilders<PyValue> = {
     };
     return constructDocument(node);
   },
-  quoted: (text) => intern(text),
+  quoted: (text) => internSlice(text),
   mapping: (pairs) => {
     const dict = new DictBuilder();
     for (const [key, value] of pairs) {
