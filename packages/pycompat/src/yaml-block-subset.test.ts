@@ -73,8 +73,56 @@ describe('readBlockSubset', () => {
     expect(read('a: "open\\"\n')).toBeUndefined();
   });
 
+  it('reads literal and folded block scalars from the lines as written', () => {
+    const text = [
+      'a: |',
+      '  line one # not a comment',
+      '',
+      '    indented',
+      '  ---',
+      'b: >- # folded, stripped',
+      '  x',
+      '  y',
+      '',
+      '  z',
+      '',
+      'c:',
+      '- |-',
+      '  item',
+      '- k: >',
+      '    v',
+      'd: 1',
+      '',
+    ].join('\n');
+    expect(read(text)).toEqual({
+      mapping: [
+        [{ plain: 'a' }, { quoted: 'line one # not a comment\n\n  indented\n---\n' }],
+        [{ plain: 'b' }, { quoted: 'x y\nz' }],
+        [
+          { plain: 'c' },
+          {
+            sequence: [{ quoted: 'item' }, { mapping: [[{ plain: 'k' }, { quoted: 'v\n' }]] }],
+          },
+        ],
+        [{ plain: 'd' }, { plain: '1' }],
+      ],
+    });
+    const outside = [
+      'a: |+\n  kept\n\n',
+      'a: |2\n   indented\n',
+      'a: |\n\n  after a blank line\n',
+      'a: |\n  trailing space \n',
+      'a: |\n  \n  x\n',
+      'a: >\n  x\n    more indented\n',
+      'a: |\n  no final line break',
+      'a: |\nb: 1\n',
+      'a: |#c\n  x\n',
+    ];
+    for (const t of outside) expect(read(t)).toBeUndefined();
+  });
+
   it('answers undefined outside the subset, and lets what a builder throws through', () => {
-    for (const text of ['a: &x 1\n', 'a: |\n  b\n', 'a: "\\ud800"\n', 'a:\n\tb: 1\n', 'x\n', '']) {
+    for (const text of ['a: &x 1\n', 'a: |+\n  b\n', 'a: "\\ud800"\n', 'a:\n\tb: 1\n', 'x\n', '']) {
       expect(read(text)).toBeUndefined();
     }
     const failing = {

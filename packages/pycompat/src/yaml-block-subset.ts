@@ -2,13 +2,15 @@
  * A fast reader for the YAML most app-interface data files and resource files
  * are written in: one document of block mappings and block sequences whose
  * scalars each fit on their line (plain, single-quoted, or double-quoted
- * with escapes that are not surrogates), `{}`, `[]` and one-line flow collections of plain
- * scalars, with comments. The caller says what a scalar, a mapping and a
- * sequence become (its YAML loader's values), so the result is what that
- * loader would build; the reader returns `undefined` as soon as the text
- * leaves the subset, and the caller then uses its full parser: anything
- * unusual (anchors, tags, block scalars, multi-line scalars, escaped surrogates,
- * merge keys, several documents, odd indentation, tabs, characters PyYAML
+ * with escapes that are not surrogates) or are literal (`|`, `|-`) or folded
+ * (`>`, `>-`) block scalars of plain lines, `{}`, `[]` and one-line flow
+ * collections of plain scalars, with comments. The caller says what a scalar,
+ * a mapping and a sequence become (its YAML loader's values), so the result is
+ * what that loader would build; the reader returns `undefined` as soon as the
+ * text leaves the subset, and the caller then uses its full parser: anything
+ * unusual (anchors, tags, kept (`|+`) or indented (`|2`) block scalars,
+ * trailing spaces in one, multi-line flow scalars, escaped surrogates, merge
+ * keys, several documents, odd indentation, tabs, characters PyYAML
  * treats specially) and every error go that way, so errors and rare
  * constructs keep the full parser's behaviour. Hand-written because no
  * library offers a strict subset with a "not mine" answer; the callers'
@@ -19,7 +21,7 @@
 export interface BlockBuilders<V> {
   /** A plain scalar (an empty node is the plain scalar `''`), resolved as the loader does. */
   plain(text: string): V;
-  /** A single- or double-quoted scalar: always a string. */
+  /** A single- or double-quoted scalar, or a block scalar: always a string. */
   quoted(text: string): V;
   /** A mapping: its pairs in document order (a repeated key is the loader's to settle). */
   mapping(pairs: ReadonlyArray<readonly [V, V]>): V;
@@ -27,6 +29,8 @@ export interface BlockBuilders<V> {
 }
 
 interface Line {
+  /** Its index among the text's lines (blank and comment lines included). */
+  raw: number;
   indent: number;
   /** The line without its indentation and trailing spaces. */
   text: string;
@@ -72,9 +76,10 @@ const MAX_KEY = 1000;
 export function readBlockSubset<V>(text: string, build: BlockBuilders<V>): V | undefined {
   if (OUTSIDE_TEXT.test(text)) return undefined;
   const lines: Line[] = [];
+  const raws = text.split('\n');
   let started = false;
-  for (const raw of text.split('\n')) {
-    const body = raw.trimEnd();
+  for (let i = 0; i < raws.length; i++) {
+    const body = raws[i]!.trimEnd();
     let indent = 0;
     while (body.charCodeAt(indent) === 32) indent++;
     if (indent === body.length || body[indent] === '#') continue;
@@ -85,11 +90,11 @@ export function readBlockSubset<V>(text: string, build: BlockBuilders<V>): V | u
       }
       if (body.startsWith('---') || body.startsWith('...') || body[0] === '%') return undefined;
     }
-    lines.push({ indent, text: body.slice(indent) });
+    lines.push({ raw: i, indent, text: body.slice(indent) });
   }
   if (lines.length === 0) return undefined;
   try {
-    const reader = new Reader(lines, build);
+    const reader = new Reader(lines, raws, build);
     const root = reader.block(lines[0]!.indent);
     return reader.done() ? root : undefined;
   } catch (e) {
@@ -101,10 +106,13 @@ export function readBlockSubset<V>(text: string, build: BlockBuilders<V>): V | u
 class Reader<V> {
   #pos = 0;
   readonly #lines: Line[];
+  /** The text's lines as they are: block scalars are read from them. */
+  readonly #raws: readonly string[];
   readonly #build: BlockBuilders<V>;
 
-  constructor(lines: Line[], build: BlockBuilders<V>) {
+  constructor(lines: Line[], raws: readonly string[], build: BlockBuilders<V>) {
     this.#lines = lines;
+    this.#raws = raws;
     this.#build = build;
   }
 
@@ -144,7 +152,7 @@ class Reader<V> {
       if (isEntry(content)) throw NOT_IN_SUBSET;
       if (startsMappingEntry(content)) {
         // `- key: value`: a mapping whose keys line up with this first one.
-        this.#lines[this.#pos] = { indent: indent + spaces, text: content };
+        this.#lines[this.#pos] = { raw: line.raw, indent: indent + spaces, text: content };
         items.push(this.#mapping(indent + spaces));
       } else {
         this.#pos++;
@@ -166,9 +174,63 @@ class Reader<V> {
 
   /** A scalar that must end its node: a deeper line after it would continue it. */
   #scalarAlone(text: string, indent: number): V {
-    const value = this.#scalar(text);
+    const value =
+      text[0] === '|' || text[0] === '>' ? this.#blockScalar(text, indent) : this.#scalar(text);
     this.#noDeeperThan(indent);
     return value;
+  }
+
+  /**
+   * A literal (`|`) or folded (`>`) block scalar whose header ends the line
+   * just read, inside a node at `indent`: its lines are the raw lines below,
+   * indented as the first of them (deeper than `indent`), until a less indented
+   * one. Read as PyYAML's scanner reads them (the `yaml` package agrees on this
+   * part): literal lines joined by line breaks; folded ones by a space, or by
+   * one line break per blank line between them; one final line break unless
+   * `-` strips it. Not in the subset: `+` (keep), an indentation digit, blank
+   * lines before the first line, trailing spaces on any line, lines of a folded
+   * scalar indented further (their folding differs), and a last line without
+   * its line break.
+   */
+  #blockScalar(header: string, indent: number): V {
+    let at = 1;
+    const strip = header[1] === '-';
+    if (strip) at++;
+    const after = header.slice(at);
+    if (after !== '' && !/^ +#/.test(after)) throw NOT_IN_SUBSET;
+    const folded = header[0] === '>';
+    const raws = this.#raws;
+    const first = this.#lines[this.#pos - 1]!.raw + 1;
+    const firstLine = raws[first] ?? '';
+    let contentIndent = 0;
+    while (firstLine.charCodeAt(contentIndent) === 32) contentIndent++;
+    if (contentIndent <= indent || contentIndent === firstLine.length) throw NOT_IN_SUBSET;
+    const pieces: string[] = [];
+    let blanks = 0;
+    let end = first;
+    for (let r = first; r < raws.length; r++) {
+      const raw = raws[r]!;
+      if (raw === '') {
+        blanks++;
+        continue;
+      }
+      if (raw.charCodeAt(raw.length - 1) === 32) throw NOT_IN_SUBSET;
+      let spaces = 0;
+      while (spaces < contentIndent && raw.charCodeAt(spaces) === 32) spaces++;
+      if (spaces < contentIndent) break;
+      const content = raw.slice(contentIndent);
+      if (folded && content.charCodeAt(0) === 32) throw NOT_IN_SUBSET;
+      if (pieces.length > 0)
+        pieces.push(folded && blanks === 0 ? ' ' : '\n'.repeat(blanks + (folded ? 0 : 1)));
+      pieces.push(content);
+      blanks = 0;
+      end = r + 1;
+    }
+    // The last line must end with a line break (at the end of the text, PyYAML's value would not).
+    if (end >= raws.length) throw NOT_IN_SUBSET;
+    if (!strip) pieces.push('\n');
+    while (this.#pos < this.#lines.length && this.#lines[this.#pos]!.raw < end) this.#pos++;
+    return this.#build.quoted(pieces.join(''));
   }
 
   #noDeeperThan(indent: number): void {

@@ -118,11 +118,25 @@ describe('the plain block subset reader', () => {
     }
   });
 
+  it('reads literal and folded block scalars as the full parser does', () => {
+    const texts = [
+      'a: |\n  one\n  two # text\n\n    deeper\nb: 1\n',
+      'a: |-\n  one\n\n\n  two\n\n\nb: >\n  x\n  y\n\n  z\n',
+      'a: >- # c\n  x\n\n\n  y\n',
+      'list:\n- |\n  item\n- k: >\n    v\n  l: 1\n',
+      'a:\n  - |-\n    ---\n    # not a comment\n    ...\n',
+    ];
+    for (const text of texts) expect(agree(text)).toBe(true);
+  });
+
   it('leaves what it does not cover to the full parser, errors included', () => {
     const outside = [
       'a: &x 1\nb: *x\n',
       'a: !!str 1\n',
-      'a: |\n  text\n',
+      'a: |+\n  text\n\n',
+      'a: |2\n   text\n',
+      'a: |\n  text ',
+      'a: >\n  x\n    more\n',
       'a: >\n  folded\n',
       'a: "\\ud800"\n',
       'a: "\\uD83D\\uDE00"\n',
@@ -150,7 +164,7 @@ describe('the plain block subset reader', () => {
       'a: 1\na: 2\n',
     ];
     for (const text of outside) agree(text);
-    expect(readBlockSubset('a: |\n  text\n', KEEP_TEXT)).toBeUndefined();
+    expect(readBlockSubset('a: |+\n  text\n', KEEP_TEXT)).toBeUndefined();
     expect(readBlockSubset('a: "\\ud800"\n', KEEP_TEXT)).toBeUndefined();
     expect(readBlockSubset('a: 1\n b: 2\n', KEEP_TEXT)).toBeUndefined();
   });
@@ -165,6 +179,7 @@ describe('the plain block subset reader', () => {
       fc.constantFrom(
         ...['', ' 1', ' v', ' v # c', ' #c', ' a: b', " 'q # x'", ' "d"', " 'it''s'", ' "e\\n"'],
         ...[' "a\\"b"', ' "\\x41\\u00e9"', ' "\\ud800"', ' "\\q"', ' "\\N\\_"', ' "a\\', ' "\\"'],
+        ...[' |', ' |-', ' >', ' >-', ' |+', ' | #c', ' |2', '   text', '  x y', ' # c'],
         ...[' {}', ' []', ' [a, b]', ' {a: 1}', ' {a: [1]}', ' &x v', ' *x', ' |', ' !!str 1'],
         ...[' -1', ' - x', ' ~', ' yes', ' 1:30', ' 2001-01-01', ' http://a:b', ' a#b', ' <<'],
       ),
@@ -197,6 +212,8 @@ describe('the plain block subset reader', () => {
         '-x',
       ),
       fc.string({ maxLength: 8 }),
+      // Multi-line text: the serializer writes block scalars (literal, folded, kept, indented).
+      fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '#', ':', '-', '"'), maxLength: 16 }),
       fc.integer(),
       fc.boolean(),
       fc.constant(null),

@@ -86,6 +86,11 @@ describe('safe_load through the block-subset reader', () => {
       '',
     ].join('\n');
     expect(agree(text)).toBe(true);
+    // Block scalars: literal, folded, stripped; kept ones are the full load's.
+    for (const v of ['|\n  x\n\n  y\n', '>-\n  x\n  y\n\n  z\n', '|-\n  1\n    2\n']) {
+      expect(agree(`a: ${v}b: 1\n`)).toBe(true);
+    }
+    expect(agree('a: |+\n  x\n\n')).toBe(false);
     // Double-quoted escapes; escaped surrogates stay two code points in Python: the full load's.
     for (const v of ['"{\\"a\\":1}"', '"\\x41\\u00e9\\U0001F600"', '"\\N\\_\\L\\P\\0\\e"']) {
       expect(agree(`a: ${v}\n`)).toBe(true);
@@ -117,6 +122,8 @@ describe('safe_load through the block-subset reader', () => {
       ),
       fc.constantFrom('2001-01-01', '2001-1-1 1:02:03', '<<', '=', '1_000', '+1', '0b11'),
       fc.string({ maxLength: 8 }),
+      // Multi-line text: the serializer writes block scalars (literal, folded, kept, indented).
+      fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '#', ':', '-', '"'), maxLength: 16 }),
       fc.integer(),
       fc.double(),
       fc.boolean(),
@@ -157,6 +164,7 @@ describe('safe_load through the block-subset reader', () => {
         ...['', ' 1', ' v', ' v # c', ' #c', ' a: b', " 'q # x'", ' "d"', ' "e\\\\n"', ' ='],
         ...[' "e\\n"', ' "a\\"b"', ' "\\x41\\u00e9"', ' "\\ud800"', ' "\\uD83D\\uDE00"'],
         ...[' "\\q"', ' "\\N\\_\\L"', ' "a\\', ' "\\"', ' "\\U0001F600"', ' "\\0"'],
+        ...[' |', ' |-', ' >', ' >-', ' |+', ' | #c', ' |2', '   text', '  x y', ' # c'],
         ...[' {}', ' []', ' [a, 1]', ' {a: 1}', ' {a: [1]}', ' &x v', ' *x', ' |', ' !!str 1'],
         ...[' -1', ' - x', ' ~', ' yes', ' 1:30', ' 2001-01-01', ' 2001-02-30', ' a#b', ' <<'],
       ),
