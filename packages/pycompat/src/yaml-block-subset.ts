@@ -352,26 +352,30 @@ function valueText(rest: string): string {
  * 1.2). `\x`, `\u` and `\U` are read in `escapedCodePoint`; anything else
  * (an unknown escape, a line continuation) is the full parser's.
  */
-const ESCAPES: Readonly<Record<string, string>> = {
-  '0': '\0',
-  a: '\x07',
-  b: '\b',
-  t: '\t',
-  n: '\n',
-  v: '\v',
-  f: '\f',
-  r: '\r',
-  e: '\x1b',
-  ' ': ' ',
-  '"': '"',
-  '/': '/',
-  '\\': '\\',
-  N: '\x85',
-  _: '\xa0',
-  L: '\u2028',
-  P: '\u2029',
-};
-const HEX_DIGITS: Readonly<Record<string, number>> = { x: 2, u: 4, U: 8 };
+const ESCAPES: ReadonlyMap<string, string> = new Map([
+  ['0', '\0'],
+  ['a', '\x07'],
+  ['b', '\b'],
+  ['t', '\t'],
+  ['n', '\n'],
+  ['v', '\v'],
+  ['f', '\f'],
+  ['r', '\r'],
+  ['e', '\x1b'],
+  [' ', ' '],
+  ['"', '"'],
+  ['/', '/'],
+  ['\\', '\\'],
+  ['N', '\x85'],
+  ['_', '\xa0'],
+  ['L', '\u2028'],
+  ['P', '\u2029'],
+]);
+const HEX_DIGITS: ReadonlyMap<string, number> = new Map([
+  ['x', 2],
+  ['u', 4],
+  ['U', 8],
+]);
 const HEX = /^[0-9A-Fa-f]+$/;
 const QUOTE_OR_BACKSLASH = /["\\]/g;
 
@@ -410,12 +414,12 @@ function quoted(text: string): [string, number] {
       const backslash = at;
       pieces.push(text.slice(from, backslash));
       const code = text[backslash + 1] ?? '';
-      const fixed = ESCAPES[code];
-      const digits = HEX_DIGITS[code];
-      if (fixed !== undefined && Object.hasOwn(ESCAPES, code)) {
+      const fixed = ESCAPES.get(code);
+      const digits = HEX_DIGITS.get(code);
+      if (fixed !== undefined) {
         pieces.push(fixed);
         from = backslash + 2;
-      } else if (digits !== undefined && Object.hasOwn(HEX_DIGITS, code)) {
+      } else if (digits !== undefined) {
         pieces.push(escapedCodePoint(text, backslash + 2, digits));
         from = backslash + 2 + digits;
       } else {

@@ -310,12 +310,7 @@ export class WatchCache {
       const key = keyOf(namespace, name);
       const known = this.#objects.get(key);
       this.#objects.delete(key);
-      const entry = known ?? {
-        namespace,
-        name,
-        resourceVersion: version,
-        object: deepFreeze(compactObject(this.#typed(object))),
-      };
+      const entry = known ?? this.#entry(object);
       this.#hooks.onSize?.(this.#objects.size);
       this.#emit('DELETED', entry, receivedAt, false);
       return;
