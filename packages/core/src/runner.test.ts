@@ -9,6 +9,7 @@ import { defineClient, defineIntegration, type RunContext } from './integration.
 import { commonOptions } from './options.ts';
 import { decideEarlyExit, runIntegration } from './runner.ts';
 import { testRunSettings } from './test-support/run-settings.ts';
+import { warmUpWhenRunStarts } from './warm-up.ts';
 
 function integration(
   run: (ctx: RunContext, opts: Record<string, unknown>) => Promise<void>,
@@ -278,6 +279,27 @@ describe('runIntegration', () => {
       // the summary counts the shard's registered error and the other shard's crash
       expect(result.errorCount).toBe(2);
       expect(logs.at(-1)!.summary).toMatchObject({ exit_code: 2, errors: 2 });
+    });
+  });
+
+  describe('warm-ups', () => {
+    it('start before the run waits on anything, and not for a dry-run that exits early', async () => {
+      let warmUps = 0;
+      warmUpWhenRunStarts(() => {
+        warmUps += 1;
+      });
+      const seen: number[] = [];
+      const def = integration(async () => {
+        seen.push(warmUps);
+      });
+      const early = testRunSettings(def, {
+        globals: { dryRun: true },
+        earlyExit: async () => ({ kind: 'exit' }),
+      });
+      await runIntegration(early.settings);
+      expect(warmUps).toBe(0);
+      await runIntegration(testRunSettings(def).settings);
+      expect(seen).toEqual([1]);
     });
   });
 

@@ -15,6 +15,7 @@ import type { SecretRedactor } from './redaction.ts';
 import type { SecretPathRef, SecretReader, SecretRef } from './secrets/types.ts';
 import { isInShard, type ShardConfig, SINGLE_SHARD } from './sharding.ts';
 import type { StateStore } from './state/types.ts';
+import { startRunWarmUps } from './warm-up.ts';
 
 /** What the early-exit step decided for a dry-run. */
 export type EarlyExitDecision =
@@ -178,6 +179,7 @@ async function execute(
       return runShards(settings, ctx, decision.shards, unregistered);
     }
   }
+  startRunWarmUps();
   await def.run(ctx, settings.options);
   return ExitCode.SUCCESS;
 }
@@ -197,6 +199,7 @@ async function runShards(
   const sharded = def.shardedDryRun!;
   ctx.log.info(`run ${def.name} for shards [${shards.map((s) => `'${s}'`).join(', ')}]`);
   let failed = 0;
+  startRunWarmUps();
   const queue = [...shards];
   const worker = async () => {
     for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) {

@@ -439,4 +439,20 @@ describe('memoize', () => {
     // Without the option, every request gets its own result.
     expect(await engine.execute(query, null)).not.toBe(await engine.execute(query, null));
   });
+
+  it('takes a document with its only operation named or not as one request', async () => {
+    const memo = createEmbeddedEngine(engine.bundle!, engine.sha256, 'memo', { memoize: true });
+    const query = 'query Clusters { clusters_v1 { name } }';
+    const unnamed = await memo.execute(query, null);
+    expect(await memo.execute(query, null, 'Clusters')).toBe(unnamed);
+    // With two operations the name chooses: two requests, two answers.
+    const two = 'query A { clusters_v1 { name } } query B { namespaces_v1 { name } }';
+    const a = await memo.execute(two, null, 'A');
+    const b = await memo.execute(two, null, 'B');
+    expect(a.data).toHaveProperty('clusters_v1');
+    expect(b.data).toHaveProperty('namespaces_v1');
+    // An operation the document does not have is an error, not the document's other answer.
+    const unknown = await memo.execute(query, null, 'Other');
+    expect(unknown.errors?.[0]?.message).toMatch(/Other/);
+  });
 });

@@ -6,6 +6,8 @@ import {
   execute,
   GraphQLError,
   type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
   parse,
   validate,
 } from 'graphql';
@@ -148,9 +150,18 @@ export function createEmbeddedEngine(
   const answers = options.memoize
     ? new Map<string, Promise<{ result: GraphqlExecutionResult; phase: ExecutionPhase }>>()
     : null;
+  const soleOperations = new Map<string, string | null>();
   const answer: typeof run = answers
     ? (query, variables, operationName) => {
-        const key = JSON.stringify([query, variables ?? null, operationName ?? null]);
+        // A client may name the document's only operation or not (the
+        // integrations' processes do, the in-process readers do not): the
+        // same request either way, so one answer.
+        let operation = operationName ?? soleOperations.get(query);
+        if (operation === undefined) {
+          operation = soleOperationName(query);
+          soleOperations.set(query, operation);
+        }
+        const key = JSON.stringify([query, variables ?? null, operation]);
         let pending = answers.get(key);
         if (!pending) {
           // The data comes out frozen from its copy; the rest is frozen here.
@@ -170,6 +181,20 @@ export function createEmbeddedEngine(
       (await answer(query, variables, operationName)).result,
     executeWithPhase: answer,
   };
+}
+
+/** The name of a document's only operation; null when it has none or several, or does not parse. */
+function soleOperationName(query: string): string | null {
+  try {
+    const operations = parse(query).definitions.filter(
+      (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+    );
+    return operations.length === 1 ? (operations[0]!.name?.value ?? null) : null;
+  } catch (e) {
+    // A document that does not parse fails when it runs.
+    if (e instanceof GraphQLError) return null;
+    throw e;
+  }
 }
 
 function failed(
