@@ -145,11 +145,17 @@ describe('the small suite (harness only; timings are not asserted)', () => {
       expect(r.runCpuMs).toHaveLength(3);
       expect(r.requests).toBeGreaterThan(0);
     }
-    // Loop mode: one cold run and warm ones, each beside the lower bound; with and without the cache.
+    // Loop mode: one cold run and warm ones, each beside the lower bound; with
+    // and without the cache, and as an operator reading watch caches.
     const loopMode = report.scenarios.filter((s) => s.kind === 'loop' && s.mode === 'cold-warm');
-    expect(loopMode.map((r) => r.kind === 'loop' && Boolean(r.desiredCacheOff))).toEqual([
-      false,
-      true,
+    expect(
+      loopMode.map(
+        (r) => r.kind === 'loop' && [Boolean(r.desiredCacheOff), Boolean(r.watchCaches)],
+      ),
+    ).toEqual([
+      [false, false],
+      [true, false],
+      [false, true],
     ]);
     for (const r of loopMode) {
       if (r.kind !== 'loop') continue;

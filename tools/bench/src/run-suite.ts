@@ -140,6 +140,7 @@ async function runScenario(
         openFds: m.openFds,
         ...(s.mode ? { mode: s.mode } : {}),
         ...(s.desiredCacheOff ? { desiredCacheOff: true } : {}),
+        ...(s.watchCaches ? { watchCaches: true } : {}),
         ...(bound ? { lowerBound: bound } : {}),
         requests: m.requests,
       };

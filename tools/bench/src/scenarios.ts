@@ -91,6 +91,12 @@ export interface LoopScenario {
   readonly mode?: 'rss' | 'cold-warm';
   /** Run with the pipeline's desired cache turned off (QONTRACT_DESIRED_CACHE=off): the comparison. */
   readonly desiredCacheOff?: boolean;
+  /**
+   * Run as an operator (WATCH=true): the runs after the first read the
+   * clusters from the list+watch caches the first one filled, nothing is
+   * listed again.
+   */
+  readonly watchCaches?: boolean;
 }
 
 export type Scenario =
@@ -130,7 +136,7 @@ export function scenarioName(s: Scenario): string {
       return `API client: ${s.requests} GETs, ${s.concurrency} at a time`;
     case 'loop':
       if (s.mode === 'cold-warm') {
-        return `run-integration loop mode: ${s.workload} steady dry-run ${scaleLabel(s.scale)}, cold + ${s.iterations - 1} warm @${s.latencyMs}ms${s.desiredCacheOff ? ', desired cache off' : ''}`;
+        return `run-integration loop mode: ${s.workload} steady dry-run ${scaleLabel(s.scale)}, cold + ${s.iterations - 1} warm @${s.latencyMs}ms${s.desiredCacheOff ? ', desired cache off' : ''}${s.watchCaches ? ', watch caches (WATCH=true)' : ''}`;
       }
       return (
         `run-integration loop: ${s.workload} steady dry-run ×${s.iterations} @${s.latencyMs}ms, ` +
@@ -235,7 +241,7 @@ function loops(scale: Scale, iterations: number, options: SuiteOptions): LoopSce
  * Loop mode at the scale of the integration runs: N steady dry-runs in one
  * `run-integration` process, the first cold (nothing cached), the others warm
  * (same bundle), each reported beside the lower bound; then the same with the
- * desired cache off.
+ * desired cache off, and as an operator (watch caches).
  */
 function loopMode(
   scale: Scale,
@@ -252,8 +258,9 @@ function loopMode(
     latencyMs,
     concurrency: options.concurrency ?? 10,
   };
-  // The same loop building everything on every run: what the cache saves.
-  return [withCache, { ...withCache, desiredCacheOff: true }];
+  // The same loop building everything on every run: what the cache saves;
+  // and the loop of an operator, whose later runs list nothing.
+  return [withCache, { ...withCache, desiredCacheOff: true }, { ...withCache, watchCaches: true }];
 }
 
 function suite(

@@ -1,3 +1,4 @@
+import { deepFreeze } from '@qontract/core';
 import { describe, expect, it } from 'vitest';
 import { cpuEqual } from './cpu.ts';
 import { jsonPatchFromDiff } from './json-patch-diff.ts';
@@ -278,5 +279,71 @@ describe('restartedAt annotations (patch_desired_resource_for_recycle_annotation
     const desired = new OpenshiftResource(structuredClone(body), 'i', '1.0.0');
     patchDesiredResourceForRecycleAnnotations(desired, new OpenshiftResource(body, 'i', '1.0.0'));
     expect(desired.body).toEqual(body);
+  });
+});
+
+describe('verdicts on frozen bodies (the caches of a watch and of the desired state)', () => {
+  // A ConfigMap: no restart annotations to copy, so the bodies stay shared.
+  const configMap = (value: string): PyObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm' },
+    data: { KEY: value },
+  });
+  const frozen = (body: unknown): PyObject => deepFreeze(body) as PyObject;
+  const annotated = (body: PyObject, integration = 'openshift-resources') =>
+    new OpenshiftResource(body, integration, '1.0.0').annotate().body;
+
+  it('compares the same two bodies once', () => {
+    const desired = new OpenshiftResource(frozen(configMap('a')), 'openshift-resources', '1.0.0');
+    let reads = 0;
+    const body = annotated(configMap('a')) as Loose;
+    const metadata = body.metadata;
+    Object.defineProperty(body, 'metadata', {
+      enumerable: true,
+      get: () => {
+        reads += 1;
+        return metadata;
+      },
+    });
+    const current = new OpenshiftResource(frozen(body), 'openshift-resources', '1.0.0');
+    const before = reads;
+    expect(resourcesEqual(current, desired)).toBe(true);
+    expect(reads).toBeGreaterThan(before);
+    // Another iteration: new resources around the same frozen bodies.
+    const again = new OpenshiftResource(current.body, 'openshift-resources', '1.0.0');
+    const wanted = new OpenshiftResource(desired.body, 'openshift-resources', '1.0.0');
+    const afterFirst = reads;
+    expect(resourcesEqual(again, wanted)).toBe(true);
+    expect(reads).toBe(afterFirst);
+  });
+
+  it('never answers for another desired body, another integration or bodies that can change', () => {
+    const current = new OpenshiftResource(
+      frozen(annotated(configMap('a'))),
+      'openshift-resources',
+      '1.0.0',
+    );
+    const same = new OpenshiftResource(frozen(configMap('a')), 'openshift-resources', '1.0.0');
+    expect(resourcesEqual(current, same)).toBe(true);
+    // The desired state changed: a new frozen body, compared afresh.
+    const changed = new OpenshiftResource(frozen(configMap('b')), 'openshift-resources', '1.0.0');
+    expect(resourcesEqual(current, changed)).toBe(false);
+    expect(resourcesEqual(current, same)).toBe(true);
+    // The same bodies for an integration whose annotation the object does not carry.
+    const other = new OpenshiftResource(same.body, 'openshift-routes', '1.0.0');
+    expect(resourcesEqual(current, other)).toBe(false);
+    // A body that is not frozen may change between two calls: each call compares.
+    const loose = new OpenshiftResource(configMap('a'), 'openshift-resources', '1.0.0');
+    expect(resourcesEqual(current, loose)).toBe(true);
+    (loose.body as Loose).data.KEY = 'b';
+    expect(resourcesEqual(current, loose)).toBe(false);
+    // An object edited on the cluster is a new frozen body in the cache: compared afresh.
+    const edited = new OpenshiftResource(
+      frozen({ ...(annotated(configMap('a')) as Loose), data: { KEY: 'edited' } }),
+      'openshift-resources',
+      '1.0.0',
+    );
+    expect(resourcesEqual(edited, same)).toBe(false);
   });
 });

@@ -219,5 +219,37 @@ export function threeWayDiffUsingHash(
  */
 export function resourcesEqual(current: OpenshiftResource, desired: OpenshiftResource): boolean {
   patchDesiredResourceForRecycleAnnotations(desired, current);
-  return threeWayDiffUsingHash(current, desired);
+  const currentBody = current.body;
+  const desiredBody = desired.body;
+  // Bodies frozen (all the way down: the watch caches' current objects, the
+  // desired cache's bodies) cannot change, so the verdict on the same two is
+  // the same: a full iteration that reads unchanged objects from the caches
+  // compares only what changed since the one before.
+  const shared =
+    typeof currentBody === 'object' &&
+    currentBody !== null &&
+    Object.isFrozen(currentBody) &&
+    typeof desiredBody === 'object' &&
+    desiredBody !== null &&
+    Object.isFrozen(desiredBody);
+  if (shared) {
+    const known = verdicts.get(currentBody);
+    if (known?.desired === desiredBody && known.integration === desired.integration) {
+      return known.equal;
+    }
+  }
+  const equal = threeWayDiffUsingHash(current, desired);
+  if (shared) {
+    verdicts.set(currentBody, { desired: desiredBody, integration: desired.integration, equal });
+  }
+  return equal;
 }
+
+/**
+ * The last verdict on each frozen current body: one entry per cached object,
+ * gone with it (the desired body it names stays alive at most until then).
+ */
+const verdicts = new WeakMap<
+  object,
+  { readonly desired: object; readonly integration: string; readonly equal: boolean }
+>();
