@@ -13,6 +13,7 @@ import {
   clusterMapForNamespaces,
   isClusterProblem,
   pyRepr,
+  warmUpClusterClients,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
 import {
@@ -32,6 +33,7 @@ export const openshiftNamespaceLabels = defineIntegration({
   name: 'openshift-namespace-labels',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manages labels on OpenShift namespaces.',
+  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

@@ -11,6 +11,7 @@ import {
   clusterMapForNamespaces,
   isClusterProblem,
   pyRepr,
+  warmUpClusterClients,
 } from '@qontract/openshift';
 import { desiredNamespaces, type NamespaceAction, planNamespaceActions } from './desired.ts';
 import { OpenshiftNamespacesDocument } from './openshift-namespaces.generated.ts';
@@ -21,6 +22,7 @@ export const openshiftNamespaces = defineIntegration({
   name: 'openshift-namespaces',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manages OpenShift Namespaces.',
+  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

@@ -12,6 +12,7 @@ import {
   reconcileResources,
   runWatchMode,
   type WatchedState,
+  warmUpClusterClients,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
 import { desiredTokenSecrets, type SecretObject } from './desired.ts';
@@ -34,6 +35,7 @@ export const openshiftServiceaccountTokens = defineIntegration({
   name: 'openshift-serviceaccount-tokens',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Use OpenShift ServiceAccount tokens across namespaces/clusters.',
+  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

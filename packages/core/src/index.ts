@@ -24,4 +24,3 @@ export * from './state/local-state-store.ts';
 export * from './state/settings.ts';
 export * from './state/transaction.ts';
 export * from './state/types.ts';
-export * from './warm-up.ts';

@@ -88,6 +88,16 @@ export interface IntegrationDefinition<O extends OptionSpecs = OptionSpecs> {
   /** The desired state compared between two bundles for `--early-exit-compare-sha`. */
   readonly desiredStateForEarlyExit?: (ctx: RunContext, opts: InferOptions<O>) => Promise<unknown>;
   readonly shardedDryRun?: ShardedDryRunConfig<InferOptions<O>>;
+  /**
+   * Starts, without waiting for it, work the run will need and that can
+   * overlap its first round trips: importing a large client library while the
+   * run waits for app-interface's answer (the Kubernetes client takes about a
+   * second). Called when the run begins, after the early-exit decision (a
+   * dry-run that exits early needs none of it); never for `--help`, a usage
+   * or config error. Must not fail the run: what it starts is awaited, and
+   * its errors surface, where it is used.
+   */
+  readonly warmUp?: () => void;
 }
 
 /** Declares an integration. Types of `opts` follow from `options`. */

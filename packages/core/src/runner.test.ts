@@ -9,7 +9,6 @@ import { defineClient, defineIntegration, type RunContext } from './integration.
 import { commonOptions } from './options.ts';
 import { decideEarlyExit, runIntegration } from './runner.ts';
 import { testRunSettings } from './test-support/run-settings.ts';
-import { warmUpWhenRunStarts } from './warm-up.ts';
 
 function integration(
   run: (ctx: RunContext, opts: Record<string, unknown>) => Promise<void>,
@@ -285,13 +284,17 @@ describe('runIntegration', () => {
   describe('warm-ups', () => {
     it('start before the run waits on anything, and not for a dry-run that exits early', async () => {
       let warmUps = 0;
-      warmUpWhenRunStarts(() => {
-        warmUps += 1;
-      });
       const seen: number[] = [];
-      const def = integration(async () => {
-        seen.push(warmUps);
-      });
+      const def = integration(
+        async () => {
+          seen.push(warmUps);
+        },
+        {
+          warmUp: () => {
+            warmUps += 1;
+          },
+        },
+      );
       const early = testRunSettings(def, {
         globals: { dryRun: true },
         earlyExit: async () => ({ kind: 'exit' }),
@@ -300,6 +303,19 @@ describe('runIntegration', () => {
       expect(warmUps).toBe(0);
       await runIntegration(testRunSettings(def).settings);
       expect(seen).toEqual([1]);
+    });
+
+    it('a failing warm-up does not fail the run', async () => {
+      const run = vi.fn(async () => {});
+      const def = integration(run, {
+        warmUp: () => {
+          throw new Error('cannot warm up');
+        },
+      });
+      const { settings, logs } = testRunSettings(def);
+      expect((await runIntegration(settings)).exitCode).toBe(0);
+      expect(run).toHaveBeenCalledTimes(1);
+      expect(logs.some((l) => l.msg === 'warm-up failed: cannot warm up')).toBe(true);
     });
   });
 

@@ -15,7 +15,6 @@ import type { SecretRedactor } from './redaction.ts';
 import type { SecretPathRef, SecretReader, SecretRef } from './secrets/types.ts';
 import { isInShard, type ShardConfig, SINGLE_SHARD } from './sharding.ts';
 import type { StateStore } from './state/types.ts';
-import { startRunWarmUps } from './warm-up.ts';
 
 /** What the early-exit step decided for a dry-run. */
 export type EarlyExitDecision =
@@ -179,7 +178,7 @@ async function execute(
       return runShards(settings, ctx, decision.shards, unregistered);
     }
   }
-  startRunWarmUps();
+  startWarmUp(def, ctx);
   await def.run(ctx, settings.options);
   return ExitCode.SUCCESS;
 }
@@ -199,7 +198,7 @@ async function runShards(
   const sharded = def.shardedDryRun!;
   ctx.log.info(`run ${def.name} for shards [${shards.map((s) => `'${s}'`).join(', ')}]`);
   let failed = 0;
-  startRunWarmUps();
+  startWarmUp(def, ctx);
   const queue = [...shards];
   const worker = async () => {
     for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) {
@@ -227,6 +226,15 @@ async function runShards(
   };
   await Promise.all(Array.from({ length: Math.min(shards.length, MAX_PARALLEL_SHARDS) }, worker));
   return failed;
+}
+
+/** The integration's warm-up, when its run begins; it only saves time, so a failure is logged at debug. */
+function startWarmUp(def: RunSettings['definition'], ctx: RunContext): void {
+  try {
+    def.warmUp?.();
+  } catch (e) {
+    ctx.log.debug(`warm-up failed: ${errorMessage(e)}`);
+  }
 }
 
 interface InternalContext extends RunContext {

@@ -4,6 +4,7 @@ import {
   type OptionSpecs,
   type OptionValues,
 } from '@qontract/core';
+import { warmUpClusterClients } from '@qontract/openshift';
 import type { Provider } from './model.ts';
 import {
   earlyExitDesiredState,
@@ -49,6 +50,7 @@ export function definePipelineIntegration(p: PipelineIntegration): AnyIntegratio
     version: p.version,
     description: p.description,
     options: (p.excludeCluster ? pipelineOptions : siblingPipelineOptions) as OptionSpecs,
+    warmUp: warmUpClusterClients,
     run: (ctx, opts) => runOpenshiftResourcesPipeline(ctx, asPipelineOptions(opts), pipeline),
     desiredStateForEarlyExit: (ctx, opts) =>
       earlyExitDesiredState(ctx, asPipelineOptions(opts), pipeline),

@@ -1,25 +1,29 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
-import { warmUpWhenRunStarts } from '@qontract/core';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
 
 type ClientNode = typeof import('@kubernetes/client-node');
 let clientNode: Promise<ClientNode> | undefined;
 /**
  * @kubernetes/client-node takes about a second to import (all its generated
- * models); it is loaded when a run starts (below) or on first use, so that
- * `--help`, config errors, a dry-run that exits early and integrations that
- * never talk to clusters do not pay for it.
+ * models); it is loaded when a cluster integration's run starts
+ * (`warmUpClusterClients`) or on first use, so that `--help`, config errors,
+ * a dry-run that exits early and integrations that never talk to clusters do
+ * not pay for it.
  */
 function loadClientNode(): Promise<ClientNode> {
   clientNode ??= import('@kubernetes/client-node');
   return clientNode;
 }
-// A run of an integration that can talk to clusters starts the import while it
-// waits for app-interface's answer; its first client then finds it loaded.
-warmUpWhenRunStarts(() => {
+
+/**
+ * The `warmUp` of every integration that talks to clusters: the import starts
+ * while the run waits for app-interface's answer, and the first client finds
+ * it loaded. Its failure surfaces at that client's first request.
+ */
+export function warmUpClusterClients(): void {
   loadClientNode().catch(() => {});
-});
+}
 
 /** Everything needed to talk to one cluster as one identity. */
 export interface ClusterConnection {
