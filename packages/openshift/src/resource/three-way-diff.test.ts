@@ -282,68 +282,84 @@ describe('restartedAt annotations (patch_desired_resource_for_recycle_annotation
   });
 });
 
-describe('verdicts on frozen bodies (the caches of a watch and of the desired state)', () => {
-  // A ConfigMap: no restart annotations to copy, so the bodies stay shared.
+describe('verdicts kept for a frozen desired body and an object version', () => {
+  // A ConfigMap: no restart annotations to copy, so the desired body stays shared.
   const configMap = (value: string): PyObject => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: 'cm' },
     data: { KEY: value },
   });
-  const frozen = (body: unknown): PyObject => deepFreeze(body) as PyObject;
-  const annotated = (body: PyObject, integration = 'openshift-resources') =>
-    new OpenshiftResource(body, integration, '1.0.0').annotate().body;
-
-  it('compares the same two bodies once', () => {
-    const desired = new OpenshiftResource(frozen(configMap('a')), 'openshift-resources', '1.0.0');
-    let reads = 0;
-    const body = annotated(configMap('a')) as Loose;
-    const metadata = body.metadata;
-    Object.defineProperty(body, 'metadata', {
+  const desiredOf = (body: PyObject, integration = 'openshift-resources') =>
+    new OpenshiftResource(deepFreeze(body), integration, '1.0.0');
+  /** The cluster's object: what we applied, as the server stores it (uid, resourceVersion). */
+  const onCluster = (value: string, version: { uid?: string; rv?: string } = {}) => {
+    const body = new OpenshiftResource(configMap(value), 'openshift-resources', '1.0.0').annotate()
+      .body as Loose;
+    body.metadata.uid = version.uid ?? 'uid-1';
+    body.metadata.resourceVersion = version.rv ?? '100';
+    return body as PyObject;
+  };
+  const current = (body: PyObject) =>
+    new OpenshiftResource(body, 'openshift-resources', '1.0.0', { validate: false });
+  /** The body with its reads of `data` counted: a compare reads it, a kept verdict does not. */
+  const counted = (body: PyObject) => {
+    const reads = { n: 0 };
+    const data = (body as Loose).data;
+    Object.defineProperty(body, 'data', {
       enumerable: true,
       get: () => {
-        reads += 1;
-        return metadata;
+        reads.n += 1;
+        return data;
       },
     });
-    const current = new OpenshiftResource(frozen(body), 'openshift-resources', '1.0.0');
-    const before = reads;
-    expect(resourcesEqual(current, desired)).toBe(true);
-    expect(reads).toBeGreaterThan(before);
-    // Another iteration: new resources around the same frozen bodies.
-    const again = new OpenshiftResource(current.body, 'openshift-resources', '1.0.0');
-    const wanted = new OpenshiftResource(desired.body, 'openshift-resources', '1.0.0');
-    const afterFirst = reads;
-    expect(resourcesEqual(again, wanted)).toBe(true);
-    expect(reads).toBe(afterFirst);
+    return { body, reads };
+  };
+
+  it('compares an object version against a desired body once, in this run or a later one', () => {
+    const desired = desiredOf(configMap('a'));
+    const first = counted(onCluster('a'));
+    expect(resourcesEqual(current(first.body), desired)).toBe(true);
+    expect(first.reads.n).toBeGreaterThan(0);
+    // A later run lists the object again: a new body, the same uid and resourceVersion.
+    const again = counted(onCluster('a'));
+    expect(resourcesEqual(current(again.body), desiredOf(configMap('a')))).toBe(true);
+    expect(again.reads.n).toBeGreaterThan(0); // another desired body: compared
+    const third = counted(onCluster('a'));
+    expect(resourcesEqual(current(third.body), desired)).toBe(true);
+    expect(third.reads.n).toBe(0); // the same desired body: the verdict is kept
   });
 
-  it('never answers for another desired body, another integration or bodies that can change', () => {
-    const current = new OpenshiftResource(
-      frozen(annotated(configMap('a'))),
-      'openshift-resources',
-      '1.0.0',
-    );
-    const same = new OpenshiftResource(frozen(configMap('a')), 'openshift-resources', '1.0.0');
-    expect(resourcesEqual(current, same)).toBe(true);
-    // The desired state changed: a new frozen body, compared afresh.
-    const changed = new OpenshiftResource(frozen(configMap('b')), 'openshift-resources', '1.0.0');
-    expect(resourcesEqual(current, changed)).toBe(false);
-    expect(resourcesEqual(current, same)).toBe(true);
-    // The same bodies for an integration whose annotation the object does not carry.
-    const other = new OpenshiftResource(same.body, 'openshift-routes', '1.0.0');
-    expect(resourcesEqual(current, other)).toBe(false);
-    // A body that is not frozen may change between two calls: each call compares.
+  it('compares afresh a new version, another object, another integration or a desired body that can change', () => {
+    const desired = desiredOf(configMap('a'));
+    expect(resourcesEqual(current(onCluster('a')), desired)).toBe(true);
+    // Edited on the cluster: a new resourceVersion, a new verdict.
+    expect(resourcesEqual(current(onCluster('edited', { rv: '101' })), desired)).toBe(false);
+    // The same version read through another API version is another body.
+    const otherVersion = onCluster('edited', { rv: '100' }) as Loose;
+    otherVersion.apiVersion = 'v1beta1';
+    expect(resourcesEqual(current(otherVersion), desired)).toBe(false);
+    // Deleted and created again: a new uid.
+    expect(resourcesEqual(current(onCluster('edited', { uid: 'uid-2' })), desired)).toBe(false);
+    // The first version again (a verdict is kept for an object's latest version only): still right.
+    expect(resourcesEqual(current(onCluster('a')), desired)).toBe(true);
+    // The same desired body for an integration whose annotation the object does not carry.
+    const other = new OpenshiftResource(desired.body, 'openshift-routes', '1.0.0');
+    expect(resourcesEqual(current(onCluster('a')), other)).toBe(false);
+    // A desired body that is not frozen may change between two calls: each call compares.
     const loose = new OpenshiftResource(configMap('a'), 'openshift-resources', '1.0.0');
-    expect(resourcesEqual(current, loose)).toBe(true);
+    expect(resourcesEqual(current(onCluster('a')), loose)).toBe(true);
     (loose.body as Loose).data.KEY = 'b';
-    expect(resourcesEqual(current, loose)).toBe(false);
-    // An object edited on the cluster is a new frozen body in the cache: compared afresh.
-    const edited = new OpenshiftResource(
-      frozen({ ...(annotated(configMap('a')) as Loose), data: { KEY: 'edited' } }),
-      'openshift-resources',
-      '1.0.0',
-    );
-    expect(resourcesEqual(edited, same)).toBe(false);
+    expect(resourcesEqual(current(onCluster('a')), loose)).toBe(false);
+  });
+
+  it('never keeps a verdict for an object without a uid or a resourceVersion', () => {
+    const desired = desiredOf(configMap('a'));
+    const body = onCluster('a') as Loose;
+    delete body.metadata.resourceVersion;
+    expect(resourcesEqual(current(body), desired)).toBe(true);
+    const same = counted(structuredClone(body));
+    expect(resourcesEqual(current(same.body), desired)).toBe(true);
+    expect(same.reads.n).toBeGreaterThan(0);
   });
 });

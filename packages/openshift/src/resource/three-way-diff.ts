@@ -219,37 +219,67 @@ export function threeWayDiffUsingHash(
  */
 export function resourcesEqual(current: OpenshiftResource, desired: OpenshiftResource): boolean {
   patchDesiredResourceForRecycleAnnotations(desired, current);
-  const currentBody = current.body;
   const desiredBody = desired.body;
-  // Bodies frozen (all the way down: the watch caches' current objects, the
-  // desired cache's bodies) cannot change, so the verdict on the same two is
-  // the same: a full iteration that reads unchanged objects from the caches
-  // compares only what changed since the one before.
-  const shared =
-    typeof currentBody === 'object' &&
-    currentBody !== null &&
-    Object.isFrozen(currentBody) &&
-    typeof desiredBody === 'object' &&
-    desiredBody !== null &&
-    Object.isFrozen(desiredBody);
-  if (shared) {
-    const known = verdicts.get(currentBody);
-    if (known?.desired === desiredBody && known.integration === desired.integration) {
-      return known.equal;
-    }
+  // A frozen desired body (the desired cache's, shared between runs) cannot
+  // change, and a cluster object is the same object while its uid,
+  // resourceVersion and apiVersion are: the verdict on the two is kept, so a
+  // run whose objects and desired state did not change since the one before
+  // (a later run of the loop, a watch period) does not compare them again.
+  const version =
+    typeof desiredBody === 'object' && desiredBody !== null && Object.isFrozen(desiredBody)
+      ? objectVersion(current.body)
+      : undefined;
+  const known = version && verdicts.get(desiredBody as object);
+  const verdict = version && known ? known.get(version.uid) : undefined;
+  if (
+    verdict &&
+    verdict.resourceVersion === version!.resourceVersion &&
+    verdict.apiVersion === version!.apiVersion &&
+    verdict.integration === desired.integration
+  ) {
+    return verdict.equal;
   }
   const equal = threeWayDiffUsingHash(current, desired);
-  if (shared) {
-    verdicts.set(currentBody, { desired: desiredBody, integration: desired.integration, equal });
+  if (version) {
+    const kept = known || new Map<string, Verdict>();
+    // Objects deleted and created again (new uids) would pile up: few are kept.
+    if (kept.size >= MAX_VERDICTS_PER_BODY && !kept.has(version.uid)) kept.clear();
+    kept.set(version.uid, { ...version, integration: desired.integration, equal });
+    if (!known) verdicts.set(desiredBody as object, kept);
   }
   return equal;
 }
 
+interface ObjectVersion {
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly apiVersion: string;
+}
+
+interface Verdict extends ObjectVersion {
+  readonly integration: string;
+  readonly equal: boolean;
+}
+
 /**
- * The last verdict on each frozen current body: one entry per cached object,
- * gone with it (the desired body it names stays alive at most until then).
+ * The last verdict by frozen desired body (gone with it), then by cluster
+ * object (uid): a desired body shared by several objects (the same file in
+ * several namespaces) holds one for each.
  */
-const verdicts = new WeakMap<
-  object,
-  { readonly desired: object; readonly integration: string; readonly equal: boolean }
->();
+const verdicts = new WeakMap<object, Map<string, Verdict>>();
+const MAX_VERDICTS_PER_BODY = 64;
+
+/** The uid, resourceVersion and apiVersion of a cluster object; undefined when one is missing (never kept). */
+function objectVersion(body: PyValue): ObjectVersion | undefined {
+  if (!isDict(body) || body instanceof PyDict) return undefined;
+  const metadata = body.metadata;
+  if (metadata === null || typeof metadata !== 'object' || metadata instanceof PyDict) {
+    return undefined;
+  }
+  const { uid, resourceVersion } = metadata as Record<string, unknown>;
+  const apiVersion = body.apiVersion;
+  if (typeof uid !== 'string' || !uid) return undefined;
+  if (typeof resourceVersion !== 'string' || !resourceVersion) return undefined;
+  if (typeof apiVersion !== 'string') return undefined;
+  return { uid, resourceVersion, apiVersion };
+}
