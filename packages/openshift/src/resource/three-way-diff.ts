@@ -242,7 +242,8 @@ export function resourcesEqual(current: OpenshiftResource, desired: OpenshiftRes
   const equal = threeWayDiffUsingHash(current, desired);
   if (version) {
     const kept = known || new Map<string, Verdict>();
-    // Objects deleted and created again (new uids) would pile up: few are kept.
+    // Objects deleted and created again (new uids) would pile up: a bounded number is kept
+    // (enough for a file used in many namespaces and clusters).
     if (kept.size >= MAX_VERDICTS_PER_BODY && !kept.has(version.uid)) kept.clear();
     kept.set(version.uid, { ...version, integration: desired.integration, equal });
     if (!known) verdicts.set(desiredBody as object, kept);
@@ -267,7 +268,7 @@ interface Verdict extends ObjectVersion {
  * several namespaces) holds one for each.
  */
 const verdicts = new WeakMap<object, Map<string, Verdict>>();
-const MAX_VERDICTS_PER_BODY = 64;
+const MAX_VERDICTS_PER_BODY = 1024;
 
 /** The uid, resourceVersion and apiVersion of a cluster object; undefined when one is missing (never kept). */
 function objectVersion(body: PyValue): ObjectVersion | undefined {
