@@ -130,5 +130,26 @@ describe('the packed package, installed with --omit=dev', () => {
       expect(names('appint-ex-02')).toContain('example-app-production');
       expect(names('appint-ex-k8s')).toContain('example-app-edge');
     });
+
+    it('loads resource files on a worker thread from its own chunk (openshift-resources, dry-run)', async () => {
+      // The namespaces exist: the run above created them.
+      const { stdout, stderr } = await run(
+        bin('qontract-reconcile'),
+        [
+          '--config',
+          env!.configPath,
+          '--log-format',
+          'json',
+          '--log-level',
+          'DEBUG',
+          '--dry-run',
+          'openshift-resources',
+        ],
+        { cwd: installed, env: { PATH, HOME: work, QONTRACT_PARSE_THREADS: '1' } },
+      );
+      const logs = `${stdout}${stderr}`;
+      expect(logs).toMatch(/resource files: [1-9]\d* loaded on worker threads, \d+ here/);
+      expect(logs).toContain("['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage'");
+    });
   });
 });

@@ -2,8 +2,10 @@ import { type RunContext, type SecretReader, SecretRedactor } from '@qontract/co
 import {
   OpenshiftResource,
   type PyObject,
+  parseResource,
   patchDesiredResourceForRecycleAnnotations,
 } from '@qontract/openshift';
+import { type LoadedTexts, loadInWorkers } from '@qontract/openshift/parse-pool';
 import { type DocumentNode, print } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { DesiredCache, type DesiredCacheRun } from './desired-cache.ts';
@@ -261,6 +263,54 @@ describe('the desired cache of loop mode', () => {
     );
     expect(last.hits.objects).toBe(1);
     expect(last.result.errorDetails).toBe('/b.yml');
+  });
+
+  it("takes a worker's body and sha, except where the build changes the body", async () => {
+    const w = world();
+    const cm = resource('/cm.yml', configMap('a'));
+    const rule = resource(
+      '/rule.yml',
+      'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: r\nspec:\n  groups:\n  - name: g\n    rules:\n    - alert: Down\n      expr: up == 0\n      annotations:\n        summary: down\n',
+    );
+    const texts = [cm, rule].map(
+      (r) => (r as unknown as { path: { content: string } }).path.content,
+    );
+
+    // The sha a worker says is the one the object keeps, unless the build changes the body.
+    const said: LoadedTexts = {
+      get: async (text) => ({ body: parseResource(text) as PyObject, sha256sum: 'from-worker' }),
+      counts: { loaded: 2, left: 0 },
+      close: () => {},
+    };
+    const told = await run(new DesiredCache(), async (c) => ({
+      cm: await buildDesired(sel(), cm, { ...providerContext(w, c), loaded: said }),
+      rule: await buildDesired(sel(), rule, { ...providerContext(w, c), loaded: said }),
+    }));
+    expect(told.result.cm.sha256sum()).toBe('from-worker');
+    expect(told.result.rule.sha256sum()).toBe(fresh(told.result.rule).sha256sum());
+
+    // Real workers: the same bodies and shas as the calling thread's.
+    const pool = loadInWorkers(texts, 1);
+    try {
+      const here = await run(new DesiredCache(), async (c) =>
+        Promise.all([cm, rule].map((r) => buildDesired(sel(), r, providerContext(w, c)))),
+      );
+      const workers = await run(new DesiredCache(), async (c) =>
+        Promise.all(
+          [cm, rule].map((r) => buildDesired(sel(), r, { ...providerContext(w, c), loaded: pool })),
+        ),
+      );
+      expect(pool.counts).toEqual({ loaded: 2, left: 0 });
+      workers.result.forEach((o, i) => {
+        expect(o.body).toEqual(here.result[i]!.body);
+        expect(o.sha256sum()).toBe(here.result[i]!.sha256sum());
+        expect(o.sha256sum()).toBe(fresh(o).sha256sum());
+      });
+      // The rule got its html_url annotations after the worker loaded it.
+      expect(JSON.stringify(workers.result[1]!.body)).toContain('/blob/master/resources/rule.yml');
+    } finally {
+      pool.close();
+    }
   });
 
   it('a broken file is not kept: it fails the same way on every run', async () => {

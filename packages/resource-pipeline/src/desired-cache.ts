@@ -33,6 +33,11 @@ export class DesiredCache {
     });
   }
 
+  /** Whether an earlier run built an object from `content` (with any other input). */
+  knows(content: string): boolean {
+    return this.#objects.has(content);
+  }
+
   /** Entries kept (objects, templates): for tests and the benchmark's memory checks. */
   get size(): { objects: number; templates: number } {
     let objects = 0;
@@ -86,6 +91,12 @@ interface ObjectEntry {
   sha?: string;
 }
 
+/** What a build made: the object, and its body's `qontract.sha256sum` when it is known already. */
+export interface BuiltObject {
+  readonly resource: OpenshiftResource;
+  readonly sha256sum?: string | undefined;
+}
+
 /** A template lookup (`vault`, `resource`, `graphql`, `github`, `url`, `s3`, `s3Ls`) and its answer. */
 export interface HelperCall {
   readonly helper: string;
@@ -133,7 +144,7 @@ export class DesiredCacheRun {
   object(
     content: string,
     variant: string,
-    build: () => OpenshiftResource,
+    build: () => BuiltObject,
     options: { mutable: boolean },
   ): OpenshiftResource {
     let entry =
@@ -141,13 +152,14 @@ export class DesiredCacheRun {
     if (entry) this.hits.objects++;
     else {
       this.misses.objects++;
-      const built = build();
+      const { resource: built, sha256sum } = build();
       entry = {
         variant,
         body: deepFreeze(built.body),
         integration: built.integration,
         integrationVersion: built.integrationVersion,
         errorDetails: built.errorDetails,
+        ...(sha256sum === undefined ? {} : { sha: sha256sum }),
       };
     }
     keep(this.#objects, content, entry);

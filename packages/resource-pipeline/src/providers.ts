@@ -13,9 +13,15 @@ import {
   ResourceDataError,
   YamlError,
 } from '@qontract/openshift';
+import type { LoadedResource, LoadedTexts } from '@qontract/openshift/parse-pool';
 import { parseTemplateVariables } from '@qontract/templating';
 import { parse as parseYaml } from 'yaml';
-import { cacheKey, type DesiredCacheRun, type HelperCall } from './desired-cache.ts';
+import {
+  type BuiltObject,
+  cacheKey,
+  type DesiredCacheRun,
+  type HelperCall,
+} from './desired-cache.ts';
 import {
   describeResource,
   fields,
@@ -56,6 +62,8 @@ export interface ProviderContext {
   readonly cache?: DesiredCacheRun | undefined;
   /** The bundle of this run (pinned GraphQL endpoint), if known. */
   readonly bundleSha?: string | undefined;
+  /** Resource files being loaded on worker threads (large runs); the others are loaded here. */
+  readonly loaded?: LoadedTexts | undefined;
 }
 
 export const DEFAULT_REPO_URL = 'https://gitlab.cee.redhat.com/service/app-interface';
@@ -71,11 +79,14 @@ export async function buildDesired(
 ): Promise<OpenshiftResource> {
   const f = fields(r);
   switch (f.provider) {
-    case 'resource':
-      return fromContent(requiredFile(r).content, requiredFile(r).path, pc, {
+    case 'resource': {
+      const file = requiredFile(r);
+      return fromContent(file.content, file.path, pc, {
         validateJson: Boolean(f.validate_json),
         alertmanagerKey: alertmanagerKey(r),
+        loaded: await pc.loaded?.get(file.content),
       });
+    }
     case 'resource-template': {
       const file = requiredFile(r);
       const type = templateType(f.type ?? 'jinja2', file.path);
@@ -88,7 +99,11 @@ export async function buildDesired(
     case 'prometheus-rule': {
       const file = requiredFile(r);
       const kind = f.type ?? 'resource';
-      if (kind === 'resource') return fromContent(file.content, file.path, pc, {});
+      if (kind === 'resource') {
+        return fromContent(file.content, file.path, pc, {
+          loaded: await pc.loaded?.get(file.content),
+        });
+      }
       const m = /^resource-template-(jinja2|extracurlyjinja2)$/.exec(kind);
       if (!m) throw new QontractError(`unknown prometheus-rule type '${kind}' in ${file.path}`);
       const rendered = await render(sel, r, file, m[1] as TemplateType, pc);
@@ -203,7 +218,7 @@ function fromContent(
   /** The caller changes the body afterwards: it gets its own copy. */
   mutable = false,
 ): OpenshiftResource {
-  if (!pc.cache) return buildFromContent(content, path, pc, options);
+  if (!pc.cache) return buildFromContent(content, path, pc, options).resource;
   const variant = `${variantPrefix([
     pc.integration,
     pc.integrationVersion,
@@ -238,6 +253,8 @@ interface ContentOptions {
   validateJson?: boolean;
   alertmanagerKey?: string | undefined;
   rendered?: boolean;
+  /** The content as a worker loaded it (`parseResource`'s body, the build's own copy, and its sha). */
+  loaded?: LoadedResource | undefined;
 }
 
 function buildFromContent(
@@ -245,11 +262,11 @@ function buildFromContent(
   path: string,
   pc: ProviderContext,
   options: ContentOptions,
-): OpenshiftResource {
+): BuiltObject {
   // parseResource refuses anything but a mapping and drops a top-level `$schema`.
   let body: PyObject | PyDict;
   try {
-    body = parseResource(content, 'yaml');
+    body = options.loaded ? options.loaded.body : parseResource(content, 'yaml');
   } catch (e) {
     throw new FetchResourceError(
       `Could not parse data. Skipping resource: ${path}: ${parseFailure(e, options.rendered === true)}`,
@@ -269,12 +286,17 @@ function buildFromContent(
     }
   }
   if (options.alertmanagerKey) checkAlertmanagerKey(body, options.alertmanagerKey, path);
-  if (dictGet(body, 'kind') === 'PrometheusRule')
+  // The worker's sha is that of the body as loaded: not of one changed here.
+  let sha256sum = options.loaded?.sha256sum;
+  if (dictGet(body, 'kind') === 'PrometheusRule') {
     addHtmlUrls(body, `${pc.repoUrl}/blob/master/resources${path}`);
+    sha256sum = undefined;
+  }
   try {
-    return new OpenshiftResource(body, pc.integration, pc.integrationVersion, {
+    const resource = new OpenshiftResource(body, pc.integration, pc.integrationVersion, {
       errorDetails: path,
     });
+    return { resource, sha256sum };
   } catch (e) {
     throw new FetchResourceError(errorMessage(e));
   }

@@ -10,6 +10,7 @@ import {
   runWatchMode,
   type WatchedState,
 } from '@qontract/openshift';
+import type { LoadedTexts } from '@qontract/openshift/parse-pool';
 import pLimit from 'p-limit';
 import { DesiredCache } from './desired-cache.ts';
 import {
@@ -144,38 +145,90 @@ async function preparePipeline(
     ctx.log.info('no namespace has resources for this integration; nothing to do');
     return undefined;
   }
-  const clusters = await clusterMapForNamespaces(
-    ctx,
-    selected.map((s) => ({ cluster: s.namespace.cluster, clusterAdmin: s.namespace.clusterAdmin })),
-    { internal: opts.internal, concurrency: opts.threadPoolSize },
-  );
-  const {
-    specs,
-    namespaces: kept,
-    errors,
-  } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
-  for (const e of errors) ctx.errors.register(e.scope, e.message);
+  // Started first: the files load on worker threads while the clusters are discovered and read.
+  const loaded = await loadResourceFiles(ctx, selected, config);
+  try {
+    const clusters = await clusterMapForNamespaces(
+      ctx,
+      selected.map((s) => ({
+        cluster: s.namespace.cluster,
+        clusterAdmin: s.namespace.clusterAdmin,
+      })),
+      { internal: opts.internal, concurrency: opts.threadPoolSize },
+    );
+    const {
+      specs,
+      namespaces: kept,
+      errors,
+    } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
+    for (const e of errors) ctx.errors.register(e.scope, e.message);
+    // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
+    const desired = desiredResources(ctx, kept, config, {
+      repoUrl: settings.repoUrl || DEFAULT_REPO_URL,
+      concurrency: opts.threadPoolSize,
+      bundleSha: gql.sha,
+      loaded,
+    });
+    return {
+      integration: config.identity,
+      integrationVersion: config.version,
+      clusters,
+      specs,
+      desired,
+      takeOver: false,
+      concurrency: opts.threadPoolSize,
+      skipCurrent: managedByArgoCd,
+      warnUnusedTypes: true,
+    };
+  } catch (e) {
+    loaded?.close();
+    throw e;
+  }
+}
 
-  // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-  const desired = desiredResources(
-    ctx,
-    kept,
-    config,
-    settings.repoUrl || DEFAULT_REPO_URL,
-    opts.threadPoolSize,
-    gql.sha,
-  );
-  return {
-    integration: config.identity,
-    integrationVersion: config.version,
-    clusters,
-    specs,
-    desired,
-    takeOver: false,
-    concurrency: opts.threadPoolSize,
-    skipCurrent: managedByArgoCd,
-    warnUnusedTypes: true,
-  };
+/**
+ * Starts loading the resource files no earlier run of this process built an
+ * object from, on worker threads when there are many (a cold run of a large
+ * app-interface) and the machine has cores to spare; `QONTRACT_PARSE_THREADS`
+ * sets the number of threads (0: none). Templates are rendered, and their
+ * output loaded, on the run's own thread.
+ */
+async function loadResourceFiles(
+  ctx: RunContext,
+  selected: readonly SelectedNamespace[],
+  config: PipelineConfig,
+): Promise<LoadedTexts | undefined> {
+  const given = ctx.env.vars.QONTRACT_PARSE_THREADS || undefined;
+  if (given !== undefined && !/^\d+$/.test(given)) {
+    throw new QontractError(
+      `QONTRACT_PARSE_THREADS must be a whole number of threads (0: none), got ${JSON.stringify(given)}`,
+    );
+  }
+  if (given !== undefined && Number(given) === 0) return undefined;
+  const cache = ctx.env.vars.QONTRACT_DESIRED_CACHE === 'off' ? undefined : cacheOf(config);
+  const texts = new Set<string>();
+  for (const sel of selected) {
+    for (const r of sel.openshiftResources) {
+      const f = fields(r);
+      const plain =
+        f.provider === 'resource' ||
+        (f.provider === 'prometheus-rule' && (f.type ?? 'resource') === 'resource');
+      const content = f.path?.content;
+      if (plain && content && !cache?.knows(content)) texts.add(content);
+    }
+  }
+  if (texts.size === 0) return undefined;
+  // Imported here: the pool's module is its workers' code too (a chunk of its own in the bundle).
+  const pool = await import('@qontract/openshift/parse-pool');
+  const threads =
+    given !== undefined
+      ? Number(given)
+      : texts.size >= pool.MIN_FILES_FOR_WORKERS
+        ? pool.defaultLoadThreads()
+        : 0;
+  if (threads === 0) return undefined;
+  ctx.log.debug(`loading ${texts.size} resource files on ${threads} worker thread(s)`);
+  return pool.loadInWorkers(texts, threads);
 }
 
 /** The namespaces answer of the last run per pipeline, with the bundle it came from. */
@@ -213,9 +266,18 @@ async function desiredResources(
   ctx: RunContext,
   namespaces: readonly SelectedNamespace[],
   config: PipelineConfig,
-  repoUrl: string,
-  concurrency: number,
-  bundleSha: string | undefined,
+  {
+    repoUrl,
+    concurrency,
+    bundleSha,
+    loaded,
+  }: {
+    repoUrl: string;
+    concurrency: number;
+    bundleSha: string | undefined;
+    /** Resource files loading on worker threads (closed when the build ends). */
+    loaded: LoadedTexts | undefined;
+  },
 ): Promise<DesiredResource[]> {
   const render = config.render(ctx);
   // QONTRACT_DESIRED_CACHE=off builds everything on every run (a comparison, a suspicion).
@@ -231,18 +293,25 @@ async function desiredResources(
     repoUrl,
     cache,
     bundleSha,
+    loaded,
   };
   const limit = pLimit(Math.max(1, concurrency));
   const out: DesiredResource[] = [];
   try {
     await buildAll();
   } finally {
+    loaded?.close();
     cache.end();
   }
   ctx.log.debug(
     `desired objects: ${cache.hits.objects} from earlier runs, ${cache.misses.objects} built; ` +
       `templates: ${cache.hits.templates} from earlier runs, ${cache.misses.templates} rendered`,
   );
+  if (loaded) {
+    ctx.log.debug(
+      `resource files: ${loaded.counts.loaded} loaded on worker threads, ${loaded.counts.left} here`,
+    );
+  }
   // Stable order whatever the concurrency did, so plans and logs are reproducible
   // (the collator orders as localeCompare does, without building keys per comparison).
   const keyed = out.map((d) => ({ d, key: `${d.cluster}/${d.namespace}/${d.source}` }));

@@ -10,6 +10,7 @@ import {
   createNamespaces,
   editFile,
   messages,
+  planLines,
   runQontractReconcile,
   useExampleEnvironment,
 } from './harness.ts';
@@ -90,6 +91,57 @@ describe('openshift-resources end to end', () => {
       cm(env, 'appint-ex-01', 'example-app-stage', 'example-app-settings')?.data?.GREETING,
     ).toBe('hello from stage');
     expect(server.mutatingRequests().map((r) => r.name)).toEqual(['example-app-settings']);
+  });
+
+  it('resource files loaded on worker threads give the same plans, objects and errors', async () => {
+    const env = await start({ namespaces: true });
+    const { server, configPath, appInterfaceDir } = env;
+    // Without the desired cache: the earlier runs of this process built these files already.
+    const run = (threads: string, ...args: string[]) =>
+      runQontractReconcile(
+        ['--config', configPath, '--log-level', 'DEBUG', ...args, 'openshift-resources'],
+        { QONTRACT_PARSE_THREADS: threads, QONTRACT_DESIRED_CACHE: 'off' },
+      );
+    const onWorkers = (r: Awaited<ReturnType<typeof run>>) =>
+      messages(r, 10).find((m) => m.startsWith('resource files: '));
+    server.resetLog();
+
+    const here = await run('0', '--dry-run');
+    const workers = await run('1', '--dry-run');
+    expect(here.code).toBe(0);
+    expect(workers.code).toBe(0);
+    expect(planLines(workers)).toEqual(planLines(here));
+    expect(planLines(workers).length).toBeGreaterThan(0);
+    expect(onWorkers(here)).toBeUndefined();
+    expect(onWorkers(workers)).toMatch(
+      /^resource files: [1-9]\d* loaded on worker threads, \d+ here$/,
+    );
+    expect(server.mutatingRequests()).toEqual([]);
+
+    // Applied from the workers' bodies: a run on one thread finds nothing to do.
+    expect((await run('1')).code).toBe(0);
+    server.resetLog();
+    expect((await run('0')).code).toBe(0);
+    expect(server.mutatingRequests()).toEqual([]);
+
+    // A broken file is left to the run's thread: the same error either way.
+    await editFile(join(appInterfaceDir, 'resources/example-app/configmap.yml'), (t) =>
+      t.replace('data:', 'data: [unclosed'),
+    );
+    const brokenHere = await run('0', '--dry-run');
+    const brokenWorkers = await run('1', '--dry-run');
+    expect(brokenWorkers.code).toBe(1);
+    expect(messages(brokenWorkers, 50)).toEqual(messages(brokenHere, 50));
+    expect(messages(brokenWorkers, 50).join('\n')).toMatch(
+      /Could not parse data\. Skipping resource: \/example-app\/configmap\.yml: invalid YAML/,
+    );
+
+    const invalid = await run('two', '--dry-run');
+    expect(invalid.code).toBe(1);
+    expect(messages(invalid, 50)).toContain(
+      'QONTRACT_PARSE_THREADS must be a whole number of threads (0: none), got "two"',
+    );
+    expect(invalid.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('deletes a removed resource only when it is ours; a render error fails the run and deletes nothing', async () => {

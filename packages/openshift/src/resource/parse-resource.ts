@@ -52,7 +52,14 @@ function readSubset(text: string): PyValue | undefined {
  */
 export function parseResource(text: string, format: ResourceFormat = 'yaml'): PyObject | PyDict {
   void format;
-  const value = pyYamlSafeLoad(text);
+  return resourceFromLoaded(pyYamlSafeLoad(text));
+}
+
+/**
+ * What `parseResource` makes of a document `pyYamlSafeLoad` loaded (elsewhere:
+ * a worker of `loadInWorkers`): the mapping without its top-level `$schema`.
+ */
+export function resourceFromLoaded(value: PyValue): PyObject | PyDict {
   if (!isDict(value)) {
     throw new ResourceDataError(
       'TypeError',
