@@ -11,12 +11,12 @@ import {
   type WatchedState,
 } from '@qontract/openshift';
 import type { LoadedTexts } from '@qontract/openshift/parse-pool';
-import pLimit from 'p-limit';
 import { DesiredCache } from './desired-cache.ts';
 import {
   describeResource,
   fields,
   type NamespaceData,
+  type OpenshiftResourceData,
   type Provider,
   type SelectedNamespace,
 } from './model.ts';
@@ -295,7 +295,6 @@ async function desiredResources(
     bundleSha,
     loaded,
   };
-  const limit = pLimit(Math.max(1, concurrency));
   const out: DesiredResource[] = [];
   try {
     await buildAll();
@@ -318,38 +317,49 @@ async function desiredResources(
   keyed.sort((a, b) => collator.compare(a.key, b.key));
   return keyed.map(({ d }) => d);
 
+  /**
+   * At most `concurrency` builds at a time (templates and Vault secrets wait
+   * on lookups). Runners take the next resource in turn instead of a queued
+   * task per resource: a large run builds tens of thousands of plain files,
+   * and a promise chain of its own for each cost more than building most of them.
+   */
   async function buildAll(): Promise<void> {
-    await Promise.all(
-      namespaces.flatMap((sel) =>
-        sel.openshiftResources.map((r) =>
-          limit(async () => {
-            const cluster = sel.namespace.cluster.name;
-            const where = `[${cluster}/${sel.namespace.name}]`;
-            try {
-              const resource = await buildDesired(sel, r, pc);
-              out.push({
-                cluster,
-                namespace: sel.namespace.name,
-                resource,
-                privileged: Boolean(sel.namespace.clusterAdmin),
-                source: describeResource(r),
-              });
-            } catch (e) {
-              // Upstream aborts the run on template errors; reporting every broken
-              // resource at once and failing (exit 1, no deletions) tells the author more.
-              const message =
-                e instanceof FetchResourceError || e instanceof QontractError
-                  ? e.message
-                  : errorMessage(e);
-              // Some refusals (an invalid name) only say what the object is: add its file.
-              const source = describeResource(r);
-              const named = message.includes(source) ? message : `${message} (${source})`;
-              ctx.errors.register(`${cluster}/${sel.namespace.name}`, `${where} ${named}`);
-            }
-          }),
-        ),
-      ),
-    );
+    const items = namespaces.flatMap((sel) => sel.openshiftResources.map((r) => [sel, r] as const));
+    let next = 0;
+    const runner = async (): Promise<void> => {
+      while (next < items.length) {
+        const [sel, r] = items[next++]!;
+        await buildOne(sel, r);
+      }
+    };
+    const runners = Math.max(1, Math.min(concurrency, items.length));
+    await Promise.all(Array.from({ length: runners }, runner));
+  }
+
+  async function buildOne(sel: SelectedNamespace, r: OpenshiftResourceData): Promise<void> {
+    const cluster = sel.namespace.cluster.name;
+    try {
+      const resource = await buildDesired(sel, r, pc);
+      out.push({
+        cluster,
+        namespace: sel.namespace.name,
+        resource,
+        privileged: Boolean(sel.namespace.clusterAdmin),
+        source: describeResource(r),
+      });
+    } catch (e) {
+      // Upstream aborts the run on template errors; reporting every broken
+      // resource at once and failing (exit 1, no deletions) tells the author more.
+      const message =
+        e instanceof FetchResourceError || e instanceof QontractError ? e.message : errorMessage(e);
+      // Some refusals (an invalid name) only say what the object is: add its file.
+      const source = describeResource(r);
+      const named = message.includes(source) ? message : `${message} (${source})`;
+      ctx.errors.register(
+        `${cluster}/${sel.namespace.name}`,
+        `[${cluster}/${sel.namespace.name}] ${named}`,
+      );
+    }
   }
 }
 
