@@ -144,7 +144,7 @@ export async function createRemoteTransport(
           queryTimeoutMs,
           endpoint,
         );
-        return new Response(answer.body === '' ? null : answer.body, {
+        return readResponse(answer.body, {
           status: answer.status,
           headers: answer.contentType ? { 'content-type': answer.contentType } : {},
         });
@@ -313,4 +313,18 @@ function reasonOf(error: unknown, timeoutMs?: number): string {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A response whose body was read already (to say what came back when it is
+ * not an answer): `text()` returns that text. graphql-request reads only
+ * `text()`; a `new Response(text)` would encode the text again and stream it
+ * back, which for the namespaces answer of a large app-interface (tens of
+ * megabytes) is a copy, a concatenation and a decode more.
+ */
+function readResponse(text: string, init: ResponseInit): Response {
+  return Object.assign(new Response(null, init), {
+    text: async () => text,
+    json: async () => JSON.parse(text) as unknown,
+  });
 }
