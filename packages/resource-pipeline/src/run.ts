@@ -130,7 +130,7 @@ async function preparePipeline(
   config: PipelineConfig,
 ): Promise<WatchedState | undefined> {
   const gql = await ctx.client(gqlClient);
-  const [namespaces, settings] = await Promise.all([
+  const [{ namespaces, reused }, settings] = await Promise.all([
     namespacesOf(ctx, gql, config),
     appInterfaceSettings(gql),
   ]);
@@ -146,7 +146,8 @@ async function preparePipeline(
     return undefined;
   }
   // Started first: the files load on worker threads while the clusters are discovered and read.
-  const loaded = await loadResourceFiles(ctx, selected, config);
+  // The answer of the previous run: its files were built then (the broken few fail here again).
+  const loaded = reused ? undefined : await loadResourceFiles(ctx, selected, config);
   try {
     const clusters = await clusterMapForNamespaces(
       ctx,
@@ -186,6 +187,9 @@ async function preparePipeline(
   }
 }
 
+/** More threads than this only cost memory: each has a heap of its own. */
+const MAX_LOAD_THREADS = 16;
+
 /**
  * Starts loading the resource files no earlier run of this process built an
  * object from, on worker threads when there are many (a cold run of a large
@@ -222,7 +226,7 @@ async function loadResourceFiles(
   const pool = await import('@qontract/openshift/parse-pool');
   const threads =
     given !== undefined
-      ? Number(given)
+      ? Math.min(Number(given), MAX_LOAD_THREADS)
       : texts.size >= pool.MIN_FILES_FOR_WORKERS
         ? pool.defaultLoadThreads()
         : 0;
@@ -245,7 +249,7 @@ async function namespacesOf(
   ctx: RunContext,
   gql: GqlClient,
   config: PipelineConfig,
-): Promise<readonly NamespaceData[]> {
+): Promise<{ namespaces: readonly NamespaceData[]; reused: boolean }> {
   const reusable =
     gql.sha !== undefined &&
     !ctx.globals.dumpSchemas &&
@@ -253,11 +257,11 @@ async function namespacesOf(
   // The schema check of the query depends on the integration and on --validate-schemas.
   const key = `${gql.sha}\u0000${ctx.integration}\u0000${ctx.globals.validateSchemas}`;
   const last = answers.get(config.identity);
-  if (reusable && last?.key === key) return last.namespaces;
+  if (reusable && last?.key === key) return { namespaces: last.namespaces, reused: true };
   const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
   if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
   else answers.delete(config.identity);
-  return namespaces ?? [];
+  return { namespaces: namespaces ?? [], reused: false };
 }
 
 const collator = new Intl.Collator();
