@@ -277,16 +277,27 @@ describe('the desired cache of loop mode', () => {
     );
 
     // The sha a worker says is the one the object keeps, unless the build changes the body.
+    let decoded = 0;
     const said: LoadedTexts = {
-      get: async (text) => ({ body: parseResource(text) as PyObject, sha256sum: 'from-worker' }),
+      get: async (text) => ({
+        body: () => {
+          decoded++;
+          return parseResource(text) as PyObject;
+        },
+        sha256sum: 'from-worker',
+      }),
       counts: { loaded: 2, left: 0 },
       close: () => {},
     };
     const told = await run(new DesiredCache(), async (c) => ({
       cm: await buildDesired(sel(), cm, { ...providerContext(w, c), loaded: said }),
+      // The same file and path again: the cache answers, nothing is decoded.
+      again: await buildDesired(sel(), cm, { ...providerContext(w, c), loaded: said }),
       rule: await buildDesired(sel(), rule, { ...providerContext(w, c), loaded: said }),
     }));
+    expect(decoded).toBe(2);
     expect(told.result.cm.sha256sum()).toBe('from-worker');
+    expect(told.result.again.sha256sum()).toBe('from-worker');
     expect(told.result.rule.sha256sum()).toBe(fresh(told.result.rule).sha256sum());
 
     // Real workers: the same bodies and shas as the calling thread's.

@@ -253,7 +253,7 @@ interface ContentOptions {
   validateJson?: boolean;
   alertmanagerKey?: string | undefined;
   rendered?: boolean;
-  /** The content as a worker loaded it (`parseResource`'s body, the build's own copy, and its sha). */
+  /** The content as a worker loaded it (`parseResource`'s body, decoded on a miss, and its sha). */
   loaded?: LoadedResource | undefined;
 }
 
@@ -266,7 +266,7 @@ function buildFromContent(
   // parseResource refuses anything but a mapping and drops a top-level `$schema`.
   let body: PyObject | PyDict;
   try {
-    body = options.loaded ? options.loaded.body : parseResource(content, 'yaml');
+    body = options.loaded ? options.loaded.body() : parseResource(content, 'yaml');
   } catch (e) {
     throw new FetchResourceError(
       `Could not parse data. Skipping resource: ${path}: ${parseFailure(e, options.rendered === true)}`,

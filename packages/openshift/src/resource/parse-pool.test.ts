@@ -28,15 +28,17 @@ describe('loading resource files on worker threads', () => {
       for (const text of texts) {
         const loaded = await pool.get(text);
         expect(loaded, text).toBeDefined();
-        expect(pyJsonDumps(loaded!.body)).toBe(pyJsonDumps(parseResource(text)));
-        expect(loaded!.body).toEqual(parseResource(text));
+        expect(pyJsonDumps(loaded!.body())).toBe(pyJsonDumps(parseResource(text)));
+        expect(loaded!.body()).toEqual(parseResource(text));
         expect(loaded!.sha256sum).toBe(shaOf(text));
       }
-      const first = await pool.get(texts[0]!);
-      const second = await pool.get(texts[0]!);
+      const loaded = (await pool.get(texts[0]!))!;
+      const first = loaded.body();
+      const second = loaded.body();
       expect(second).not.toBe(first);
-      (first!.body as { kind: string }).kind = 'changed';
-      expect((second!.body as { kind: string }).kind).toBe('ConfigMap');
+      (first as { kind: string }).kind = 'changed';
+      expect((second as { kind: string }).kind).toBe('ConfigMap');
+      expect(((await pool.get(texts[0]!))!.body() as { kind: string }).kind).toBe('ConfigMap');
       expect(pool.counts).toEqual({ loaded: texts.length, left: 0 });
       expect(await pool.get('kind: Never\n')).toBeUndefined();
     } finally {
@@ -87,7 +89,7 @@ describe('loading resource files on worker threads', () => {
         expect(c.loadError, c.text).toBeUndefined();
         const expected = JSON.parse(c.json!) as Record<string, unknown>;
         delete expected.$schema;
-        expect(JSON.parse(pyJsonDumps(value.body))).toEqual(expected);
+        expect(JSON.parse(pyJsonDumps(value.body()))).toEqual(expected);
       }
       // Most recorded documents are mappings of JSON data: the workers did load them.
       expect(loaded).toBeGreaterThan(cases.length / 4);
@@ -113,7 +115,7 @@ describe('loading resource files on worker threads', () => {
       for (const text of files) {
         const value = await pool.get(text);
         if (value === undefined) continue; // a template: not a mapping of JSON data
-        expect(value.body).toEqual(parseResource(text));
+        expect(value.body()).toEqual(parseResource(text));
         expect(value.sha256sum).toBe(shaOf(text));
       }
       expect(pool.counts.loaded).toBeGreaterThan(0);

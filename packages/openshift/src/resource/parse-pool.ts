@@ -52,10 +52,8 @@ export function defaultLoadThreads(): number {
 
 export interface LoadedTexts {
   /**
-   * What `parseResource(text)` gives for `text`, a new copy on every call (the
-   * same file may be built into several objects), with the body's
-   * `qontract.sha256sum`; undefined when the caller loads it itself (not sent,
-   * or left by the workers).
+   * `text` as a worker loaded it, once its batch is done; undefined when the
+   * caller loads it itself (not sent, or left by the workers).
    */
   get(text: string): Promise<LoadedResource | undefined>;
   /** Files the workers loaded, and files they left to the caller (so far). */
@@ -65,8 +63,13 @@ export interface LoadedTexts {
 }
 
 export interface LoadedResource {
-  readonly body: PyObject;
-  /** `OpenshiftResource.sha256sum()` of `body` as it is. */
+  /**
+   * What `parseResource(text)` gives, decoded when asked (a build the desired
+   * cache answers never asks), a new copy on every call: the same file may be
+   * built into several objects.
+   */
+  body(): PyObject;
+  /** `OpenshiftResource.sha256sum()` of the body as loaded. */
   readonly sha256sum: string;
 }
 
@@ -180,7 +183,8 @@ export function loadInWorkers(
       await batch.done;
       const value = values.get(text);
       if (value === undefined) return undefined;
-      return { body: JSON.parse(value[0]) as PyObject, sha256sum: value[1] };
+      const [json, sha256sum] = value;
+      return { body: () => JSON.parse(json) as PyObject, sha256sum };
     },
     counts,
     close: () => {
