@@ -5,8 +5,9 @@
  * list pages of every cluster. Here the files are loaded beside it, and the
  * calling thread only decodes the results.
  *
- * The result is the value `pyYamlSafeLoad` gives on the calling thread, or
- * nothing: the workers hand back only mappings made of JSON data (strings,
+ * The result is what `parseResource` gives on the calling thread (the loaded
+ * mapping without `$schema`), with its sha, or nothing: the workers hand back
+ * only mappings made of JSON data (strings,
  * finite numbers, booleans, null, lists, dicts with string keys), which cross
  * as JSON without losing anything. Every other document (Python floats such as
  * `1.0`, non-string keys, dates, anchors and aliases, tuples, errors) is left
