@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
@@ -6,7 +7,7 @@ type ClientNode = typeof import('@kubernetes/client-node');
 let clientNode: Promise<ClientNode> | undefined;
 /**
  * @kubernetes/client-node takes about a second to import (all its generated
- * models); it is loaded when a cluster integration's run starts
+ * models); it is loaded once a cluster integration's run has sent its query
  * (`warmUpClusterClients`) or on first use, so that `--help`, config errors,
  * a dry-run that exits early and integrations that never talk to clusters do
  * not pay for it.
@@ -16,14 +17,46 @@ function loadClientNode(): Promise<ClientNode> {
   return clientNode;
 }
 
+/** Whether the import of client-node has begun (tests). */
+export function clientNodeRequested(): boolean {
+  return clientNode !== undefined;
+}
+
+/** How long the warm-up waits for the run's first query to go out before importing anyway. */
+const WARM_UP_WAIT_MS = 1_000;
+
 /**
- * The `warmUp` of every integration that talks to clusters: the import starts
+ * The `warmUp` of every integration that talks to clusters: the import runs
  * while the run waits for app-interface's answer, and the first client finds
  * it loaded. Its failure surfaces at that client's first request.
+ *
+ * Evaluating client-node holds the thread for about half a second (sources;
+ * less from the bundle). Begun when the run starts, it would delay sending the
+ * GraphQL query by as much; so it begins once the first POST of the process
+ * (the query) has been sent, which undici announces on its diagnostics
+ * channel, and the server's work on the answer hides it. Without such a
+ * request (an embedded app-interface) it begins after `WARM_UP_WAIT_MS`.
  */
 export function warmUpClusterClients(): void {
-  loadClientNode().catch(() => {});
+  if (clientNode) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const begin = () => {
+    unsubscribe(SENT_CHANNEL, onSent);
+    clearTimeout(timer);
+    loadClientNode().catch(() => {});
+  };
+  const onSent = (message: unknown) => {
+    const method = (message as { request?: { method?: string } } | undefined)?.request?.method;
+    if (method === 'POST') setImmediate(begin);
+  };
+  subscribe(SENT_CHANNEL, onSent);
+  timer = setTimeout(begin, WARM_UP_WAIT_MS);
+  // A process with nothing else to do does not stay for the import.
+  timer.unref();
 }
+
+/** undici (fetch's, and client-node's) publishes here when a request's body is on the wire. */
+const SENT_CHANNEL = 'undici:request:bodySent';
 
 /** Everything needed to talk to one cluster as one identity. */
 export interface ClusterConnection {
