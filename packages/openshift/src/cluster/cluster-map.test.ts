@@ -1,6 +1,12 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ClusterMap, type ClusterMapSettings, isClusterProblem } from './cluster-map.ts';
+import {
+  ClusterMap,
+  type ClusterMapSettings,
+  isClusterProblem,
+  KeptClusters,
+} from './cluster-map.ts';
 
 let server: FakeKubeApiServer;
 
@@ -92,5 +98,109 @@ describe('the automation token secret', () => {
     expect(map.problems().map((p) => p.message)).toEqual([
       `[c1] server URL mismatch: secret creds/c1 says https://elsewhere:6443, the cluster's serverUrl is ${server.cluster('c1').url}`,
     ]);
+  });
+});
+
+describe('clients kept between runs (an operator’s periods)', () => {
+  /** TCP connections opened by this process while `task` runs. */
+  async function connectionsDuring<T>(task: () => Promise<T>): Promise<[T, number]> {
+    let opened = 0;
+    const count = () => {
+      opened += 1;
+    };
+    subscribe('net.client.socket', count);
+    try {
+      return [await task(), opened];
+    } finally {
+      unsubscribe('net.client.socket', count);
+    }
+  }
+  const paths = () => server.requests({ cluster: 'c1' }).map((r) => r.path);
+
+  it('lends the next run its connection and discovery; the check still goes to the cluster', async () => {
+    const kept = new KeptClusters();
+    const [first, openedFirst] = await connectionsDuring(() =>
+      ClusterMap.fromClusters([info()], settings({ kept })),
+    );
+    expect(openedFirst).toBeGreaterThan(0);
+    await first.close(); // the end of the first run
+    expect(kept.size).toBe(1);
+
+    kept.generation = 1;
+    server.resetLog();
+    const [second, openedSecond] = await connectionsDuring(async () => {
+      const map = await ClusterMap.fromClusters([info()], settings({ kept }));
+      const handle = map.get('c1');
+      if (isClusterProblem(handle)) throw new Error(handle.message);
+      await handle.client.list(handle.catalog.get('ConfigMap'), 'default');
+      return map;
+    });
+    expect(openedSecond).toBe(0);
+    expect(paths()).toEqual(['/version', '/api/v1/namespaces/default/configmaps?limit=500']);
+    const [a, b] = [first.get('c1'), second.get('c1')];
+    if (isClusterProblem(a) || isClusterProblem(b)) throw new Error('no client');
+    expect(b.catalog).toBe(a.catalog);
+    expect(b.client).not.toBe(a.client);
+    await second.close();
+    kept.closeAll();
+  });
+
+  it('discovers again once the kept discovery is older than its maximum age', async () => {
+    const kept = new KeptClusters({ discoveryMaxAgeMs: 0 });
+    await (await ClusterMap.fromClusters([info()], settings({ kept }))).close();
+    server.resetLog();
+    const [, opened] = await connectionsDuring(() =>
+      ClusterMap.fromClusters([info()], settings({ kept })),
+    );
+    expect(opened).toBe(0);
+    expect(paths()).toContain('/version');
+    expect(paths()).toContain('/api');
+    kept.closeAll();
+  });
+
+  it('makes a new client for another server address or token, and starts afresh after a failed check', async () => {
+    const kept = new KeptClusters();
+    await (await ClusterMap.fromClusters([info()], settings({ kept }))).close();
+    const elsewhere = server.cluster('c1').url.replace('127.0.0.1', 'localhost');
+    const moved = { ...info(), serverUrl: elsewhere };
+    const movedSecret = settings({
+      kept,
+      secrets: {
+        read: async () => '',
+        readAll: async () => ({ server: elsewhere, token: server.cluster('c1').token }),
+      },
+    });
+    server.resetLog();
+    const [, opened] = await connectionsDuring(() => ClusterMap.fromClusters([moved], movedSecret));
+    expect(opened).toBeGreaterThan(0);
+    expect(paths()).toContain('/api');
+    expect(kept.size).toBe(2);
+
+    server.faults.set('c1', { verb: 'other', status: 503 });
+    const failed = await ClusterMap.fromClusters(
+      [info()],
+      settings({ kept, clientOptions: { backoffMs: 1, attempts: 2 } }),
+    );
+    expect(failed.problems()).toHaveLength(1);
+    expect(kept.size).toBe(1);
+    server.faults.clear();
+    server.resetLog();
+    const [, again] = await connectionsDuring(() =>
+      ClusterMap.fromClusters([info()], settings({ kept })),
+    );
+    expect(again).toBeGreaterThan(0);
+    expect(paths()).toContain('/api');
+    kept.closeAll();
+  });
+
+  it('closes what the last run did not use', async () => {
+    const kept = new KeptClusters();
+    kept.generation = 1;
+    await (await ClusterMap.fromClusters([info()], settings({ kept }))).close();
+    kept.prune(1);
+    expect(kept.size).toBe(1);
+    kept.generation = 2;
+    kept.prune(2);
+    expect(kept.size).toBe(0);
   });
 });

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { errorMessage, type SecretReader, type SecretRef } from '@qontract/core';
 import pLimit from 'p-limit';
 import type { ApiResourceCatalog } from './api-resources.ts';
 import {
+  type ClusterConnection,
   KubeClient,
   type KubeClientOptions,
   RequestAbortedError,
@@ -76,6 +78,85 @@ export interface ClusterMapSettings {
    * Default 300 s.
    */
   readonly readTimeoutMs?: number;
+  /** Clients kept from an earlier run of the process, and kept for the next one (watch mode). */
+  readonly kept?: KeptClusters | undefined;
+}
+
+/** A cluster client kept between runs, with what its discovery found. */
+interface KeptCluster {
+  /** Owns the connections; every run borrows it. */
+  readonly owner: KubeClient;
+  readonly catalog: ApiResourceCatalog;
+  readonly discoveredAt: number;
+  /** The last run that used it. */
+  generation: number;
+}
+
+/**
+ * Cluster clients an operator keeps between its periods (one per cluster,
+ * server, credential and TLS setting), so that a period does not open new
+ * connections and TLS sessions nor repeat the discovery of every cluster.
+ * Every period still reads the cluster's token and checks that the cluster
+ * answers (`/version`, over the kept connection); a changed token or server
+ * makes a new client. Discovery is repeated once it is older than
+ * `discoveryMaxAgeMs` (a new CRD is seen within that time), and after a
+ * failed check. `prune` closes the clients the last run did not use.
+ */
+export class KeptClusters {
+  readonly discoveryMaxAgeMs: number;
+  /** The current run; set by the owner of the store at the start of each. */
+  generation = 0;
+  readonly #entries = new Map<string, KeptCluster>();
+
+  constructor(options: { discoveryMaxAgeMs?: number } = {}) {
+    this.discoveryMaxAgeMs = options.discoveryMaxAgeMs ?? 600_000;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The key of a connection: the token only as a hash. */
+  static keyOf(connection: ClusterConnection, privileged: boolean): string {
+    const credential = createHash('sha256').update(connection.token).digest('hex');
+    return [
+      connection.name,
+      privileged ? 'admin' : 'user',
+      connection.server,
+      credential,
+      connection.insecureSkipTLSVerify ? 'insecure' : 'verify',
+      connection.caData ?? '',
+    ].join('\u0000');
+  }
+
+  /** The kept client for `key`, marked as used by this run. */
+  use(key: string): KeptCluster | undefined {
+    const entry = this.#entries.get(key);
+    if (entry) entry.generation = this.generation;
+    return entry;
+  }
+
+  keep(key: string, entry: Omit<KeptCluster, 'generation'>): void {
+    const before = this.#entries.get(key);
+    if (before && before.owner !== entry.owner) void before.owner.close();
+    this.#entries.set(key, { ...entry, generation: this.generation });
+  }
+
+  drop(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    void entry.owner.close();
+  }
+
+  /** Closes the clients no run since `generation` used. */
+  prune(generation: number): void {
+    for (const [key, entry] of this.#entries) if (entry.generation < generation) this.drop(key);
+  }
+
+  closeAll(): void {
+    for (const key of [...this.#entries.keys()]) this.drop(key);
+  }
 }
 
 type Key = `${string}\u0000${'admin' | 'user'}`;
@@ -230,18 +311,27 @@ async function connect(
   }
   const token = secret[ref.field];
   if (!token) return problem(`secret ${ref.path} has no field '${ref.field}'`);
-  const client = new KubeClient(
-    {
-      name,
-      server: info.serverUrl,
-      token,
-      insecureSkipTLSVerify: Boolean(info.insecureSkipTLSVerify),
-    },
-    { ...settings.clientOptions, stats },
-  );
+  const connection: ClusterConnection = {
+    name,
+    server: info.serverUrl,
+    token,
+    insecureSkipTLSVerify: Boolean(info.insecureSkipTLSVerify),
+  };
+  const options = { ...settings.clientOptions, stats };
+  const kept = settings.kept;
+  const key = kept ? KeptClusters.keyOf(connection, privileged) : '';
+  const prior = kept?.use(key);
+  // Kept clients are lent to the run: closing the run's map leaves their connections open.
+  const owner = kept ? (prior?.owner ?? new KubeClient(connection, options)) : undefined;
+  const client = owner ? owner.borrow(options) : new KubeClient(connection, options);
   try {
     await client.version(settings.reachabilityTimeoutMs ?? 5_000);
-    const catalog = await client.discover();
+    const now = Date.now();
+    const fresh = prior && now - prior.discoveredAt < (kept?.discoveryMaxAgeMs ?? 0);
+    const catalog = fresh ? prior.catalog : await client.discover();
+    if (kept && owner) {
+      kept.keep(key, { owner, catalog, discoveredAt: fresh ? prior.discoveredAt : now });
+    }
     return {
       name,
       privileged,
@@ -250,6 +340,11 @@ async function connect(
       isOpenShift: catalog.has('Project', 'project.openshift.io'),
     };
   } catch (e) {
+    // The next run starts afresh: new connections, a new discovery.
+    if (kept) {
+      if (prior) kept.drop(key);
+      else void owner?.close();
+    }
     // A stopped run is not the cluster's fault: it ends the run instead.
     if (e instanceof RequestAbortedError) throw e;
     return problem(`is unreachable: ${errorMessage(e)}`);

@@ -3,6 +3,7 @@ import {
   type ClusterInfo,
   ClusterMap,
   type ClusterMapSettings,
+  KeptClusters,
   type NamespaceClusterInfo,
 } from './cluster-map.ts';
 
@@ -18,6 +19,25 @@ const runClusterMaps = defineClient(
     await Promise.all([...maps].map((map) => map.close()));
   },
 );
+
+/** The clients kept between the runs of one stop signal (one process's loop), where asked for. */
+const keptBySignal = new WeakMap<AbortSignal, KeptClusters>();
+
+/**
+ * From now on, the runs of `signal` (the loop of one process) keep their
+ * cluster clients for the next run instead of closing them: see
+ * `KeptClusters`. The caller prunes and closes them.
+ */
+export function keepClustersBetweenRuns(signal: AbortSignal): KeptClusters {
+  let kept = keptBySignal.get(signal);
+  if (!kept) {
+    const made = new KeptClusters();
+    kept = made;
+    keptBySignal.set(signal, made);
+    signal.addEventListener('abort', () => made.closeAll(), { once: true });
+  }
+  return kept;
+}
 
 async function closeWithRun(ctx: RunClusterContext, map: ClusterMap): Promise<ClusterMap> {
   if (ctx.client) (await ctx.client(runClusterMaps)).add(map);
@@ -84,6 +104,7 @@ function settingsFor(
       signal: ctx.signal,
     },
     internal: options.internal,
+    kept: ctx.signal ? keptBySignal.get(ctx.signal) : undefined,
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,
   };

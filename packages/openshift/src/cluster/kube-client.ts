@@ -206,7 +206,7 @@ interface RequestOptions {
 export class KubeClient {
   readonly connection: ClusterConnection;
   readonly stats: RequestStats;
-  readonly #transport: Promise<{
+  #transport: Promise<{
     kc: KubeConfig;
     lib: ClientNode;
     http: InstanceType<ClientNode['IsomorphicFetchHttpLibrary']>;
@@ -227,6 +227,8 @@ export class KubeClient {
   readonly #runSignal: AbortSignal | undefined;
   /** Aborted when no request of this client may wait any longer: the run stopped or the cluster was given up. */
   readonly #stopped: AbortSignal;
+  /** The client whose connections this one uses (`borrow`); it owns and closes them. */
+  #lender: KubeClient | undefined;
 
   constructor(connection: ClusterConnection, options: KubeClientOptions = {}) {
     this.connection = connection;
@@ -264,6 +266,20 @@ export class KubeClient {
 
   get name(): string {
     return this.connection.name;
+  }
+
+  /**
+   * A client for another run over this one's connections (keep-alive sockets,
+   * TLS sessions): an operator keeps one client per cluster between its
+   * periods and each period borrows it with its own stop signal, time-outs and
+   * statistics. Giving up or closing the borrower leaves the lender's
+   * connections alone.
+   */
+  borrow(options: KubeClientOptions = {}): KubeClient {
+    const borrower = new KubeClient(this.connection, options);
+    borrower.#transport = this.#transport;
+    borrower.#lender = this.#lender ?? this;
+    return borrower;
   }
 
   /** Why the cluster was given up in this run, or undefined while it is usable. */
@@ -493,6 +509,8 @@ export class KubeClient {
    * connections (and their TLS state) stay open until the server drops them.
    */
   async close(): Promise<void> {
+    // A borrower's connections are its lender's.
+    if (this.#lender) return;
     const auth = this.#auth;
     this.#auth = undefined;
     const dispatcher = (await auth?.catch(() => undefined))?.dispatcher as
@@ -513,13 +531,14 @@ export class KubeClient {
    * so requests share keep-alive connections.
    */
   async #authenticate(ctx: InstanceType<ClientNode['RequestContext']>): Promise<void> {
-    this.#auth ??= (async () => {
-      const { kc, lib } = await this.#transport;
-      const probe = new lib.RequestContext(this.#base, 'GET' as HttpMethod);
+    const owner = this.#lender ?? this;
+    owner.#auth ??= (async () => {
+      const { kc, lib } = await owner.#transport;
+      const probe = new lib.RequestContext(owner.#base, 'GET' as HttpMethod);
       await kc.applySecurityAuthentication(probe);
       return { headers: { ...probe.getHeaders() }, dispatcher: probe.getDispatcher() };
     })();
-    const { headers, dispatcher } = await this.#auth;
+    const { headers, dispatcher } = await owner.#auth;
     for (const [k, v] of Object.entries(headers)) ctx.setHeaderParam(k, v);
     if (dispatcher) ctx.setDispatcher(dispatcher);
   }

@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
   ConfigSecretReader,
   configFromObject,
@@ -43,7 +44,11 @@ const get = (ns: string, name: string) =>
  * One watch-mode run through core's runner; `bundle` is what the desired state
  * reads, and its version what the bundle source reports.
  */
-function watch(bundle: { version: number; greeting: string }, stop: AbortSignal) {
+function watch(
+  bundle: { version: number; greeting: string },
+  stop: AbortSignal,
+  resyncSeconds = 60,
+) {
   const logs: Array<{ msg: string; level: number }> = [];
   const redactor = new SecretRedactor();
   const config = configFromObject({
@@ -89,8 +94,7 @@ function watch(bundle: { version: number; greeting: string }, stop: AbortSignal)
     version: VERSION,
     description: 'watch test',
     options: {},
-    run: (ctx) =>
-      runWatchMode({ ctx, prepare, resyncSeconds: 60, bundle: source, bundlePollMs: 50 }),
+    run: (ctx) => runWatchMode({ ctx, prepare, resyncSeconds, bundle: source, bundlePollMs: 50 }),
   });
   const result = runIntegration({
     definition: def,
@@ -156,5 +160,27 @@ describe('runWatchMode against the fake API server', () => {
     }
     const { errors } = await run.result;
     expect(errors.errors).toEqual([]);
+  });
+
+  it('a later period lists nothing and borrows the cluster client of the last: no discovery, no new connection', async () => {
+    const bundle = { version: 1, greeting: 'hello' };
+    const stop = new AbortController();
+    let opened = 0;
+    const count = () => {
+      opened += 1;
+    };
+    try {
+      expect((await watch(bundle, stop.signal, 0.2).result).errors.errors).toEqual([]);
+      server.resetLog();
+      subscribe('net.client.socket', count);
+      const second = await watch(bundle, stop.signal, 0.2).result;
+      expect(second.errors.errors).toEqual([]);
+      const paths = server.requests({ cluster: 'c1' }).map((r) => r.path);
+      expect(paths).toEqual(['/version']);
+      expect(opened).toBe(0);
+    } finally {
+      unsubscribe('net.client.socket', count);
+      stop.abort();
+    }
   });
 });

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { errorMessage, type Logger, type RunContext, sleep } from '@qontract/core';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { type ApiResource, KindNotFoundError } from '../cluster/api-resources.ts';
-import { type ClusterHandle, isClusterProblem } from '../cluster/cluster-map.ts';
+import { type ClusterHandle, isClusterProblem, type KeptClusters } from '../cluster/cluster-map.ts';
+import { keepClustersBetweenRuns } from '../cluster/for-run.ts';
 import { KubeApiError, KubeClient, type KubeObject } from '../cluster/kube-client.ts';
 import { type CacheEvent, WatchCache } from '../cluster/watch-cache.ts';
 import type { InventoryItem } from '../inventory/index.ts';
@@ -80,6 +81,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   const { ctx } = s;
   const caches = cachesFor(ctx);
   const generation = ++caches.generation;
+  caches.clusters.generation = generation;
   const metrics = watchMetrics(ctx.metrics.registry);
   const fight = { ...DEFAULT_FIGHT, ...s.fight };
   const debounceMs = s.debounceMs ?? 50;
@@ -463,11 +465,20 @@ interface CacheEntry {
 /** The caches of one stop signal (one process's loop): they outlive a run and close with the signal. */
 class WatchCaches {
   readonly entries = new Map<string, CacheEntry>();
+  /**
+   * The runs' cluster clients, kept too: a period borrows the last one's
+   * connections and discovery instead of opening and repeating them.
+   */
+  readonly clusters: KeptClusters;
   /** Cluster-wide caches whose list was refused (403): per namespace from then on, for the process. */
   readonly refused = new Set<string>();
   generation = 0;
   onEvent: ((entry: CacheEntry, event: CacheEvent) => void) | undefined;
   #reaper: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(clusters: KeptClusters) {
+    this.clusters = clusters;
+  }
 
   get size(): number {
     return this.entries.size;
@@ -507,6 +518,7 @@ class WatchCaches {
   prune(generation: number): void {
     if (this.#reaper) clearTimeout(this.#reaper);
     for (const [key, entry] of this.entries) if (entry.generation < generation) this.drop(key);
+    this.clusters.prune(generation);
   }
 
   /**
@@ -525,6 +537,7 @@ class WatchCaches {
 
   closeAll(): void {
     for (const key of [...this.entries.keys()]) this.drop(key);
+    this.clusters.closeAll();
   }
 }
 
@@ -533,7 +546,7 @@ const registries = new WeakMap<AbortSignal, WatchCaches>();
 function cachesFor(ctx: RunContext): WatchCaches {
   let caches = registries.get(ctx.signal);
   if (!caches) {
-    const made = new WatchCaches();
+    const made = new WatchCaches(keepClustersBetweenRuns(ctx.signal));
     caches = made;
     registries.set(ctx.signal, made);
     ctx.signal.addEventListener('abort', () => made.closeAll(), { once: true });
