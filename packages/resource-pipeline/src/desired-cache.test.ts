@@ -239,6 +239,23 @@ describe('the desired cache of loop mode', () => {
     expect(cache.size.objects).toBe(1);
   });
 
+  it('runs that overlap (shards of one process) keep what either used, until a later run drops it', async () => {
+    const w = world();
+    const cache = new DesiredCache();
+    const file = (n: string) => resource(`/${n}.yml`, configMap(n).replace('settings', n));
+    const shardA = cache.beginRun();
+    const shardB = cache.beginRun();
+    await buildDesired(sel(), file('a'), providerContext(w, shardA));
+    await buildDesired(sel(), file('b'), providerContext(w, shardB));
+    shardA.end();
+    expect(cache.size.objects).toBe(2);
+    shardB.end();
+    expect(cache.size.objects).toBe(2);
+    const next = await run(cache, (c) => buildDesired(sel(), file('a'), providerContext(w, c)));
+    expect(next.hits.objects).toBe(1);
+    expect(cache.size.objects).toBe(1);
+  });
+
   it('the same content at several paths is one entry per path, each found again', async () => {
     const w = world();
     const cache = new DesiredCache();

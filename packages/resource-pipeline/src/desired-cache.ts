@@ -19,17 +19,31 @@ import {
  * integration); a template's output only by its content, variables and
  * namespace, and only after every lookup it made (Vault, files, queries, URLs)
  * answered the same again. Bounded: a run keeps only the entries it used, the
- * others are dropped when it ends.
+ * others are dropped when it ends (runs that overlap, such as the shards of
+ * one process, keep what any of them used, once the last of them ends).
  */
 export class DesiredCache {
-  #objects: Objects = new Map();
+  readonly #objects: Objects = new Map();
   #templates = new Map<string, TemplateEntry>();
+  /** The number of the last run begun. */
+  #run = 0;
+  /** Runs begun and not ended (shards of one process may overlap). */
+  readonly #active = new Set<number>();
+  /** The first run since the last eviction: what any run since used stays. */
+  #epoch = 1;
 
   /** The view of one run: what it looks up, and what it leaves behind. */
   beginRun(): DesiredCacheRun {
-    return new DesiredCacheRun(this.#objects, this.#templates, (objects, templates) => {
-      this.#objects = objects;
+    const run = ++this.#run;
+    this.#active.add(run);
+    return new DesiredCacheRun(this.#objects, this.#templates, run, (templates) => {
       this.#templates = templates;
+      this.#active.delete(run);
+      // Overlapping runs evict together, once the last of them ends.
+      if (this.#active.size === 0) {
+        evictUnused(this.#objects, this.#epoch);
+        this.#epoch = this.#run + 1;
+      }
     });
   }
 
@@ -52,7 +66,10 @@ export class DesiredCache {
  * is unchanged it is the same string as in the previous run (V8 keeps its
  * hash), so a lookup neither hashes nor compares the content. Nearly every
  * content has one variant: its entry is kept directly, a map of variants only
- * when there are several (50,000 one-entry maps took about 5 MiB).
+ * when there are several (50,000 one-entry maps took about 5 MiB). One map
+ * for all runs: each entry says which run used it last, and the entries no
+ * run since the last eviction used are dropped when the runs end (a map
+ * built afresh per run cost a warm run of 50,000 objects about 0.1 s).
  */
 type Objects = Map<string, ObjectEntry | Map<string, ObjectEntry>>;
 
@@ -79,6 +96,18 @@ function keep(objects: Objects, content: string, entry: ObjectEntry): void {
   }
 }
 
+/** Drops the entries last used before run `epoch`. */
+function evictUnused(objects: Objects, epoch: number): void {
+  for (const [content, kept] of objects) {
+    if (!(kept instanceof Map)) {
+      if (kept.usedIn < epoch) objects.delete(content);
+      continue;
+    }
+    for (const [variant, entry] of kept) if (entry.usedIn < epoch) kept.delete(variant);
+    if (kept.size === 0) objects.delete(content);
+  }
+}
+
 /** A parsed, validated body: frozen, so nothing can change what later runs get. */
 interface ObjectEntry {
   /** The input besides the content it was built from. */
@@ -89,6 +118,8 @@ interface ObjectEntry {
   readonly errorDetails: string;
   /** `qontract.sha256sum` of the body, once some run asked for it. */
   sha?: string;
+  /** The last run that used it. */
+  usedIn: number;
 }
 
 /** What a build made: the object, and its body's `qontract.sha256sum` when it is known already. */
@@ -116,21 +147,23 @@ interface TemplateEntry {
 const BUNDLE_HELPERS = new Set(['resource', 'graphql']);
 
 export class DesiredCacheRun {
-  readonly #previousObjects: Objects;
+  readonly #objects: Objects;
+  readonly #run: number;
   readonly #previousTemplates: ReadonlyMap<string, TemplateEntry>;
-  readonly #objects: Objects = new Map();
   readonly #templates = new Map<string, TemplateEntry>();
-  readonly #commit: (objects: Objects, templates: Map<string, TemplateEntry>) => void;
+  readonly #commit: (templates: Map<string, TemplateEntry>) => void;
   readonly hits = { objects: 0, templates: 0 };
   readonly misses = { objects: 0, templates: 0 };
 
   constructor(
     objects: Objects,
     templates: ReadonlyMap<string, TemplateEntry>,
-    commit: (objects: Objects, templates: Map<string, TemplateEntry>) => void,
+    run: number,
+    commit: (templates: Map<string, TemplateEntry>) => void,
   ) {
-    this.#previousObjects = objects;
+    this.#objects = objects;
     this.#previousTemplates = templates;
+    this.#run = run;
     this.#commit = commit;
   }
 
@@ -147,10 +180,11 @@ export class DesiredCacheRun {
     build: () => BuiltObject,
     options: { mutable: boolean },
   ): OpenshiftResource {
-    let entry =
-      lookup(this.#objects, content, variant) ?? lookup(this.#previousObjects, content, variant);
-    if (entry) this.hits.objects++;
-    else {
+    let entry = lookup(this.#objects, content, variant);
+    if (entry) {
+      this.hits.objects++;
+      entry.usedIn = Math.max(entry.usedIn, this.#run);
+    } else {
       this.misses.objects++;
       const { resource: built, sha256sum } = build();
       entry = {
@@ -160,9 +194,10 @@ export class DesiredCacheRun {
         integrationVersion: built.integrationVersion,
         errorDetails: built.errorDetails,
         ...(sha256sum === undefined ? {} : { sha: sha256sum }),
+        usedIn: this.#run,
       };
+      keep(this.#objects, content, entry);
     }
-    keep(this.#objects, content, entry);
     return handOut(entry, options.mutable);
   }
 
@@ -211,9 +246,9 @@ export class DesiredCacheRun {
     this.#templates.set(key, { rendered, calls, bundleSha });
   }
 
-  /** Ends the run: only what it used stays for the next one. */
+  /** Ends the run: only what it (and the runs beside it) used stays for the next one. */
   end(): void {
-    this.#commit(this.#objects, this.#templates);
+    this.#commit(this.#templates);
   }
 }
 

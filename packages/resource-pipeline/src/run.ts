@@ -11,6 +11,7 @@ import {
   type WatchedState,
 } from '@qontract/openshift';
 import type { LoadedTexts } from '@qontract/openshift/parse-pool';
+import { buildOrder } from './build-order.ts';
 import { DesiredCache } from './desired-cache.ts';
 import {
   describeResource,
@@ -130,7 +131,7 @@ async function preparePipeline(
   config: PipelineConfig,
 ): Promise<WatchedState | undefined> {
   const gql = await ctx.client(gqlClient);
-  const [{ namespaces, reused }, settings] = await Promise.all([
+  const [{ namespaces, reused, kept: answerKept }, settings] = await Promise.all([
     namespacesOf(ctx, gql, config),
     appInterfaceSettings(gql),
   ]);
@@ -169,6 +170,7 @@ async function preparePipeline(
       concurrency: opts.threadPoolSize,
       bundleSha: gql.sha,
       loaded,
+      rememberOrder: answerKept,
     });
     return {
       integration: config.identity,
@@ -249,7 +251,7 @@ async function namespacesOf(
   ctx: RunContext,
   gql: GqlClient,
   config: PipelineConfig,
-): Promise<{ namespaces: readonly NamespaceData[]; reused: boolean }> {
+): Promise<{ namespaces: readonly NamespaceData[]; reused: boolean; kept: boolean }> {
   const reusable =
     gql.sha !== undefined &&
     !ctx.globals.dumpSchemas &&
@@ -257,14 +259,14 @@ async function namespacesOf(
   // The schema check of the query depends on the integration and on --validate-schemas.
   const key = `${gql.sha}\u0000${ctx.integration}\u0000${ctx.globals.validateSchemas}`;
   const last = answers.get(config.identity);
-  if (reusable && last?.key === key) return { namespaces: last.namespaces, reused: true };
+  if (reusable && last?.key === key) {
+    return { namespaces: last.namespaces, reused: true, kept: true };
+  }
   const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
   if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
   else answers.delete(config.identity);
-  return { namespaces: namespaces ?? [], reused: false };
+  return { namespaces: namespaces ?? [], reused: false, kept: reusable };
 }
-
-const collator = new Intl.Collator();
 
 async function desiredResources(
   ctx: RunContext,
@@ -275,12 +277,15 @@ async function desiredResources(
     concurrency,
     bundleSha,
     loaded,
+    rememberOrder,
   }: {
     repoUrl: string;
     concurrency: number;
     bundleSha: string | undefined;
     /** Resource files loading on worker threads (closed when the build ends). */
     loaded: LoadedTexts | undefined;
+    /** The answer is kept for the next run: so is the order of its items. */
+    rememberOrder: boolean;
   },
 ): Promise<DesiredResource[]> {
   const render = config.render(ctx);
@@ -299,7 +304,10 @@ async function desiredResources(
     bundleSha,
     loaded,
   };
-  const out: DesiredResource[] = [];
+  const items = namespaces.flatMap((sel) => sel.openshiftResources.map((r) => [sel, r] as const));
+  // Stable order whatever the concurrency did, so plans and logs are reproducible.
+  const order = buildOrder(config.identity, items, rememberOrder);
+  const built: Array<DesiredResource | undefined> = new Array(items.length);
   try {
     await buildAll();
   } finally {
@@ -315,11 +323,12 @@ async function desiredResources(
       `resource files: ${loaded.counts.loaded} loaded on worker threads, ${loaded.counts.left} here`,
     );
   }
-  // Stable order whatever the concurrency did, so plans and logs are reproducible
-  // (the collator orders as localeCompare does, without building keys per comparison).
-  const keyed = out.map((d) => ({ d, key: `${d.cluster}/${d.namespace}/${d.source}` }));
-  keyed.sort((a, b) => collator.compare(a.key, b.key));
-  return keyed.map(({ d }) => d);
+  const out: DesiredResource[] = [];
+  for (const i of order) {
+    const d = built[i];
+    if (d) out.push(d);
+  }
+  return out;
 
   /**
    * At most `concurrency` builds at a time (templates and Vault secrets wait
@@ -328,29 +337,32 @@ async function desiredResources(
    * and a promise chain of its own for each cost more than building most of them.
    */
   async function buildAll(): Promise<void> {
-    const items = namespaces.flatMap((sel) => sel.openshiftResources.map((r) => [sel, r] as const));
     let next = 0;
     const runner = async (): Promise<void> => {
       while (next < items.length) {
-        const [sel, r] = items[next++]!;
-        await buildOne(sel, r);
+        const i = next++;
+        const [sel, r] = items[i]!;
+        built[i] = await buildOne(sel, r);
       }
     };
     const runners = Math.max(1, Math.min(concurrency, items.length));
     await Promise.all(Array.from({ length: runners }, runner));
   }
 
-  async function buildOne(sel: SelectedNamespace, r: OpenshiftResourceData): Promise<void> {
+  async function buildOne(
+    sel: SelectedNamespace,
+    r: OpenshiftResourceData,
+  ): Promise<DesiredResource | undefined> {
     const cluster = sel.namespace.cluster.name;
     try {
       const resource = await buildDesired(sel, r, pc);
-      out.push({
+      return {
         cluster,
         namespace: sel.namespace.name,
         resource,
         privileged: Boolean(sel.namespace.clusterAdmin),
         source: describeResource(r),
-      });
+      };
     } catch (e) {
       // Upstream aborts the run on template errors; reporting every broken
       // resource at once and failing (exit 1, no deletions) tells the author more.
