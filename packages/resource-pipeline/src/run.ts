@@ -3,6 +3,7 @@ import { appInterfaceSettings, type GqlClient, gqlClient } from '@qontract/app-i
 import { commonOptions, errorMessage, QontractError, type RunContext } from '@qontract/core';
 import {
   appInterfaceBundle,
+  type ClusterMap,
   clusterMapForNamespaces,
   type DesiredResource,
   type KubeObject,
@@ -17,10 +18,12 @@ import {
   describeResource,
   fields,
   type NamespaceData,
+  type NamespaceSpecData,
   type OpenshiftResourceData,
   type Provider,
   type SelectedNamespace,
 } from './model.ts';
+import { OpenshiftResourcesNamespaceSpecsDocument } from './namespace-specs.generated.ts';
 import { OpenshiftResourcesNamespacesDocument } from './namespaces.generated.ts';
 import {
   buildDesired,
@@ -28,7 +31,13 @@ import {
   FetchResourceError,
   type TemplateRenderer,
 } from './providers.ts';
-import { checkClusterOptions, selectNamespaces } from './select.ts';
+import {
+  checkClusterOptions,
+  type NamespaceFilter,
+  sameSelection,
+  selectionKey,
+  selectNamespaces,
+} from './select.ts';
 import { specsForNamespaces } from './specs.ts';
 
 /** One variant of the pipeline (openshift-resources, -vault-secrets, -routes, -prometheus-rules). */
@@ -131,26 +140,42 @@ async function preparePipeline(
   config: PipelineConfig,
 ): Promise<WatchedState | undefined> {
   const gql = await ctx.client(gqlClient);
-  const [{ namespaces, reused, kept: answerKept }, settings] = await Promise.all([
-    namespacesOf(ctx, gql, config),
-    appInterfaceSettings(gql),
-  ]);
-  const selected = selectNamespaces(namespaces, {
+  const filter: NamespaceFilter = {
     isInShard: ctx.isInShard,
     clusterNames: opts.clusterName,
     excludeClusters: opts.excludeCluster,
     namespaceName: opts.namespaceName,
     providers: config.providers,
+  };
+  const answer = namespacesOf(ctx, gql, config);
+  const settings = appInterfaceSettings(gql);
+  const buildOptions = async (
+    loaded: LoadedTexts | undefined,
+    rememberOrder: boolean,
+  ): Promise<DesiredOptions> => ({
+    repoUrl: (await settings).repoUrl || DEFAULT_REPO_URL,
+    concurrency: opts.threadPoolSize,
+    bundleSha: gql.sha,
+    loaded,
+    rememberOrder,
   });
-  if (selected.length === 0) {
-    ctx.log.info('no namespace has resources for this integration; nothing to do');
-    return undefined;
-  }
-  // Started first: the files load on worker threads while the clusters are discovered and read.
-  // The answer of the previous run: its files were built then (the broken few fail here again).
-  const loaded = reused ? undefined : await loadResourceFiles(ctx, selected, config);
-  try {
-    const clusters = await clusterMapForNamespaces(
+  const state = (
+    clusters: ClusterMap,
+    specs: WatchedState['specs'],
+    desired: Promise<DesiredResource[]>,
+  ): WatchedState => ({
+    integration: config.identity,
+    integrationVersion: config.version,
+    clusters,
+    specs,
+    desired,
+    takeOver: false,
+    concurrency: opts.threadPoolSize,
+    skipCurrent: managedByArgoCd,
+    warnUnusedTypes: true,
+  });
+  const clusterMapOf = (selected: readonly SelectedNamespace<NamespaceSpecData>[]) =>
+    clusterMapForNamespaces(
       ctx,
       selected.map((s) => ({
         cluster: s.namespace.cluster,
@@ -158,35 +183,82 @@ async function preparePipeline(
       })),
       { internal: opts.internal, concurrency: opts.threadPoolSize },
     );
-    const {
-      specs,
-      namespaces: kept,
-      errors,
-    } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
-    for (const e of errors) ctx.errors.register(e.scope, e.message);
-    // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-    const desired = desiredResources(ctx, kept, config, {
-      repoUrl: settings.repoUrl || DEFAULT_REPO_URL,
-      concurrency: opts.threadPoolSize,
-      bundleSha: gql.sha,
-      loaded,
-      rememberOrder: answerKept,
-    });
-    return {
-      integration: config.identity,
-      integrationVersion: config.version,
-      clusters,
-      specs,
-      desired,
-      takeOver: false,
-      concurrency: opts.threadPoolSize,
-      skipCurrent: managedByArgoCd,
-      warnUnusedTypes: true,
-    };
-  } catch (e) {
-    loaded?.close();
-    throw e;
+  const nothingToDo = () => {
+    ctx.log.info('no namespace has resources for this integration; nothing to do');
+    return undefined;
+  };
+
+  if (answer.reused || gql.sha === undefined) {
+    // One query: the previous run's answer, or a bundle not pinned (two queries could see two).
+    const [{ namespaces, reused, kept: answerKept }] = await Promise.all([
+      answer.fetch(),
+      settings,
+    ]);
+    const selected = selectNamespaces(namespaces, filter);
+    if (selected.length === 0) return nothingToDo();
+    // Started first: the files load on worker threads while the clusters are discovered and read.
+    // The answer of the previous run: its files were built then (the broken few fail here again).
+    const loaded = reused ? undefined : await loadResourceFiles(ctx, selected, config);
+    try {
+      const clusters = await clusterMapOf(selected);
+      const {
+        specs,
+        namespaces: kept,
+        errors,
+      } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
+      for (const e of errors) ctx.errors.register(e.scope, e.message);
+      // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
+      const desired = desiredResources(ctx, kept, config, await buildOptions(loaded, answerKept));
+      return state(clusters, specs, desired);
+    } catch (e) {
+      loaded?.close();
+      throw e;
+    }
   }
+
+  // A pinned bundle: the namespaces' specs come first, in a small query, so the clusters are
+  // connected to and read while the server assembles every resource file for the full one.
+  // The full query is sent once the small one is answered: a server answers in turn, and
+  // would otherwise assemble the resources first. Until the run awaits them, failures of
+  // the full query and the settings are left for later.
+  settings.catch(() => {});
+  ctx.log.debug(
+    `bundle ${gql.sha.slice(0, 12)}: reading the clusters while the resources are being answered`,
+  );
+  const { namespaces: specsAnswer } = await gql.query(OpenshiftResourcesNamespaceSpecsDocument);
+  const early = selectNamespaces(specsAnswer ?? [], filter);
+  if (early.length === 0) return nothingToDo();
+  const full = answer.fetch();
+  full.catch(() => {});
+  const clusters = await clusterMapOf(early);
+  const {
+    specs,
+    namespaces: readable,
+    errors,
+  } = specsForNamespaces(early, clusters, config.overrideManagedTypes);
+  for (const e of errors) ctx.errors.register(e.scope, e.message);
+  const desired = (async () => {
+    const { namespaces, kept: answerKept } = await full;
+    const selected = selectNamespaces(namespaces, filter);
+    // One bundle answers both queries alike; anything else would plan one bundle's objects
+    // against another's specs.
+    if (!sameSelection(early, selected)) {
+      throw new QontractError(
+        `app-interface bundle ${gql.sha} answered the namespaces differently to two queries of the run; nothing was changed`,
+      );
+    }
+    const wanted = new Set(readable.map(selectionKey));
+    const kept = selected.filter((s) => wanted.has(selectionKey(s)));
+    const loaded = await loadResourceFiles(ctx, kept, config);
+    try {
+      return await desiredResources(ctx, kept, config, await buildOptions(loaded, answerKept));
+    } finally {
+      loaded?.close();
+    }
+  })();
+  // The engine awaits it; a failure before then is its (the run fails, nothing is deleted).
+  desired.catch(() => {});
+  return state(clusters, specs, desired);
 }
 
 /** More threads than this only cost memory: each has a heap of its own. */
@@ -245,13 +317,17 @@ const answers = new Map<string, { key: string; namespaces: readonly NamespaceDat
  * so a run pinned to the bundle of the previous run (loop mode, unchanged
  * app-interface) reuses its decoded answer instead of downloading, decoding and
  * checking the largest query again. Never when the bundle is not known (no
- * `--gql-sha-url`) or the queried schemas are to be dumped.
+ * `--gql-sha-url`) or the queried schemas are to be dumped. `reused` is known
+ * at once; `fetch()` sends the query when the answer is not reused.
  */
-async function namespacesOf(
+function namespacesOf(
   ctx: RunContext,
   gql: GqlClient,
   config: PipelineConfig,
-): Promise<{ namespaces: readonly NamespaceData[]; reused: boolean; kept: boolean }> {
+): {
+  reused: boolean;
+  fetch: () => Promise<{ namespaces: readonly NamespaceData[]; reused: boolean; kept: boolean }>;
+} {
   const reusable =
     gql.sha !== undefined &&
     !ctx.globals.dumpSchemas &&
@@ -260,33 +336,36 @@ async function namespacesOf(
   const key = `${gql.sha}\u0000${ctx.integration}\u0000${ctx.globals.validateSchemas}`;
   const last = answers.get(config.identity);
   if (reusable && last?.key === key) {
-    return { namespaces: last.namespaces, reused: true, kept: true };
+    const namespaces = last.namespaces;
+    return {
+      reused: true,
+      fetch: async () => ({ namespaces, reused: true, kept: true }),
+    };
   }
-  const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
-  if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
-  else answers.delete(config.identity);
-  return { namespaces: namespaces ?? [], reused: false, kept: reusable };
+  const fetch = async () => {
+    const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
+    if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
+    else answers.delete(config.identity);
+    return { namespaces: namespaces ?? [], reused: false, kept: reusable };
+  };
+  return { reused: false, fetch };
+}
+
+interface DesiredOptions {
+  readonly repoUrl: string;
+  readonly concurrency: number;
+  readonly bundleSha: string | undefined;
+  /** Resource files loading on worker threads (closed when the build ends). */
+  readonly loaded: LoadedTexts | undefined;
+  /** The answer is kept for the next run: so is the order of its items. */
+  readonly rememberOrder: boolean;
 }
 
 async function desiredResources(
   ctx: RunContext,
   namespaces: readonly SelectedNamespace[],
   config: PipelineConfig,
-  {
-    repoUrl,
-    concurrency,
-    bundleSha,
-    loaded,
-    rememberOrder,
-  }: {
-    repoUrl: string;
-    concurrency: number;
-    bundleSha: string | undefined;
-    /** Resource files loading on worker threads (closed when the build ends). */
-    loaded: LoadedTexts | undefined;
-    /** The answer is kept for the next run: so is the order of its items. */
-    rememberOrder: boolean;
-  },
+  { repoUrl, concurrency, bundleSha, loaded, rememberOrder }: DesiredOptions,
 ): Promise<DesiredResource[]> {
   const render = config.render(ctx);
   // QONTRACT_DESIRED_CACHE=off builds everything on every run (a comparison, a suspicion).

@@ -6,12 +6,12 @@ import {
   isClusterProblem,
   KindNotFoundError,
 } from '@qontract/openshift';
-import type { SelectedNamespace } from './model.ts';
+import type { NamespaceSpecData, SelectedNamespace } from './model.ts';
 
-export interface SpecsResult {
+export interface SpecsResult<S> {
   readonly specs: CurrentStateSpec[];
   /** Namespaces whose kinds could be fetched (the others were skipped with an error). */
-  readonly namespaces: SelectedNamespace[];
+  readonly namespaces: S[];
   readonly errors: Array<{ scope: string; message: string }>;
 }
 
@@ -24,14 +24,14 @@ export interface SpecsResult {
  * skipped (CRDs may come in the same change). Names or overrides for a kind
  * that is not managed are a configuration error that stops the run.
  */
-export function specsForNamespaces(
-  selected: readonly SelectedNamespace[],
+export function specsForNamespaces<S extends SelectedNamespace<NamespaceSpecData>>(
+  selected: readonly S[],
   clusters: ClusterMap,
   overrideManagedTypes?: readonly string[],
-): SpecsResult {
+): SpecsResult<S> {
   const specs: CurrentStateSpec[] = [];
-  const kept: SelectedNamespace[] = [];
-  const errors: SpecsResult['errors'] = [];
+  const kept: S[] = [];
+  const errors: SpecsResult<S>['errors'] = [];
   for (const sel of selected) {
     const ns = sel.namespace;
     const cluster = ns.cluster.name;

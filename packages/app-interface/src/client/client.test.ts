@@ -243,6 +243,19 @@ describe('helpers', () => {
     expect((await appInterfaceSettings(none)).vault).toBe(false);
   });
 
+  it('asks a client for the settings once, however often a run reads them', async () => {
+    const transport = fakeTransport({ AppInterfaceSettings: settings([], true) });
+    const gql = await createGqlClient(config, globals, undefined, silentLogger(), { transport });
+    const [a, b] = await Promise.all([appInterfaceSettings(gql), appInterfaceSettings(gql)]);
+    expect(b).toBe(a);
+    expect(await appInterfaceSettings(gql)).toBe(a);
+    expect(transport.asked.filter((o) => o === 'AppInterfaceSettings')).toHaveLength(1);
+    // Another client (the next run) asks again.
+    const next = await createGqlClient(config, globals, undefined, silentLogger(), { transport });
+    await appInterfaceSettings(next);
+    expect(transport.asked.filter((o) => o === 'AppInterfaceSettings')).toHaveLength(2);
+  });
+
   it('getResource wants exactly one resource and skips schema validation', async () => {
     const gql = await createGqlClient(config, globals, 'openshift-namespaces', silentLogger(), {
       transport: fakeTransport({

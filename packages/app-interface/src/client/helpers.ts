@@ -29,11 +29,27 @@ export interface AppInterfaceSettings {
   readonly hashLength: number | undefined;
 }
 
+/** The settings each client (one per run) was answered, or is being answered. */
+const settingsOf = new WeakMap<GqlClient, Promise<AppInterfaceSettings>>();
+
 /**
  * The `app_interface_settings_v1` datafile. Without one, secrets come from
- * config.toml, as the original's `SecretReader(settings=None)` does.
+ * config.toml, as the original's `SecretReader(settings=None)` does. Asked
+ * once per client: a run reads the settings in several places (its secrets,
+ * its integration), and a later query would wait behind the run's large ones
+ * at a server that answers in turn.
  */
-export async function appInterfaceSettings(gql: GqlClient): Promise<AppInterfaceSettings> {
+export function appInterfaceSettings(gql: GqlClient): Promise<AppInterfaceSettings> {
+  let settings = settingsOf.get(gql);
+  if (!settings) {
+    settings = readSettings(gql);
+    settingsOf.set(gql, settings);
+    settings.catch(() => settingsOf.delete(gql));
+  }
+  return settings;
+}
+
+async function readSettings(gql: GqlClient): Promise<AppInterfaceSettings> {
   const { settings } = await gql.query(AppInterfaceSettingsDocument);
   const first = settings?.[0];
   if (!first) {

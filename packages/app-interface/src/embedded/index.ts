@@ -29,10 +29,7 @@ export {
   collectBundlePair,
 } from './read-directory.ts';
 
-export {
-  type BundleServer,
-  startBundleServer,
-} from './server.ts';
+export { startBundleServer } from './server.ts';
 
 export type * from './types.ts';
 export { validateBundle, validateBundleInSlices } from './validate.ts';
