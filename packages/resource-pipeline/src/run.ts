@@ -139,6 +139,7 @@ async function preparePipeline(
   opts: PipelineOptions,
   config: PipelineConfig,
 ): Promise<WatchedState | undefined> {
+  const readSpecsFirst = specsFirst(ctx);
   const gql = await ctx.client(gqlClient);
   const filter: NamespaceFilter = {
     isInShard: ctx.isInShard,
@@ -188,8 +189,9 @@ async function preparePipeline(
     return undefined;
   };
 
-  if (answer.reused || gql.sha === undefined) {
-    // One query: the previous run's answer, or a bundle not pinned (two queries could see two).
+  if (answer.reused || gql.sha === undefined || !readSpecsFirst) {
+    // One query: the previous run's answer, a bundle not pinned (two queries could see two),
+    // or the default (see specsFirst).
     const [{ namespaces, reused, kept: answerKept }] = await Promise.all([
       answer.fetch(),
       settings,
@@ -216,11 +218,11 @@ async function preparePipeline(
     }
   }
 
-  // A pinned bundle: the namespaces' specs come first, in a small query, so the clusters are
-  // connected to and read while the server assembles every resource file for the full one.
-  // The full query is sent once the small one is answered: a server answers in turn, and
-  // would otherwise assemble the resources first. Until the run awaits them, failures of
-  // the full query and the settings are left for later.
+  // QONTRACT_SPECS_FIRST=on and a pinned bundle: the namespaces' specs come first, in a small
+  // query, so the clusters are connected to and read while the server assembles every
+  // resource file for the full one. The full query is sent once the small one is answered: a
+  // server answers in turn, and would otherwise assemble the resources first. Until the run
+  // awaits them, failures of the full query and the settings are left for later.
   settings.catch(() => {});
   ctx.log.debug(
     `bundle ${gql.sha.slice(0, 12)}: reading the clusters while the resources are being answered`,
@@ -259,6 +261,23 @@ async function preparePipeline(
   // The engine awaits it; a failure before then is its (the run fails, nothing is deleted).
   desired.catch(() => {});
   return state(clusters, specs, desired);
+}
+
+/**
+ * `QONTRACT_SPECS_FIRST=on`: on a pinned bundle, read the namespaces' specs
+ * first and the clusters while the server answers the full namespaces query.
+ * Off by default: the lists and the full answer then sit in memory together
+ * (about 100 MiB more peak RSS at 50,000 objects), and the run gains only
+ * where the server and the clusters have CPU of their own (docs/benchmarks.md).
+ */
+function specsFirst(ctx: RunContext): boolean {
+  const value = ctx.env.vars.QONTRACT_SPECS_FIRST || 'off';
+  if (value !== 'on' && value !== 'off') {
+    throw new QontractError(
+      `QONTRACT_SPECS_FIRST must be 'on' or 'off', got ${JSON.stringify(value)}`,
+    );
+  }
+  return value === 'on';
 }
 
 /** More threads than this only cost memory: each has a heap of its own. */

@@ -147,7 +147,7 @@ describe('openshift-resources end to end', () => {
     expect(invalid.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('with a pinned bundle, reads the clusters while the server still answers the resources', async () => {
+  it('QONTRACT_SPECS_FIRST=on: with a pinned bundle, reads the clusters while the server still answers the resources', async () => {
     const env = await start({ namespaces: true });
     const { server, configPath, appInterfaceDir } = env;
     const bundle = await startBundleServer(await loadEmbeddedEngine(appInterfaceDir), {
@@ -200,12 +200,22 @@ describe('openshift-resources end to end', () => {
     // Not the local run's answer again (same bundle, same process): the server is asked.
     const remote = await runQontractReconcile(
       ['--config', remoteConfig, '--dry-run', 'openshift-resources'],
-      { QONTRACT_DESIRED_CACHE: 'off' },
+      { QONTRACT_DESIRED_CACHE: 'off', QONTRACT_SPECS_FIRST: 'on' },
     );
     expect(remote.code).toBe(0);
     expect(listsBeforeAnswer).toBeGreaterThan(0);
     expect(planLines(remote)).toEqual(planLines(local));
     expect(server.mutatingRequests()).toEqual([]);
+
+    const invalid = await runQontractReconcile(
+      ['--config', remoteConfig, '--dry-run', 'openshift-resources'],
+      { QONTRACT_DESIRED_CACHE: 'off', QONTRACT_SPECS_FIRST: 'yes' },
+    );
+    expect(invalid.code).toBe(1);
+    expect(messages(invalid, 50)).toContain(
+      "QONTRACT_SPECS_FIRST must be 'on' or 'off', got \"yes\"",
+    );
+    expect(invalid.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('deletes a removed resource only when it is ours; a render error fails the run and deletes nothing', async () => {
