@@ -1,5 +1,10 @@
 import { hash } from 'node:crypto';
-import { appInterfaceSettings, type GqlClient, gqlClient } from '@qontract/app-interface';
+import {
+  type AppInterfaceSettings,
+  appInterfaceSettings,
+  type GqlClient,
+  gqlClient,
+} from '@qontract/app-interface';
 import { commonOptions, errorMessage, QontractError, type RunContext } from '@qontract/core';
 import {
   appInterfaceBundle,
@@ -150,11 +155,12 @@ async function preparePipeline(
   };
   const answer = namespacesOf(ctx, gql, config);
   const settings = appInterfaceSettings(gql);
-  const buildOptions = async (
+  const buildOptions = (
+    resolved: AppInterfaceSettings,
     loaded: LoadedTexts | undefined,
     rememberOrder: boolean,
-  ): Promise<DesiredOptions> => ({
-    repoUrl: (await settings).repoUrl || DEFAULT_REPO_URL,
+  ): DesiredOptions => ({
+    repoUrl: resolved.repoUrl || DEFAULT_REPO_URL,
     concurrency: opts.threadPoolSize,
     bundleSha: gql.sha,
     loaded,
@@ -192,7 +198,7 @@ async function preparePipeline(
   if (answer.reused || gql.sha === undefined || !readSpecsFirst) {
     // One query: the previous run's answer, a bundle not pinned (two queries could see two),
     // or the default (see specsFirst).
-    const [{ namespaces, reused, kept: answerKept }] = await Promise.all([
+    const [{ namespaces, kept: answerKept }, resolved] = await Promise.all([
       answer.fetch(),
       settings,
     ]);
@@ -200,7 +206,7 @@ async function preparePipeline(
     if (selected.length === 0) return nothingToDo();
     // Started first: the files load on worker threads while the clusters are discovered and read.
     // The answer of the previous run: its files were built then (the broken few fail here again).
-    const loaded = reused ? undefined : await loadResourceFiles(ctx, selected, config);
+    const loaded = answer.reused ? undefined : await loadResourceFiles(ctx, selected, config);
     try {
       const clusters = await clusterMapOf(selected);
       const {
@@ -210,7 +216,12 @@ async function preparePipeline(
       } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
       for (const e of errors) ctx.errors.register(e.scope, e.message);
       // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-      const desired = desiredResources(ctx, kept, config, await buildOptions(loaded, answerKept));
+      const desired = desiredResources(
+        ctx,
+        kept,
+        config,
+        buildOptions(resolved, loaded, answerKept),
+      );
       return state(clusters, specs, desired);
     } catch (e) {
       loaded?.close();
@@ -240,7 +251,7 @@ async function preparePipeline(
   } = specsForNamespaces(early, clusters, config.overrideManagedTypes);
   for (const e of errors) ctx.errors.register(e.scope, e.message);
   const desired = (async () => {
-    const { namespaces, kept: answerKept } = await full;
+    const [{ namespaces, kept: answerKept }, resolved] = await Promise.all([full, settings]);
     const selected = selectNamespaces(namespaces, filter);
     // One bundle answers both queries alike; anything else would plan one bundle's objects
     // against another's specs.
@@ -251,12 +262,9 @@ async function preparePipeline(
     }
     const wanted = new Set(readable.map(selectionKey));
     const kept = selected.filter((s) => wanted.has(selectionKey(s)));
+    // The build closes what loads the files.
     const loaded = await loadResourceFiles(ctx, kept, config);
-    try {
-      return await desiredResources(ctx, kept, config, await buildOptions(loaded, answerKept));
-    } finally {
-      loaded?.close();
-    }
+    return desiredResources(ctx, kept, config, buildOptions(resolved, loaded, answerKept));
   })();
   // The engine awaits it; a failure before then is its (the run fails, nothing is deleted).
   desired.catch(() => {});
@@ -345,7 +353,7 @@ function namespacesOf(
   config: PipelineConfig,
 ): {
   reused: boolean;
-  fetch: () => Promise<{ namespaces: readonly NamespaceData[]; reused: boolean; kept: boolean }>;
+  fetch: () => Promise<{ namespaces: readonly NamespaceData[]; kept: boolean }>;
 } {
   const reusable =
     gql.sha !== undefined &&
@@ -358,14 +366,14 @@ function namespacesOf(
     const namespaces = last.namespaces;
     return {
       reused: true,
-      fetch: async () => ({ namespaces, reused: true, kept: true }),
+      fetch: async () => ({ namespaces, kept: true }),
     };
   }
   const fetch = async () => {
     const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
     if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
     else answers.delete(config.identity);
-    return { namespaces: namespaces ?? [], reused: false, kept: reusable };
+    return { namespaces: namespaces ?? [], kept: reusable };
   };
   return { reused: false, fetch };
 }

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { errorMessage, type SecretReader, type SecretRef } from '@qontract/core';
 import pLimit from 'p-limit';
 import type { ApiResourceCatalog } from './api-resources.ts';
 import {
   type ClusterConnection,
+  credentialId,
   KubeClient,
   type KubeClientOptions,
   RequestAbortedError,
@@ -118,12 +118,11 @@ export class KeptClusters {
 
   /** The key of a connection: the token only as a hash. */
   static keyOf(connection: ClusterConnection, privileged: boolean): string {
-    const credential = createHash('sha256').update(connection.token).digest('hex');
     return [
       connection.name,
       privileged ? 'admin' : 'user',
       connection.server,
-      credential,
+      credentialId(connection),
       connection.insecureSkipTLSVerify ? 'insecure' : 'verify',
       connection.caData ?? '',
     ].join('\u0000');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
@@ -57,6 +58,11 @@ export function warmUpClusterClients(): void {
 
 /** undici (fetch's, and client-node's) publishes here when a request's body is on the wire. */
 const SENT_CHANNEL = 'undici:request:bodySent';
+
+/** A short stand-in for a connection's token in keys (caches, kept clients): never the token. */
+export function credentialId(connection: ClusterConnection): string {
+  return createHash('sha256').update(connection.token).digest('hex').slice(0, 16);
+}
 
 /** Everything needed to talk to one cluster as one identity. */
 export interface ClusterConnection {

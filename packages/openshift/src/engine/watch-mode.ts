@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { errorMessage, type Logger, type RunContext, sleep } from '@qontract/core';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { type ApiResource, KindNotFoundError } from '../cluster/api-resources.ts';
 import { type ClusterHandle, isClusterProblem, type KeptClusters } from '../cluster/cluster-map.ts';
 import { keepClustersBetweenRuns } from '../cluster/for-run.ts';
-import { KubeApiError, KubeClient, type KubeObject } from '../cluster/kube-client.ts';
+import { credentialId, KubeApiError, KubeClient, type KubeObject } from '../cluster/kube-client.ts';
 import { type CacheEvent, WatchCache } from '../cluster/watch-cache.ts';
 import type { InventoryItem } from '../inventory/index.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
@@ -664,12 +663,11 @@ function cacheKey(
   namespace: string | undefined,
 ): string {
   const connection = handle.client.connection;
-  const credential = createHash('sha256').update(connection.token).digest('hex').slice(0, 16);
   return [
     integration,
     cluster,
     connection.server,
-    credential,
+    credentialId(connection),
     resource.group,
     resource.version,
     resource.name,
