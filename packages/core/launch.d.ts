@@ -26,6 +26,32 @@ export declare function decideHeapSize(input: HeapSizeInput): {
   readonly reason: string;
 };
 
+/** The environment variable that turns the collector's tuning off (`off`) or on (`on`, the default). */
+export declare const GC_TUNING_ENV: 'QONTRACT_GC_TUNING';
+
+/** The collector flags the launcher adds, each unless node was given it. */
+export declare const GC_FLAGS: readonly string[];
+
+/** The first line of every command's bin: `#!/usr/bin/env -S node` with GC_FLAGS. */
+export declare const SHEBANG: string;
+
+/** The collector flags to add (those of GC_FLAGS not given), and why. Throws on a bad setting. */
+export declare function decideGcTuning(input: {
+  readonly nodeOptions?: string | undefined;
+  readonly execArgv?: readonly string[];
+  /** QONTRACT_GC_TUNING: `on` (default) or `off`. */
+  readonly setting?: string | undefined;
+}): { readonly flags: string[]; readonly reason: string };
+
+/**
+ * Every V8 flag the launcher adds for `env` (default process.env) and node's
+ * `execArgv`: the heap size, then the collector's tuning. Throws on a bad setting.
+ */
+export declare function launchFlags(
+  env?: Readonly<Record<string, string | undefined>>,
+  execArgv?: readonly string[],
+): string[];
+
 /** The memory limit of this process's cgroup in bytes, or `undefined` when there is none. */
 export declare function readContainerMemoryLimit(
   root?: string,

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16 --heap-growing-percent=30
 import { fileURLToPath } from 'node:url';
 import { launch } from '@qontract/core/launch';
 

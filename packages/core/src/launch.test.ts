@@ -1,9 +1,26 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  globSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decideHeapSize, heapSizeForMemoryLimit, readContainerMemoryLimit } from '../launch.js';
+import {
+  decideGcTuning,
+  decideHeapSize,
+  GC_FLAGS,
+  heapSizeForMemoryLimit,
+  launchFlags,
+  readContainerMemoryLimit,
+  SHEBANG,
+} from '../launch.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -88,6 +105,74 @@ function cgroupTree(name: string, files: Record<string, string>): string {
   }
   return root;
 }
+
+describe('decideGcTuning', () => {
+  it('adds the collector flags by default', () => {
+    expect(decideGcTuning({}).flags).toEqual([...GC_FLAGS]);
+    expect(GC_FLAGS).toEqual(['--max-semi-space-size=16', '--heap-growing-percent=30']);
+    expect(decideGcTuning({ setting: 'on', nodeOptions: '--enable-source-maps' }).flags).toEqual([
+      ...GC_FLAGS,
+    ]);
+  });
+
+  it('keeps each flag node was given, in either spelling', () => {
+    expect(decideGcTuning({ nodeOptions: '--max_semi_space_size 32' }).flags).toEqual([
+      '--heap-growing-percent=30',
+    ]);
+    expect(decideGcTuning({ execArgv: ['--heap-growing-percent=80'] }).flags).toEqual([
+      '--max-semi-space-size=16',
+    ]);
+    expect(
+      decideGcTuning({ execArgv: ['--max-semi-space-size=8', '--heap_growing_percent=10'] }),
+    ).toEqual({ flags: [], reason: 'collector flags given' });
+    // A longer option with the same start is not the same option.
+    expect(decideGcTuning({ nodeOptions: '--max-semi-space-size-foo=1' }).flags).toEqual([
+      ...GC_FLAGS,
+    ]);
+  });
+
+  it('adds nothing with QONTRACT_GC_TUNING=off and refuses other values', () => {
+    expect(decideGcTuning({ setting: 'off' })).toEqual({
+      flags: [],
+      reason: 'QONTRACT_GC_TUNING=off',
+    });
+    expect(() => decideGcTuning({ setting: 'yes' })).toThrow(
+      'QONTRACT_GC_TUNING must be "on" or "off", got "yes"',
+    );
+  });
+
+  it('launchFlags: the heap size first, then the collector flags', () => {
+    expect(launchFlags({ QONTRACT_MAX_OLD_SPACE_MB: '300' }, [])).toEqual([
+      '--max-old-space-size=300',
+      ...GC_FLAGS,
+    ]);
+    expect(launchFlags({ QONTRACT_MAX_OLD_SPACE_MB: '0', QONTRACT_GC_TUNING: 'off' }, [])).toEqual(
+      [],
+    );
+    expect(launchFlags({ QONTRACT_MAX_OLD_SPACE_MB: '0' }, [...GC_FLAGS])).toEqual([]);
+  });
+});
+
+describe('the commands of this repository', () => {
+  it('start node with the collector flags on their first line', () => {
+    const root = join(import.meta.dirname, '../../..');
+    const bins = globSync('{packages,tools}/*/bin/*.js', { cwd: root }).filter((f) =>
+      readFileSync(join(root, f), 'utf8').includes('@qontract/core/launch'),
+    );
+    expect(bins.sort()).toEqual([
+      'packages/cli/bin/qontract-reconcile.js',
+      'packages/cli/bin/run-integration.js',
+      'tools/bundle/bin/qontract-bundle.js',
+      'tools/mr-check/bin/qontract-mr-check.js',
+    ]);
+    for (const f of bins) {
+      expect(readFileSync(join(root, f), 'utf8').split('\n')[0], f).toBe(SHEBANG);
+    }
+    expect(SHEBANG).toBe(
+      '#!/usr/bin/env -S node --max-semi-space-size=16 --heap-growing-percent=30',
+    );
+  });
+});
 
 describe('readContainerMemoryLimit', () => {
   it('reads cgroup v2 memory.max of the container (cgroup namespace: the root)', () => {
@@ -191,6 +276,60 @@ export default async function main() {
     // heap_size_limit adds the young generation to the old space.
     expect(seen.heapLimitMiB).toBeGreaterThanOrEqual(200);
     expect(seen.heapLimitMiB).toBeLessThan(200 + 256);
+  });
+
+  it('re-executes node in place with the collector flags, once; QONTRACT_GC_TUNING=off leaves node as it is', async () => {
+    const r = run({ QONTRACT_MAX_OLD_SPACE_MB: '200' });
+    const seen = await r.firstLine;
+    expect(await r.exited).toBe(0);
+    expect(seen.execArgv).toEqual(['--max-old-space-size=200', ...GC_FLAGS]);
+    expect(seen.pid).toBe(r.child.pid);
+    // heap_size_limit is the old space plus three semi-spaces: 16 MiB ones here, 64 MiB by default.
+    expect(seen.heapLimitMiB - 200).toBeLessThanOrEqual(3 * 16);
+    const off = run({ QONTRACT_MAX_OLD_SPACE_MB: '200', QONTRACT_GC_TUNING: 'off' });
+    const untuned = await off.firstLine;
+    expect(untuned.execArgv).toEqual(['--max-old-space-size=200']);
+    expect(untuned.heapLimitMiB - 200).toBeGreaterThan(3 * 16);
+    expect(await off.exited).toBe(0);
+    const none = run({ QONTRACT_MAX_OLD_SPACE_MB: '0', QONTRACT_GC_TUNING: 'off' });
+    expect((await none.firstLine).execArgv).toEqual([]);
+    expect(await none.exited).toBe(0);
+    const bad = run({ QONTRACT_GC_TUNING: 'maybe' });
+    bad.firstLine.catch(() => {});
+    expect(await bad.exited).toBe(1);
+    expect(bad.output().stderr).toContain('test-bin: QONTRACT_GC_TUNING must be "on" or "off"');
+  });
+
+  it('starts node once with the collector flags when the bin is run through its first line; `node bin` starts it twice', async () => {
+    const shebangBin = join(dir, 'shebang-bin.mjs');
+    writeFileSync(shebangBin, `${SHEBANG}\n${readFileSync(bin, 'utf8')}`);
+    chmodSync(shebangBin, 0o755);
+    const count = async (command: string, args: string[]) => {
+      const boots = join(dir, `boots-${Math.random()}`);
+      const child = spawn(command, args, {
+        env: {
+          ...process.env,
+          // Node 24 first on PATH, as npm scripts and the image have it.
+          PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+          NODE_OPTIONS: `--import data:text/javascript,${encodeURIComponent(
+            `import { appendFileSync } from 'node:fs'; appendFileSync(${JSON.stringify(boots)}, 'boot\\n');`,
+          )}`,
+          QONTRACT_MAX_OLD_SPACE_MB: '0',
+          QONTRACT_GC_TUNING: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).toBe(0);
+      return {
+        boots: readFileSync(boots, 'utf8').split('\n').filter(Boolean).length,
+        execArgv: (JSON.parse(stdout.split('\n')[0]!) as { execArgv: string[] }).execArgv,
+      };
+    };
+    expect(await count(shebangBin, [])).toEqual({ boots: 1, execArgv: [...GC_FLAGS] });
+    expect(await count(process.execPath, [bin])).toEqual({ boots: 2, execArgv: [...GC_FLAGS] });
   });
 
   it('keeps an explicit NODE_OPTIONS --max-old-space-size', async () => {

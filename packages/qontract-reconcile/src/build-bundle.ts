@@ -3,8 +3,9 @@
  * `bundle/` (gitignored), the only code this package ships.
  *
  * Per command two files: `<command>.mjs`, the Node-version launcher of
- * `@qontract/core/launch` (it re-executes under a heap sized for the pod's
- * memory limit, so it must stay small: in a pod it is loaded twice), and
+ * `@qontract/core/launch` (its first line starts node with the collector's
+ * flags; it re-executes under a heap sized for the pod's memory limit, so it
+ * must stay small: in a pod it is loaded twice), and
  * `<command>.main.mjs`, everything the command runs. Code shared by the
  * commands and modules imported lazily (the AWS SDK of the S3 state store)
  * become chunks beside them, so a start-up parses only what it uses. All
@@ -16,6 +17,7 @@ import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SHEBANG } from '@qontract/core/launch';
 import { build, type Plugin } from 'esbuild';
 
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
@@ -47,7 +49,7 @@ const launchers: Plugin = {
         loader: 'js',
         resolveDir: PACKAGE_DIR,
         contents: [
-          '#!/usr/bin/env node',
+          SHEBANG,
           "import { fileURLToPath } from 'node:url';",
           `import { launch } from ${JSON.stringify(LAUNCH)};`,
           `await launch(fileURLToPath(new URL('./${command}.main.mjs', import.meta.url)), 'default', ${JSON.stringify(command)});`,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { launchFlags } from '@qontract/core/launch';
 import type { ChildMeasurement, ChildTask } from './child-tasks.ts';
 
 const CHILD = join(import.meta.dirname, 'child.ts');
@@ -15,10 +16,13 @@ export function measureInChild(
   task: ChildTask,
   options: MeasureOptions = {},
 ): Promise<ChildMeasurement> {
-  const nodeArgs = options.cpuProfileDir
+  const profile = options.cpuProfileDir
     ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir]
     : [];
-  const child = spawn(process.execPath, [...nodeArgs, CHILD, JSON.stringify(task)], {
+  // The V8 flags a command's launcher would give it (collector tuning; a heap
+  // size in a container with a memory limit), so the child measures what runs.
+  const launcher = launchFlags({ ...process.env, NODE_OPTIONS: '' }, []);
+  const child = spawn(process.execPath, [...launcher, ...profile, CHILD, JSON.stringify(task)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     // The parent's event loop serves the simulated clusters; the child must not inherit --inspect etc.
     env: { ...process.env, NODE_OPTIONS: '' },

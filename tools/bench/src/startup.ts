@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { createScaleEnvironment } from './environment.ts';
 import { REPO_ROOT } from './tree.ts';
 
@@ -149,9 +149,17 @@ async function timedRun(
   const probe = join(probeDir, 'probe.json');
   await rm(probe, { force: true });
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', PROBE, bin, ...args], {
+  // The bin itself, as a user or a pod starts it: its first line starts the
+  // `node` found first on PATH (this Node 24) with the collector's flags.
+  const child = spawn(bin, args, {
     stdio: 'ignore',
-    env: { ...process.env, NODE_OPTIONS: '', LOG_FORMAT: 'json', QR_STARTUP_PROBE: probe },
+    env: {
+      ...process.env,
+      PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+      NODE_OPTIONS: `--import ${PROBE}`,
+      LOG_FORMAT: 'json',
+      QR_STARTUP_PROBE: probe,
+    },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
   const ms = performance.now() - started;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { launchFlags } from '@qontract/core/launch';
 import { parseArgsStringToArgv } from 'string-argv';
 import { z } from 'zod';
 import type { PrCheck } from './select.ts';
@@ -124,11 +125,21 @@ export function actionOfLine(msg: string): PlannedAction | null {
 export async function runChild(pr: PrCheck, options: ChildRunOptions): Promise<ChildResult> {
   const argv = integrationArgv(pr, options);
   const started = performance.now();
-  const child = spawn(process.execPath, [options.bin ?? QONTRACT_RECONCILE_BIN, ...argv], {
-    env: options.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  // With the flags its launcher would add, so that node does not start twice;
+  // on a bad setting none, and the child's launcher says what is wrong.
+  let flags: string[] = [];
+  try {
+    flags = launchFlags(options.env, []);
+  } catch {}
+  const child = spawn(
+    process.execPath,
+    [...flags, options.bin ?? QONTRACT_RECONCILE_BIN, ...argv],
+    {
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
+  );
   // A hanging integration must not hold the check: SIGTERM lets it stop
   // cleanly (our CLI aborts what it waits on), SIGKILL ends a blocked one.
   let timedOut = false;
