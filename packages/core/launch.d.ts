@@ -44,6 +44,16 @@ export declare function decideGcTuning(input: {
 }): { readonly flags: string[]; readonly reason: string };
 
 /**
+ * Node's options for the run: `execArgv` (default process.execArgv) without the
+ * collector flags that must not apply (QONTRACT_GC_TUNING=off, or an option
+ * NODE_OPTIONS gives), then what launchFlags adds. Throws on a bad setting.
+ */
+export declare function launchExecArgv(
+  env?: Readonly<Record<string, string | undefined>>,
+  execArgv?: readonly string[],
+): string[];
+
+/**
  * Every V8 flag the launcher adds for `env` (default process.env) and node's
  * `execArgv`: the heap size, then the collector's tuning. Throws on a bad setting.
  */

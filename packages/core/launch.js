@@ -35,8 +35,9 @@ const MIB = 2 ** 20;
 const HEAP_SHARE = 0.75;
 /**
  * Memory kept outside the old space: the young generation (Node 24 on x64
- * reports a heap_size_limit 192 MiB above the old-space size), code, sockets,
- * TLS and other native buffers. A
+ * reports a heap_size_limit 192 MiB above the old-space size by default, 48 MiB
+ * with GC_FLAGS' 16 MiB semi-spaces), code, sockets, TLS and other native
+ * buffers. Kept as measured before GC_FLAGS, on the safe side. A
  * looping run-integration was seen at about 377 MiB of RSS under a 160 MiB
  * old-space cap (issue 12): some 220 MiB outside the old space.
  */
@@ -114,10 +115,11 @@ export const GC_TUNING_ENV = 'QONTRACT_GC_TUNING';
 /**
  * V8 flags for the collector, each added unless node was given it. Measured on a
  * cold openshift-resources run of 50,000 objects (docs/benchmarks.md, "Memory
- * of a cold run, round 3"): without them Node 24 gives the young generation two
- * 64 MiB semi-spaces and lets the old generation grow to several times what
- * stays alive, so the peak RSS was 540-600 MiB for about 200 MiB of live heap;
- * with them 415-455 MiB, at the same CPU time.
+ * of a full reconcile, round 3"): without them Node 24 gives the young
+ * generation two 64 MiB semi-spaces and lets the old generation grow to
+ * several times what stays alive, so the peak RSS was 540-600 MiB for about
+ * 200 MiB of live heap; with them 415-455 MiB, at the same CPU time (loops that
+ * keep caches between runs pay for more full collections, see the docs).
  * - `--max-semi-space-size=16`: the young generation of Node 20 (16 MiB
  *   semi-spaces). Larger ones only hold more garbage and more not-yet-freed
  *   network buffers between scavenges.
@@ -155,11 +157,33 @@ export function decideGcTuning(input) {
 }
 
 /**
+ * Node's options for the run: `execArgv` without the collector flags that must
+ * not apply, then what launchFlags adds. A bin's first line gives GC_FLAGS on
+ * node's command line, where they win over NODE_OPTIONS; they are taken back
+ * with QONTRACT_GC_TUNING=off, and each one whose option NODE_OPTIONS gives
+ * (the user's value applies). The launcher starts node again when the result
+ * differs from the options it was started with. Throws on a bad setting.
+ *
+ * @param {Readonly<Record<string, string | undefined>>} [env]
+ * @param {readonly string[]} [execArgv]
+ * @returns {string[]}
+ */
+export function launchExecArgv(env = process.env, execArgv = process.execArgv) {
+  const off = decideGcTuning({ setting: env[GC_TUNING_ENV] }).flags.length === 0;
+  const nodeOptions = [env.NODE_OPTIONS ?? ''];
+  const kept = execArgv.filter(
+    (a) => !GC_FLAGS.includes(a) || !(off || givenOption(a, nodeOptions)),
+  );
+  return [...kept, ...launchFlags(env, kept)];
+}
+
+/**
  * Every V8 flag the launcher adds for this environment: the heap size
  * (decideHeapSize) and the collector's tuning (decideGcTuning). The benchmarks
- * start their measured processes with these too. Throws on a bad setting.
+ * and the MR check start their child processes with these (`execArgv` empty).
+ * Throws on a bad setting.
  *
- * @param {NodeJS.ProcessEnv} [env]
+ * @param {Readonly<Record<string, string | undefined>>} [env]
  * @param {readonly string[]} [execArgv]
  * @returns {string[]}
  */
@@ -224,9 +248,9 @@ function readText(file) {
  * the error printed when no suitable Node exists.
  */
 export async function launch(entry, exportName, program = 'qontract-reconcile') {
-  let flags;
+  let execArgv;
   try {
-    flags = launchFlags();
+    execArgv = launchExecArgv();
   } catch (e) {
     console.error(`${program}: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
@@ -239,16 +263,11 @@ export async function launch(entry, exportName, program = 'qontract-reconcile') 
       );
       process.exit(1);
     }
-    await reexec(node, [...flags, process.argv[1], ...process.argv.slice(2)]);
+    await reexec(node, [...execArgv, process.argv[1], ...process.argv.slice(2)]);
     return;
   }
-  if (flags.length > 0) {
-    await reexec(process.execPath, [
-      ...process.execArgv,
-      ...flags,
-      process.argv[1],
-      ...process.argv.slice(2),
-    ]);
+  if (execArgv.join('\0') !== process.execArgv.join('\0')) {
+    await reexec(process.execPath, [...execArgv, process.argv[1], ...process.argv.slice(2)]);
     return;
   }
   // The compiled code of the modules is kept between runs (Node's compile

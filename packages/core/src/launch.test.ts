@@ -17,6 +17,7 @@ import {
   decideHeapSize,
   GC_FLAGS,
   heapSizeForMemoryLimit,
+  launchExecArgv,
   launchFlags,
   readContainerMemoryLimit,
   SHEBANG,
@@ -139,6 +140,28 @@ describe('decideGcTuning', () => {
     expect(() => decideGcTuning({ setting: 'yes' })).toThrow(
       'QONTRACT_GC_TUNING must be "on" or "off", got "yes"',
     );
+  });
+
+  it("launchExecArgv takes back the first line's flags when off, or where NODE_OPTIONS gives the option", () => {
+    const shebang = [...GC_FLAGS];
+    const env = { QONTRACT_MAX_OLD_SPACE_MB: '0' };
+    expect(launchExecArgv(env, shebang)).toEqual(shebang);
+    expect(launchExecArgv({ ...env, QONTRACT_GC_TUNING: 'off' }, shebang)).toEqual([]);
+    expect(
+      launchExecArgv({ ...env, NODE_OPTIONS: '--max-semi-space-size=64' }, [
+        '--enable-source-maps',
+        ...shebang,
+      ]),
+    ).toEqual(['--enable-source-maps', '--heap-growing-percent=30']);
+    // Other values given on the command line are the user's: kept, even when off.
+    expect(
+      launchExecArgv({ ...env, QONTRACT_GC_TUNING: 'off' }, ['--max-semi-space-size=8']),
+    ).toEqual(['--max-semi-space-size=8']);
+    expect(launchExecArgv({ QONTRACT_MAX_OLD_SPACE_MB: '300' }, shebang)).toEqual([
+      ...shebang,
+      '--max-old-space-size=300',
+    ]);
+    expect(() => launchExecArgv({ QONTRACT_GC_TUNING: 'no' }, [])).toThrow('QONTRACT_GC_TUNING');
   });
 
   it('launchFlags: the heap size first, then the collector flags', () => {
@@ -300,22 +323,23 @@ export default async function main() {
     expect(bad.output().stderr).toContain('test-bin: QONTRACT_GC_TUNING must be "on" or "off"');
   });
 
-  it('starts node once with the collector flags when the bin is run through its first line; `node bin` starts it twice', async () => {
+  it("starts node once with the collector flags through the bin's first line, twice as `node bin`, or to take them back (off, a NODE_OPTIONS value)", async () => {
     const shebangBin = join(dir, 'shebang-bin.mjs');
     writeFileSync(shebangBin, `${SHEBANG}\n${readFileSync(bin, 'utf8')}`);
     chmodSync(shebangBin, 0o755);
-    const count = async (command: string, args: string[]) => {
+    const count = async (command: string, args: string[], extra: Record<string, string>) => {
       const boots = join(dir, `boots-${Math.random()}`);
       const child = spawn(command, args, {
         env: {
           ...process.env,
           // Node 24 first on PATH, as npm scripts and the image have it.
           PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
-          NODE_OPTIONS: `--import data:text/javascript,${encodeURIComponent(
-            `import { appendFileSync } from 'node:fs'; appendFileSync(${JSON.stringify(boots)}, 'boot\\n');`,
-          )}`,
           QONTRACT_MAX_OLD_SPACE_MB: '0',
           QONTRACT_GC_TUNING: '',
+          ...extra,
+          NODE_OPTIONS: `${extra.NODE_OPTIONS ?? ''} --import data:text/javascript,${encodeURIComponent(
+            `import { appendFileSync } from 'node:fs'; appendFileSync(${JSON.stringify(boots)}, 'boot\\n');`,
+          )}`,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -328,8 +352,18 @@ export default async function main() {
         execArgv: (JSON.parse(stdout.split('\n')[0]!) as { execArgv: string[] }).execArgv,
       };
     };
-    expect(await count(shebangBin, [])).toEqual({ boots: 1, execArgv: [...GC_FLAGS] });
-    expect(await count(process.execPath, [bin])).toEqual({ boots: 2, execArgv: [...GC_FLAGS] });
+    expect(await count(shebangBin, [], {})).toEqual({ boots: 1, execArgv: [...GC_FLAGS] });
+    expect(await count(process.execPath, [bin], {})).toEqual({
+      boots: 2,
+      execArgv: [...GC_FLAGS],
+    });
+    // Off, or a value of the user's in NODE_OPTIONS: node starts again without the first line's flag.
+    expect(await count(shebangBin, [], { QONTRACT_GC_TUNING: 'off' })).toEqual({
+      boots: 2,
+      execArgv: [],
+    });
+    const own = await count(shebangBin, [], { NODE_OPTIONS: '--max-semi-space-size=32' });
+    expect(own).toEqual({ boots: 2, execArgv: ['--heap-growing-percent=30'] });
   });
 
   it('keeps an explicit NODE_OPTIONS --max-old-space-size', async () => {
