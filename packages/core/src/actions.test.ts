@@ -53,6 +53,22 @@ function handler(executed: string[], previewed: string[] = []): ActionHandler<Te
   };
 }
 
+/** A handler that records how many of its writes ran at once. */
+function concurrencyProbe() {
+  let running = 0;
+  let most = 0;
+  const counting: ActionHandler<TestAction> = {
+    ...handler([]),
+    execute: async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 2));
+      running--;
+    },
+  };
+  return { counting, most: () => most };
+}
+
 describe('executeActions', () => {
   it('runs every non-destructive action before the first destructive one, whatever their order', async () => {
     const { run } = recordingRun(false);
@@ -223,22 +239,92 @@ describe('executeActions', () => {
 
   it('never runs more than `concurrency` actions at once', async () => {
     const { run } = recordingRun(false);
-    let running = 0;
-    let most = 0;
-    const counting: ActionHandler<TestAction> = {
-      ...handler([]),
-      execute: async () => {
-        running++;
-        most = Math.max(most, running);
-        await new Promise((r) => setTimeout(r, 2));
-        running--;
-      },
-    };
+    const { counting, most } = concurrencyProbe();
     const actions = Array.from({ length: 12 }, (_, i) => ({
       verb: 'create' as const,
       name: `n${i}`,
     }));
     await executeActions(run, actions, counting, { concurrency: 3 });
-    expect(most).toBe(3);
+    expect(most()).toBe(3);
+  });
+});
+
+describe('executeActions with batches', () => {
+  it("starts a batch's writes while the source is still planning, and destroys only after the source ended", async () => {
+    const { run } = recordingRun(false);
+    const executed: string[] = [];
+    let firstWritten!: () => void;
+    const written = new Promise<void>((r) => {
+      firstWritten = r;
+    });
+    const writes: ActionHandler<TestAction> = {
+      ...handler(executed),
+      execute: async (a) => {
+        executed.push(`${a.verb} ${a.name}`);
+        if (a.name === 'a1') firstWritten();
+      },
+    };
+    async function* batches() {
+      yield [
+        { verb: 'delete', name: 'a-old' },
+        { verb: 'create', name: 'a1' },
+      ] as TestAction[];
+      // The next batch is only planned once the first one's write happened.
+      await written;
+      executed.push('planned b');
+      yield [{ verb: 'create', name: 'b1', delay: 5 }] as TestAction[];
+    }
+    const results = await executeActions(run, batches(), writes, { concurrency: 2 });
+    expect(executed).toEqual(['create a1', 'planned b', 'create b1', 'delete a-old']);
+    expect(results.map((r) => `${r.action.name} ${r.outcome}`)).toEqual([
+      'a-old done',
+      'a1 done',
+      'b1 done',
+    ]);
+  });
+
+  it('destroys nothing when an error was registered between batches (a cluster read after the first failed)', async () => {
+    const { run, errors } = recordingRun(false);
+    const executed: string[] = [];
+    async function* batches() {
+      yield [
+        { verb: 'create', name: 'a1' },
+        { verb: 'delete', name: 'a-old' },
+      ] as TestAction[];
+      errors.register('cluster-b', 'cluster-b: 403');
+      yield [] as TestAction[];
+    }
+    const results = await executeActions(run, batches(), handler(executed));
+    expect(executed).toEqual(['create a1']);
+    expect(results.map((r) => r.outcome)).toEqual(['done', 'disabled']);
+  });
+
+  it('lets the started writes end, destroys nothing, and throws when the source fails', async () => {
+    const { run } = recordingRun(false);
+    const executed: string[] = [];
+    async function* batches(): AsyncGenerator<TestAction[]> {
+      yield [
+        { verb: 'create', name: 'a1', delay: 10 },
+        { verb: 'delete', name: 'a-old' },
+      ];
+      throw new Error('the read of cluster b broke');
+    }
+    await expect(executeActions(run, batches(), handler(executed))).rejects.toThrow(
+      'the read of cluster b broke',
+    );
+    expect(executed).toEqual(['create a1']);
+  });
+
+  it('keeps the concurrency limit across batches', async () => {
+    const { run } = recordingRun(false);
+    const { counting, most } = concurrencyProbe();
+    async function* batches() {
+      for (let b = 0; b < 4; b++) {
+        yield Array.from({ length: 4 }, (_, i) => ({ verb: 'create' as const, name: `${b}-${i}` }));
+      }
+    }
+    const results = await executeActions(run, batches(), counting, { concurrency: 3 });
+    expect(most()).toBe(3);
+    expect(results).toHaveLength(16);
   });
 });

@@ -74,28 +74,56 @@ export interface ExecutedAction<A> {
  * 5. once the run's signal is aborted no new action starts, and a write it
  *    cut short is not reported as that object's error (the runner reports
  *    the interruption).
+ *
+ * `actions` may also come in batches, as the caller plans them (the engine:
+ * one cluster's changes as soon as that cluster is read). The non-destructive
+ * actions of a batch start at once, beside what earlier batches still write;
+ * the destructive ones of every batch wait until the source has ended and
+ * every other action has. A source that fails stops taking batches: the
+ * actions already started end, no destructive one runs, and the failure is
+ * thrown. Results are in the order the actions came.
  */
 export async function executeActions<A>(
   run: ActionRun,
-  actions: readonly A[],
+  actions: readonly A[] | AsyncIterable<readonly A[]>,
   handler: ActionHandler<A>,
   options: { readonly concurrency?: number | undefined } = {},
 ): Promise<ExecutedAction<A>[]> {
   const limit = pLimit(Math.max(1, options.concurrency ?? 10));
+  const all: A[] = [];
   const outcomes = new Map<number, ActionOutcome>();
-  const phase = (destructive: boolean) =>
-    Promise.all(
-      actions.map((action, index) =>
-        handler.destructive(action) === destructive
-          ? limit(async () => {
-              outcomes.set(index, await executeOne(run, action, handler, destructive));
-            })
-          : undefined,
-      ),
-    );
-  await phase(false);
-  await phase(true);
-  return actions.map((action, index) => ({ action, outcome: outcomes.get(index) ?? 'skipped' }));
+  const start = (index: number, destructive: boolean) =>
+    limit(async () => {
+      outcomes.set(index, await executeOne(run, all[index] as A, handler, destructive));
+    });
+  const writing: Promise<void>[] = [];
+  const destructive: number[] = [];
+  const take = (batch: readonly A[]) => {
+    for (const action of batch) {
+      const index = all.push(action) - 1;
+      if (handler.destructive(action)) destructive.push(index);
+      else writing.push(start(index, false));
+    }
+  };
+  if (isAsyncIterable(actions)) {
+    try {
+      for await (const batch of actions) take(batch);
+    } catch (e) {
+      await Promise.allSettled(writing);
+      throw e;
+    }
+  } else {
+    take(actions);
+  }
+  await Promise.all(writing);
+  await Promise.all(destructive.map((index) => start(index, true)));
+  return all.map((action, index) => ({ action, outcome: outcomes.get(index) ?? 'skipped' }));
+}
+
+function isAsyncIterable<A>(
+  value: readonly A[] | AsyncIterable<readonly A[]>,
+): value is AsyncIterable<readonly A[]> {
+  return Symbol.asyncIterator in value;
 }
 
 async function executeOne<A>(

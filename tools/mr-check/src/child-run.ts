@@ -118,6 +118,26 @@ export function actionOfLine(msg: string): PlannedAction | null {
   };
 }
 
+const flagsByEnv = new WeakMap<ChildRunOptions['env'], readonly string[]>();
+
+/**
+ * The flags the child's launcher would add, so that node does not start twice;
+ * on a bad setting none, and the child's launcher says what is wrong. Worked
+ * out once per environment (it reads the cgroup's memory limit), not per child.
+ */
+function childFlags(env: ChildRunOptions['env']): readonly string[] {
+  let flags = flagsByEnv.get(env);
+  if (!flags) {
+    try {
+      flags = launchFlags(env, []);
+    } catch {
+      flags = [];
+    }
+    flagsByEnv.set(env, flags);
+  }
+  return flags;
+}
+
 /**
  * Runs one integration in its own process, so that a crash, a hang up to
  * the signal, or a memory blow-up of one cannot take the others down.
@@ -125,12 +145,7 @@ export function actionOfLine(msg: string): PlannedAction | null {
 export async function runChild(pr: PrCheck, options: ChildRunOptions): Promise<ChildResult> {
   const argv = integrationArgv(pr, options);
   const started = performance.now();
-  // With the flags its launcher would add, so that node does not start twice;
-  // on a bad setting none, and the child's launcher says what is wrong.
-  let flags: string[] = [];
-  try {
-    flags = launchFlags(options.env, []);
-  } catch {}
+  const flags = childFlags(options.env);
   const child = spawn(
     process.execPath,
     [...flags, options.bin ?? QONTRACT_RECONCILE_BIN, ...argv],

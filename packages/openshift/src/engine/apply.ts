@@ -10,7 +10,7 @@ import { type ApiResource, parseKind } from '../cluster/api-resources.ts';
 import { type ClusterHandle, type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
 import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
 import { takeOverClientSideApplyFields } from './managed-fields.ts';
-import type { Plan, PlannedAction } from './plan-types.ts';
+import type { PlannedAction } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
 import { waitForReady } from './readiness.ts';
 import { recover } from './recoveries.ts';
@@ -41,14 +41,18 @@ export interface ActionResult {
 }
 
 /**
- * Executes a plan through the run's action executor (`executeActions` of
- * core): every apply of the run before any delete, each delete only while no
- * error is registered, with the original's log lines and recovery paths. In
+ * Executes planned actions through the run's action executor (`executeActions`
+ * of core): every apply of the run before any delete, each delete only while
+ * no error is registered, with the original's log lines and recovery paths. In
  * dry-run only the log lines are written (and pods are listed for recycle
  * planning, as upstream). Failures register an error and the rest goes on.
+ * The actions may come in batches as they are planned (see `reconcileResources`).
  */
-export async function executePlan(plan: Plan, settings: ExecuteSettings): Promise<ActionResult[]> {
-  const results = await executeActions(settings, plan.actions, planHandler(settings), {
+export async function executePlan(
+  actions: readonly PlannedAction[] | AsyncIterable<readonly PlannedAction[]>,
+  settings: ExecuteSettings,
+): Promise<ActionResult[]> {
+  const results = await executeActions(settings, actions, planHandler(settings), {
     concurrency: settings.concurrency,
   });
   return results.map(({ action, outcome }) => ({

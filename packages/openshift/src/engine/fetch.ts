@@ -39,6 +39,12 @@ export interface FetchSettings {
   readonly clusterWideFrom?: number;
   /** Drop items the integration must not see (e.g. objects managed by Argo CD). */
   readonly skip?: (item: KubeObject) => boolean;
+  /**
+   * Called once a cluster's read has ended, with what was read of it (the
+   * same states the result holds), so the caller can go on with that cluster
+   * while the others are read. Not called for a cluster given up.
+   */
+  readonly onCluster?: (cluster: string, states: readonly FetchedState[]) => void;
 }
 
 /**
@@ -67,14 +73,18 @@ export async function fetchCurrentState(
     groups.set(key, [...(groups.get(key) ?? []), spec]);
     byCluster.set(spec.cluster, groups);
   }
-  const results: FetchedState[] = [];
+  const results = new Map<string, FetchedState[]>();
   const keep = (items: KubeObject[]) =>
     settings.skip ? items.filter((i) => !settings.skip!(i)) : items;
   // What the engine keeps of a listed object: no managedFields field sets, no last-applied copy.
   const compact = { each: compactObject };
   const givenUp = new Set<string>();
 
-  const readGroup = async (group: CurrentStateSpec[], limit: LimitFunction) => {
+  const readGroup = async (
+    group: CurrentStateSpec[],
+    limit: LimitFunction,
+    results: FetchedState[],
+  ) => {
     const first = group[0]!;
     const handle = settings.clusters.get(first.cluster, first.privileged);
     if (isClusterProblem(handle)) return; // registered when the cluster map was built
@@ -205,16 +215,20 @@ export async function fetchCurrentState(
           c.deadline(readTimeoutMs, 'reading the current state'),
         );
         const limit = pLimit(concurrency);
+        const read: FetchedState[] = [];
         try {
-          await Promise.all([...groups.values()].map((group) => readGroup(group, limit)));
+          await Promise.all([...groups.values()].map((group) => readGroup(group, limit, read)));
         } finally {
           for (const stop of stops) stop();
         }
+        // A cluster given up is failed for the run: nothing of it is planned.
+        if (givenUp.has(cluster)) return;
+        results.set(cluster, read);
+        settings.onCluster?.(cluster, read);
       }),
     ),
   );
-  // A cluster given up is failed for the run: nothing of it is planned.
-  return results.filter((r) => !givenUp.has(r.spec.cluster));
+  return [...byCluster.keys()].flatMap((cluster) => results.get(cluster) ?? []);
 }
 
 /** A namespace as far as reading one fixed kind in it cares. */

@@ -299,6 +299,78 @@ describe('reconcileResources against the fake API server', () => {
     }
   });
 
+  it("applies a cluster's changes while another cluster is still being read; deletes wait for every read", async () => {
+    await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('going', { k: 'v' }) }],
+      namespaces: [['c1', 'app']],
+    });
+    expect(get('c1', 'going')).toBeDefined();
+    server.faults.set('c2', { verb: 'list', latencyMs: 600 });
+    server.resetLog();
+    const r = await run({
+      desired: [
+        { cluster: 'c1', namespace: 'app', body: cm('coming', { k: 'v' }) },
+        { cluster: 'c2', namespace: 'app', body: cm('x', { k: 'v' }) },
+      ],
+    });
+    expect(r.code).toBe(0);
+    // The request log is in the order the fake answered.
+    const order = server
+      .requests()
+      .filter((q) => q.kind === 'ConfigMap')
+      .map((q) => `${q.cluster} ${q.verb} ${q.name}`);
+    const at = (entry: string) => {
+      expect(order).toContain(entry);
+      return order.indexOf(entry);
+    };
+    expect(at('c1 apply coming')).toBeLessThan(at('c2 list '));
+    expect(at('c1 delete going')).toBeGreaterThan(at('c2 list '));
+    expect(get('c1', 'coming')).toBeDefined();
+    expect(get('c2', 'x')).toBeDefined();
+    expect(get('c1', 'going')).toBeUndefined();
+  });
+
+  it("deletes nothing when a cluster read after another cluster's applies fails", async () => {
+    await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('kept', { k: 'v' }) }],
+      namespaces: [['c1', 'app']],
+    });
+    server.faults.set('c2', { verb: 'list', latencyMs: 400, status: 403 });
+    const r = await run({
+      desired: [
+        { cluster: 'c1', namespace: 'app', body: cm('added', { k: 'v' }) },
+        { cluster: 'c2', namespace: 'app', body: cm('x', { k: 'v' }) },
+      ],
+    });
+    expect(r.code).toBe(1);
+    expect(get('c1', 'added')).toBeDefined();
+    expect(get('c1', 'kept')).toBeDefined();
+    expect(server.requests({ cluster: 'c2', verb: 'patch' })).toEqual([]);
+    expect(r.messages).toContain(
+      "['delete', 'privileged=False', 'c1', 'app', 'ConfigMap', 'kept']",
+    );
+    expect(r.messages).toContain("'delete' action is disabled due to previous errors.");
+  });
+
+  it('plans a dry-run once every cluster is read, in the inventory order, and writes nothing', async () => {
+    server.faults.set('c1', { verb: 'list', latencyMs: 300 });
+    server.resetLog();
+    const r = await run({
+      dryRun: true,
+      desired: [
+        { cluster: 'c1', namespace: 'app', body: cm('first', { k: 'v' }) },
+        { cluster: 'c2', namespace: 'app', body: cm('second', { k: 'v' }) },
+      ],
+    });
+    expect(r.code).toBe(0);
+    const lines = r.messages.filter((m) => m.startsWith("['apply'"));
+    expect(lines).toEqual([
+      "['apply', 'privileged=False', 'c1', 'app', 'ConfigMap', 'first']",
+      "['apply', 'privileged=False', 'c2', 'app', 'ConfigMap', 'second']",
+    ]);
+    expect(server.mutatingRequests()).toEqual([]);
+  });
+
   it('restarts the workloads that mount a qontract.recycle Secret when it changes', async () => {
     server.seed('c1', [
       {

@@ -1,3 +1,4 @@
+import { EventEmitter, on } from 'node:events';
 import { errorMessage, type RunContext, writePlanOut } from '@qontract/core';
 import { Gauge, type Registry } from 'prom-client';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
@@ -12,7 +13,7 @@ import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
 import { type ActionResult, executePlan } from './apply.ts';
 import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './fetch.ts';
-import { type ItemPlan, planItem } from './plan.ts';
+import { planItem } from './plan.ts';
 import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
 
@@ -81,6 +82,14 @@ export interface ReconcileResult {
  * kinds, add the desired objects, plan with the original's rules, print the
  * plan (dry-run) or execute it with server-side apply. Errors are registered
  * on the run; once any exists, nothing is deleted.
+ *
+ * A wet run goes on with each cluster as soon as its read has ended: its
+ * objects are planned and its applies start while the other clusters are
+ * still being read (they would be applied whatever those reads find). Deletes
+ * wait for every cluster and every apply, and are decided once, on the whole
+ * run's errors. A dry-run plans once everything is read, so that its lines
+ * come in the inventory's order; the plan (`--plan-out`, the result) is in that
+ * order either way.
  */
 export async function reconcileResources(s: ReconcileSettings): Promise<ReconcileResult> {
   const { ctx } = s;
@@ -89,6 +98,8 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
   }
 
+  const reads = new EventEmitter();
+  const clustersRead = on(reads, 'cluster', { close: ['end'] });
   const fetching = s.readCurrent
     ? s.readCurrent(s.specs)
     : fetchCurrentState(s.specs, {
@@ -97,42 +108,86 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
         log: ctx.log,
         concurrency: s.concurrency,
         ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
+        ...(ctx.dryRun
+          ? {}
+          : { onCluster: (cluster, states) => reads.emit('cluster', cluster, states) }),
       });
-  // Both are awaited before anything is planned, so every error counts for deletions.
-  const [fetched, desired] = await Promise.all([fetching, s.desired]);
-  for (const { spec, items } of fetched) {
-    for (const item of items) {
-      const current = new OpenshiftResource(item, s.integration, s.integrationVersion, {
-        validate: false,
-      });
-      if (s.caller && s.filterCurrentByCaller !== false && current.caller !== s.caller) continue;
-      inventory.addCurrent(
-        spec.cluster,
-        spec.namespace,
-        spec.kind,
-        item.metadata?.name ?? '',
-        current,
-      );
-    }
-  }
+  const ended = () => reads.emit('end');
+  fetching.then(ended, ended);
 
-  for (const d of desired) addDesired(inventory, d, ctx);
-  publishInventoryMetrics(inventory, ctx.metrics.registry, s.integration);
-  if (s.warnUnusedTypes) {
-    for (const item of inventory.items()) {
-      if (item.desired.size === 0) {
-        ctx.log.warn(
-          `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
+  const addCurrent = (states: readonly FetchedState[]) => {
+    for (const { spec, items } of states) {
+      for (const item of items) {
+        const current = new OpenshiftResource(item, s.integration, s.integrationVersion, {
+          validate: false,
+        });
+        if (s.caller && s.filterCurrentByCaller !== false && current.caller !== s.caller) continue;
+        inventory.addCurrent(
+          spec.cluster,
+          spec.namespace,
+          spec.kind,
+          item.metadata?.name ?? '',
+          current,
         );
       }
     }
+  };
+  const planned = new Map<string, readonly PlannedAction[]>();
+  const planCluster = (cluster: string): readonly PlannedAction[] => {
+    const actions = planClusterItems(inventory, cluster, s);
+    planned.set(cluster, actions);
+    return actions;
+  };
+
+  let plan: Plan = { actions: [], deletionsSuppressed: 0 };
+  async function* batches(): AsyncGenerator<readonly PlannedAction[]> {
+    // Nothing is planned before every desired object is in: their errors count for their clusters.
+    const desired = await s.desired;
+    for (const d of desired) addDesired(inventory, d, ctx);
+    if (s.warnUnusedTypes) {
+      for (const item of inventory.items()) {
+        if (item.desired.size === 0) {
+          ctx.log.warn(
+            `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
+          );
+        }
+      }
+    }
+    const streamed = new Set<string>();
+    for await (const [cluster, states] of clustersRead as AsyncIterable<
+      [string, readonly FetchedState[]]
+    >) {
+      addCurrent(states);
+      streamed.add(cluster);
+      const applies = planCluster(cluster).filter((a) => a.action !== 'delete');
+      if (applies.length > 0) yield applies;
+    }
+    // Everything else: the whole dry-run, a read from caches, clusters that could not be read.
+    const fetched = await fetching;
+    addCurrent(fetched.filter(({ spec }) => !streamed.has(spec.cluster)));
+    for (const cluster of inventory.clusters()) if (!streamed.has(cluster)) planCluster(cluster);
+    publishInventoryMetrics(inventory, ctx.metrics.registry, s.integration);
+
+    // Deletion is decided once for the whole run: when any error exists now
+    // (a read, a desired object, a caller conflict, an apply already done),
+    // every delete is held back and logged as disabled.
+    const deletionEnabled = !ctx.errors.hasErrors;
+    const actions: PlannedAction[] = [];
+    const suppressed: PlannedAction[] = [];
+    for (const cluster of inventory.clusters()) {
+      for (const a of planned.get(cluster) ?? [])
+        (a.action === 'delete' && !deletionEnabled ? suppressed : actions).push(a);
+    }
+    logSuppressedDeletes(ctx, suppressed);
+    plan = { actions, deletionsSuppressed: suppressed.length };
+    await writePlanOut(ctx, (planToJson(plan) as { actions: unknown[] }).actions, {
+      deletionsSuppressed: plan.deletionsSuppressed,
+    });
+    yield actions.filter((a) => a.action === 'delete' || !streamed.has(a.cluster));
   }
 
-  const plan = buildPlan(inventory, s);
-  await writePlanOut(ctx, (planToJson(plan) as { actions: unknown[] }).actions, {
-    deletionsSuppressed: plan.deletionsSuppressed,
-  });
-  const results = await executePlan(plan, {
+  fetching.catch(() => {}); // awaited in batches(); a failure before then must not go unhandled
+  const results = await executePlan(batches(), {
     dryRun: ctx.dryRun,
     clusters: s.clusters,
     log: ctx.log,
@@ -202,40 +257,35 @@ function declaredNamespace(resource: OpenshiftResource): string | undefined {
 }
 
 /**
- * Plans every inventory item. Deletion is decided once for the whole run:
- * when any error exists after planning (including caller conflicts found
- * while planning), every delete is held back and logged as disabled.
+ * Plans the items of one cluster with the original's rules, registering the
+ * errors they find (caller conflicts). Deletes are planned as actions here;
+ * the run decides on them once every cluster is planned.
  */
-function buildPlan(inventory: ResourceInventory, s: ReconcileSettings): Plan {
+function planClusterItems(
+  inventory: ResourceInventory,
+  cluster: string,
+  s: ReconcileSettings,
+): PlannedAction[] {
   const { ctx } = s;
-  const plans: ItemPlan[] = [];
-  const skippedClusters = new Set<string>();
-  for (const item of inventory.items()) {
+  const actions: PlannedAction[] = [];
+  let skipped = false;
+  for (const item of inventory.items(cluster)) {
     const p = planItem(item, {
       takeOver: s.takeOver ?? false,
       caller: s.caller,
       allCallers: s.allCallers,
-      enableDeletion: !ctx.errors.hasErrors,
+      enableDeletion: true,
       clusterHasError: (c) => ctx.errors.hasClusterError(c),
       renderDiff: Boolean(ctx.globals.diff || ctx.globals.planOut),
     });
-    if (p.skippedForClusterError && !skippedClusters.has(item.cluster)) {
-      skippedClusters.add(item.cluster);
+    if (p.skippedForClusterError && !skipped) {
+      skipped = true;
       ctx.log.error(`[${item.cluster}] skipping realize_data for cluster with errors`);
     }
     for (const e of p.errors) ctx.errors.register(e.scope, e.message);
-    plans.push(p);
+    actions.push(...p.actions);
   }
-  const deletionEnabled = !ctx.errors.hasErrors;
-  const actions: PlannedAction[] = [];
-  const suppressed: PlannedAction[] = [];
-  for (const p of plans) {
-    for (const a of p.actions)
-      (a.action === 'delete' && !deletionEnabled ? suppressed : actions).push(a);
-    suppressed.push(...p.suppressedDeletes);
-  }
-  logSuppressedDeletes(ctx, suppressed);
-  return { actions, deletionsSuppressed: suppressed.length };
+  return actions;
 }
 
 /** `qontract_reconcile_openshift_resource_inventory{integration, cluster, namespace, kind, state}`, as upstream. */

@@ -226,22 +226,19 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
         }
       }
     }
-    const results = await executePlan(
-      { actions: plan.actions, deletionsSuppressed: 0 },
-      {
-        dryRun: ctx.dryRun,
-        clusters: state.clusters,
-        log: ctx.log,
-        errors: ctx.errors,
-        report: ctx.report,
-        fieldManager,
-        concurrency: 1,
-        signal: ctx.signal,
-        recyclePods: state.recyclePods ?? true,
-        showDiff: Boolean(ctx.globals.diff),
-        ...(state.waitForReady ? { waitForReady: state.waitForReady } : {}),
-      },
-    );
+    const results = await executePlan(plan.actions, {
+      dryRun: ctx.dryRun,
+      clusters: state.clusters,
+      log: ctx.log,
+      errors: ctx.errors,
+      report: ctx.report,
+      fieldManager,
+      concurrency: 1,
+      signal: ctx.signal,
+      recyclePods: state.recyclePods ?? true,
+      showDiff: Boolean(ctx.globals.diff),
+      ...(state.waitForReady ? { waitForReady: state.waitForReady } : {}),
+    });
     if (results.some((r) => r.outcome === 'done')) {
       metrics.drift.inc({ integration: ctx.integration, cluster: spec.cluster, kind: spec.kind });
       if (Number.isFinite(receivedAt)) {

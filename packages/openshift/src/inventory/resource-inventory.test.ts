@@ -195,11 +195,21 @@ describe('ResourceInventory', () => {
     ri.initializeResourceType('b', 'ns', 'Secret');
     ri.initializeResourceType('a', 'ns', 'ConfigMap');
     ri.addCurrent('a', 'ns', 'ConfigMap', 'x', buildResource('ConfigMap', 'v1', 'x'));
-    expect([...ri.items()].map((i) => i.cluster)).toEqual(['b', 'a']);
+    ri.initializeResourceType('b', 'other', 'Secret');
+    expect([...ri.items()].map((i) => `${i.cluster}/${i.namespace}`)).toEqual([
+      'b/ns',
+      'b/other',
+      'a/ns',
+    ]);
+    expect(ri.clusters()).toEqual(['b', 'a']);
+    expect([...ri.items('b')].map((i) => i.namespace)).toEqual(['ns', 'other']);
+    expect([...ri.items('a')].map((i) => i.kind)).toEqual(['ConfigMap']);
     expect(ri.isClusterPresent('a')).toBe(true);
     expect(ri.counts()).toEqual([
       { cluster: 'b', namespace: 'ns', kind: 'Secret', state: 'current', count: 0 },
       { cluster: 'b', namespace: 'ns', kind: 'Secret', state: 'desired', count: 0 },
+      { cluster: 'b', namespace: 'other', kind: 'Secret', state: 'current', count: 0 },
+      { cluster: 'b', namespace: 'other', kind: 'Secret', state: 'desired', count: 0 },
       { cluster: 'a', namespace: 'ns', kind: 'ConfigMap', state: 'current', count: 1 },
       { cluster: 'a', namespace: 'ns', kind: 'ConfigMap', state: 'desired', count: 0 },
     ]);

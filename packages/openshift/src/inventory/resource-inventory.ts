@@ -143,9 +143,15 @@ export class ResourceInventory {
     this.#entry(cluster, namespace, type).current.set(name, resource);
   }
 
-  /** Every (cluster, namespace, kind) with its entry, in insertion order. */
-  *items(): IterableIterator<InventoryItem> {
+  /** The clusters, in the order they were initialised. */
+  clusters(): string[] {
+    return [...this.#clusters.keys()];
+  }
+
+  /** Every (cluster, namespace, kind) with its entry, in insertion order; of one cluster when given. */
+  *items(only?: string): IterableIterator<InventoryItem> {
     for (const [cluster, namespaces] of this.#clusters) {
+      if (only !== undefined && cluster !== only) continue;
       for (const [namespace, types] of namespaces) {
         for (const [kind, entry] of types) {
           yield {
