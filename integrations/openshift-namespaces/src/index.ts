@@ -1,5 +1,6 @@
 import { gqlClient } from '@qontract/app-interface';
 import {
+  arrivals,
   commonOptions,
   defineIntegration,
   errorMessage,
@@ -54,27 +55,49 @@ export const openshiftNamespaces = defineIntegration({
       { internal: opts.internal, concurrency: opts.threadPoolSize },
     );
 
-    // One paginated list of namespaces per cluster is cheaper than a GET per namespace.
+    // One paginated list of namespaces per cluster is cheaper than a GET per namespace. A wet
+    // run creates a cluster's namespaces as soon as its list is in (a slow cluster does not hold
+    // the others); deletions wait for every cluster (executeActions), a dry-run plans once all
+    // are read so that its lines keep their order.
     const existing = new Map<string, Set<string>>();
-    await Promise.all(
+    const listed = arrivals<string>();
+    const reading = Promise.all(
       clusters.clusters().map(async (name) => {
         const handle = clusters.get(name);
         if (isClusterProblem(handle)) return;
         try {
           const items = await handle.client.list(handle.catalog.get('Namespace'));
           existing.set(name, new Set(items.map((i) => i.metadata?.name ?? '')));
+          if (!ctx.dryRun) listed.push(name);
         } catch (e) {
           ctx.errors.register(name, `[${name}] ${errorMessage(e)}`, { clusterWide: true });
         }
       }),
     );
-    const reachable = desired.filter((d) => existing.has(d.cluster));
-    const actions = planNamespaceActions(reachable, (c, ns) => existing.get(c)?.has(ns) ?? false);
-    await writePlanOut(ctx, actions);
+    reading.then(listed.end, listed.end);
+    const exists = (c: string, ns: string) => existing.get(c)?.has(ns) ?? false;
+    const byCluster = Map.groupBy(desired, (d) => d.cluster);
+    async function* batches(): AsyncGenerator<NamespaceAction[]> {
+      const streamed = new Set<string>();
+      for await (const cluster of listed) {
+        streamed.add(cluster);
+        const creates = planNamespaceActions(byCluster.get(cluster) ?? [], exists).filter(
+          (a) => a.action !== 'delete',
+        );
+        if (creates.length > 0) yield creates;
+      }
+      await reading;
+      const actions = planNamespaceActions(
+        desired.filter((d) => existing.has(d.cluster)),
+        exists,
+      );
+      await writePlanOut(ctx, actions);
+      yield actions.filter((a) => a.action === 'delete' || !streamed.has(a.cluster));
+    }
 
     await executeActions(
       ctx,
-      actions,
+      batches(),
       {
         name: (action) => action.action,
         describe: (action) => pyRepr([action.action, action.cluster, action.namespace]),

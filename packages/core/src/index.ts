@@ -1,4 +1,5 @@
 export * from './actions.ts';
+export * from './arrivals.ts';
 export * from './config.ts';
 export * from './deep-freeze.ts';
 export * from './early-exit.ts';

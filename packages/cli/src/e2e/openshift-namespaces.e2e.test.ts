@@ -114,6 +114,35 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
     expect(objectNames(env, 'appint-ex-k8s', 'v1', 'Namespace')).toContain('example-app-edge');
   });
 
+  it("creates a cluster's namespaces while a slower cluster is still listed; deletes wait for it", async () => {
+    const env = await start();
+    const { server, configPath } = env;
+    server.seed('appint-ex-02', [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-legacy' } },
+    ]);
+    server.faults.set('appint-ex-k8s', { verb: 'list', resource: 'namespaces', latencyMs: 700 });
+    server.resetLog();
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-namespaces']);
+    expect(run.code).toBe(0);
+    // The request log is in the order the fake answered.
+    const order = server
+      .requests()
+      .filter((r) => r.verb === 'list' || r.verb === 'create' || r.verb === 'delete')
+      .map((r) => `${r.cluster} ${r.verb}`);
+    const at = (entry: string) => {
+      expect(order).toContain(entry);
+      return order.indexOf(entry);
+    };
+    // appint-ex-01's namespaces are created while appint-ex-k8s is still being listed; the
+    // deletion on appint-ex-02 waits for that list and for every create.
+    expect(at('appint-ex-01 create')).toBeLessThan(at('appint-ex-k8s list'));
+    expect(at('appint-ex-02 delete')).toBeGreaterThan(at('appint-ex-k8s list'));
+    expect(at('appint-ex-02 delete')).toBeGreaterThan(order.lastIndexOf('appint-ex-k8s create'));
+    await expect
+      .poll(() => objectNames(env, 'appint-ex-02', 'v1', 'Namespace'))
+      .not.toContain('example-app-legacy');
+  });
+
   it('honours --cluster-name and --namespace-name', async () => {
     const env = await start();
     const run = await runQontractReconcile([

@@ -1,5 +1,4 @@
-import { EventEmitter, on } from 'node:events';
-import { errorMessage, type RunContext, writePlanOut } from '@qontract/core';
+import { arrivals, errorMessage, type RunContext, writePlanOut } from '@qontract/core';
 import { Gauge, type Registry } from 'prom-client';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
 import type { KubeObject } from '../cluster/kube-client.ts';
@@ -98,8 +97,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
   }
 
-  const reads = new EventEmitter();
-  const clustersRead = on(reads, 'cluster', { close: ['end'] });
+  const clustersRead = arrivals<readonly [string, readonly FetchedState[]]>();
   const fetching = s.readCurrent
     ? s.readCurrent(s.specs)
     : fetchCurrentState(s.specs, {
@@ -110,10 +108,9 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
         ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
         ...(ctx.dryRun
           ? {}
-          : { onCluster: (cluster, states) => reads.emit('cluster', cluster, states) }),
+          : { onCluster: (cluster, states) => clustersRead.push([cluster, states]) }),
       });
-  const ended = () => reads.emit('end');
-  fetching.then(ended, ended);
+  fetching.then(clustersRead.end, clustersRead.end);
 
   const addCurrent = (states: readonly FetchedState[]) => {
     for (const { spec, items } of states) {
@@ -154,9 +151,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
       }
     }
     const streamed = new Set<string>();
-    for await (const [cluster, states] of clustersRead as AsyncIterable<
-      [string, readonly FetchedState[]]
-    >) {
+    for await (const [cluster, states] of clustersRead) {
       addCurrent(states);
       streamed.add(cluster);
       const applies = planCluster(cluster).filter((a) => a.action !== 'delete');
