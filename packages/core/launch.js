@@ -139,6 +139,19 @@ export const GC_FLAGS = Object.freeze(['--max-semi-space-size=16', '--heap-growi
 export const SHEBANG = `#!/usr/bin/env -S node ${GC_FLAGS.join(' ')}`;
 
 /**
+ * Whether QONTRACT_GC_TUNING says `off` (unset or empty: on). Throws on any other value.
+ *
+ * @param {string | undefined} value
+ */
+function gcTuningOff(value) {
+  const setting = value?.trim() || 'on';
+  if (setting !== 'on' && setting !== 'off') {
+    throw new Error(`${GC_TUNING_ENV} must be "on" or "off", got "${value}"`);
+  }
+  return setting === 'off';
+}
+
+/**
  * The collector flags the launcher adds: those of GC_FLAGS that node was not
  * given (NODE_OPTIONS or node's command line), none with QONTRACT_GC_TUNING=off.
  *
@@ -146,11 +159,7 @@ export const SHEBANG = `#!/usr/bin/env -S node ${GC_FLAGS.join(' ')}`;
  * @returns {{ flags: string[], reason: string }}
  */
 export function decideGcTuning(input) {
-  const setting = input.setting?.trim() || 'on';
-  if (setting !== 'on' && setting !== 'off') {
-    throw new Error(`${GC_TUNING_ENV} must be "on" or "off", got "${input.setting}"`);
-  }
-  if (setting === 'off') return { flags: [], reason: `${GC_TUNING_ENV}=off` };
+  if (gcTuningOff(input.setting)) return { flags: [], reason: `${GC_TUNING_ENV}=off` };
   const options = [input.nodeOptions ?? '', ...(input.execArgv ?? [])];
   const flags = GC_FLAGS.filter((flag) => !givenOption(flag, options));
   return { flags, reason: flags.length ? 'collector tuning' : 'collector flags given' };
@@ -169,7 +178,7 @@ export function decideGcTuning(input) {
  * @returns {string[]}
  */
 export function launchExecArgv(env = process.env, execArgv = process.execArgv) {
-  const off = decideGcTuning({ setting: env[GC_TUNING_ENV] }).flags.length === 0;
+  const off = gcTuningOff(env[GC_TUNING_ENV]);
   const nodeOptions = [env.NODE_OPTIONS ?? ''];
   const kept = execArgv.filter(
     (a) => !GC_FLAGS.includes(a) || !(off || givenOption(a, nodeOptions)),
