@@ -13,6 +13,7 @@ export * from './metrics.ts';
 export * from './options.ts';
 export * from './plan-out.ts';
 export * from './redaction.ts';
+export * from './run-generations.ts';
 export * from './runner.ts';
 export * from './secrets/config-reader.ts';
 export * from './secrets/factory.ts';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from './logging.ts';
-import { installStopSignals, runLoop, sleep } from './loop.ts';
+import { installStopSignals, runLoop, runsRepeat, sleep } from './loop.ts';
 import { createMetrics } from './metrics.ts';
 
 const labels = { integration: 'openshift-groups', shards: '1', shard_id: '0' };
@@ -10,11 +10,12 @@ describe('runLoop', () => {
   it('returns the exit code of the single run when RUN_ONCE is set', async () => {
     const metrics = createMetrics();
     const execute = vi.fn(async () => ({ exitCode: 1, crashed: false }));
+    const signal = new AbortController().signal;
     const code = await runLoop({
       runOnce: true,
       sleepSeconds: 600,
       sleepOnErrorSeconds: 10,
-      signal: new AbortController().signal,
+      signal,
       log: silentLogger(),
       metrics,
       labels,
@@ -22,6 +23,8 @@ describe('runLoop', () => {
     });
     expect(code).toBe(1);
     expect(execute).toHaveBeenCalledTimes(1);
+    // One run: nothing is worth keeping for a next one.
+    expect(runsRepeat(signal)).toBe(false);
     const text = await metrics.registry.metrics();
     expect(text).toContain(
       'qontract_reconcile_execution_counter_total{integration="openshift-groups",shards="1",shard_id="0"} 1',
@@ -54,6 +57,9 @@ describe('runLoop', () => {
     });
     expect(runs).toBe(4);
     expect(code).toBe(4);
+    expect(runsRepeat(controller.signal)).toBe(true);
+    expect(runsRepeat(new AbortController().signal)).toBe(false);
+    expect(runsRepeat(undefined)).toBe(false);
   });
 
   it('sleeps SLEEP_ON_ERROR after a crash and SLEEP_DURATION_SECS otherwise', async () => {

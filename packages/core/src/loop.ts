@@ -14,6 +14,23 @@ export interface LoopSettings {
   readonly execute: () => Promise<{ exitCode: number; crashed: boolean }>;
 }
 
+/** The stop signals of loops that run again (not `RUN_ONCE`). */
+const repeating = new WeakSet<AbortSignal>();
+
+/**
+ * Whether the runs of `signal` repeat in this process (run-integration's
+ * loop): what a run could keep for the next one is worth keeping only then.
+ * A single CLI run keeps nothing it would only hold until it exits.
+ */
+export function runsRepeat(signal: AbortSignal | undefined): boolean {
+  return signal !== undefined && repeating.has(signal);
+}
+
+/** Says that the runs of `signal` repeat in this process (`runLoop` says it for its loop). */
+export function markRunsRepeat(signal: AbortSignal): void {
+  repeating.add(signal);
+}
+
 /**
  * The run-integration loop: run, record metrics, sleep, again. A stop signal
  * lets the current run finish, interrupts the sleep, and returns the last
@@ -21,6 +38,7 @@ export interface LoopSettings {
  */
 export async function runLoop(settings: LoopSettings): Promise<number> {
   const { metrics, labels, log, signal } = settings;
+  if (!settings.runOnce) markRunsRepeat(signal);
   let lastExitCode = 0;
   for (;;) {
     metrics.executionCounter.inc(labels);

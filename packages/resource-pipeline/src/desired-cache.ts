@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { deepFreeze } from '@qontract/core';
+import { deepFreeze, RunGenerations } from '@qontract/core';
 import {
   OpenshiftResource,
   type OpenshiftResourceOptions,
@@ -25,25 +25,16 @@ import {
 export class DesiredCache {
   readonly #objects: Objects = new Map();
   #templates = new Map<string, TemplateEntry>();
-  /** The number of the last run begun. */
-  #run = 0;
   /** Runs begun and not ended (shards of one process may overlap). */
-  readonly #active = new Set<number>();
-  /** The first run since the last eviction: what any run since used stays. */
-  #epoch = 1;
+  readonly #runs = new RunGenerations();
 
   /** The view of one run: what it looks up, and what it leaves behind. */
   beginRun(): DesiredCacheRun {
-    const run = ++this.#run;
-    this.#active.add(run);
+    const run = this.#runs.begin();
     return new DesiredCacheRun(this.#objects, this.#templates, run, (templates) => {
       this.#templates = templates;
-      this.#active.delete(run);
       // Overlapping runs evict together, once the last of them ends.
-      if (this.#active.size === 0) {
-        evictUnused(this.#objects, this.#epoch);
-        this.#epoch = this.#run + 1;
-      }
+      this.#runs.end(run, (epoch) => evictUnused(this.#objects, epoch));
     });
   }
 

@@ -19,12 +19,15 @@ export interface CliRun {
 export async function runQontractReconcile(
   argv: readonly string[],
   env: Record<string, string> = {},
+  /** The stop signal of the run: runs that share one marked with `markRunsRepeat` are a loop. */
+  signal?: AbortSignal,
 ): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(['--log-format', 'json', ...argv], {
     // A loaded test machine must not make a simulated cluster look unreachable.
     env: { CLUSTER_REACHABILITY_TIMEOUT_SECS: '30', ...env },
+    ...(signal ? { signal } : {}),
     io: {
       stdout: { write: (s: string) => (stdout += s) },
       stderr: { write: (s: string) => (stderr += s) },

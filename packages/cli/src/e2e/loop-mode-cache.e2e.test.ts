@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { markRunsRepeat } from '@qontract/core';
 import type { ExampleEnvironment } from '@qontract/testing';
 import { describe, expect, it } from 'vitest';
 import {
@@ -19,6 +20,14 @@ function reuse(run: CliRun): [number, number] {
   return [Number(m[1]), Number(m[2])];
 }
 
+/** What the engine says of its lists: `[unchanged since the previous run, read]`. */
+function listed(run: CliRun): [number, number] {
+  const line = messages(run, 20).find((m) => m.startsWith('listed objects:'));
+  const m = /(\d+) unchanged since the previous run, (\d+) read/.exec(line ?? '');
+  if (!m) throw new Error(`no listed-objects line in:\n${run.stderr}`);
+  return [Number(m[1]), Number(m[2])];
+}
+
 const data = (env: ExampleEnvironment, name: string) =>
   (
     env.server.get('appint-ex-01', 'v1', 'ConfigMap', 'example-app-stage', name) as
@@ -30,11 +39,20 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
   it('reuses unchanged objects, rebuilds an edited file, and still reverts a hand edit', async () => {
     const env = await start({ namespaces: true });
     const { server, configPath, appInterfaceDir } = env;
+    // The runs of one loop (run-integration) share a stop signal.
+    const loop = new AbortController();
+    markRunsRepeat(loop.signal);
     const runOnce = () =>
-      runQontractReconcile(['--config', configPath, '--log-level', 'DEBUG', 'openshift-resources']);
+      runQontractReconcile(
+        ['--config', configPath, '--log-level', 'DEBUG', 'openshift-resources'],
+        {},
+        loop.signal,
+      );
 
     const first = await runOnce();
     expect(first.code).toBe(0);
+    // Nothing is kept yet: every listed object is read.
+    expect(listed(first)[0]).toBe(0);
     // Namespaces that share a resource file build it once.
     const [sharedInFirstRun, builtInFirstRun] = reuse(first);
     expect(builtInFirstRun).toBeGreaterThan(1);
@@ -45,6 +63,17 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     const second = await runOnce();
     expect(second.code).toBe(0);
     expect(reuse(second)).toEqual([built, 0]);
+    expect(server.mutatingRequests()).toEqual([]);
+    const [unchanged, read] = listed(second);
+    const objects = unchanged + read;
+    expect(objects).toBeGreaterThan(1);
+
+    // Again: the cluster objects are listed again, and none of them is decoded again.
+    server.resetLog();
+    const steady = await runOnce();
+    expect(steady.code).toBe(0);
+    expect(server.requests({ verb: 'list' }).length).toBeGreaterThan(0);
+    expect(listed(steady)).toEqual([objects, 0]);
     expect(server.mutatingRequests()).toEqual([]);
 
     // Edited by hand on the cluster: the cached desired object still reverts it.
@@ -64,6 +93,8 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     const third = await runOnce();
     expect(third.code).toBe(0);
     expect(reuse(third)).toEqual([built, 0]);
+    // The object edited by hand is read afresh (its bytes changed), the others are not.
+    expect(listed(third)).toEqual([objects - 1, 1]);
     expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('300');
     expect(server.mutatingRequests().map((r) => r.name)).toEqual(['example-app-config']);
 
@@ -78,6 +109,8 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(rebuilt).toBeGreaterThanOrEqual(1);
     expect(reused).toBeGreaterThan(0);
     expect(reused + rebuilt).toBe(built);
+    // The third run's apply changed the object: read afresh once more.
+    expect(listed(fourth)).toEqual([objects - 1, 1]);
     expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('600');
     expect(server.mutatingRequests().every((r) => r.name === 'example-app-config')).toBe(true);
   });

@@ -9,6 +9,7 @@ import {
   RequestAbortedError,
   RequestStats,
 } from './kube-client.ts';
+import type { ListedObjects, ListedObjectsRun } from './listed-objects.ts';
 
 /** The cluster fields the client factory reads (app-interface `Cluster_v1`). */
 export interface ClusterInfo {
@@ -80,6 +81,8 @@ export interface ClusterMapSettings {
   readonly readTimeoutMs?: number;
   /** Clients kept from an earlier run of the process, and kept for the next one (watch mode). */
   readonly kept?: KeptClusters | undefined;
+  /** Objects listed by the previous run of a looping process, for the lists that reuse them. */
+  readonly listed?: ListedObjects | undefined;
 }
 
 /** A cluster client kept between runs, with what its discovery found. */
@@ -172,6 +175,8 @@ export class ClusterMap {
   /** How long reading the current state of one cluster may take (`readTimeoutMs`). */
   readonly readTimeoutMs: number;
   readonly #entries = new Map<Key, ClusterHandle | ClusterProblem>();
+  /** This run's view of the listed objects kept between runs; ended with the map. */
+  #listed: ListedObjectsRun | undefined;
 
   private constructor(stats: RequestStats, readTimeoutMs: number) {
     this.stats = stats;
@@ -214,14 +219,22 @@ export class ClusterMap {
       settings.readTimeoutMs ?? 300_000,
     );
     const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
-    await Promise.all(
-      wanted.map(({ info, privileged }) =>
-        limit(async () => {
-          const entry = await connect(info, privileged, settings, map.stats);
-          if (entry) map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
-        }),
-      ),
-    );
+    const listed = settings.listed?.beginRun();
+    map.#listed = listed;
+    try {
+      await Promise.all(
+        wanted.map(({ info, privileged }) =>
+          limit(async () => {
+            const entry = await connect(info, privileged, settings, map.stats, listed);
+            if (entry)
+              map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
+          }),
+        ),
+      );
+    } catch (e) {
+      await map.close();
+      throw e;
+    }
     return map;
   }
 
@@ -248,8 +261,18 @@ export class ClusterMap {
     return names.sort();
   }
 
+  /**
+   * How many listed objects were unchanged since the previous run of a
+   * looping process (not read again) and how many were read; undefined where
+   * nothing is kept between runs.
+   */
+  get listed(): { readonly reused: number; readonly read: number } | undefined {
+    return this.#listed?.counts;
+  }
+
   /** Closes the connections of every client of the map (the end of a run). */
   async close(): Promise<void> {
+    this.#listed?.end();
     await Promise.all(
       [...this.#entries.values()].map((entry) =>
         isClusterProblem(entry) ? undefined : entry.client.close(),
@@ -278,6 +301,7 @@ async function connect(
   privileged: boolean,
   settings: ClusterMapSettings,
   stats: RequestStats,
+  listed: ListedObjectsRun | undefined,
 ): Promise<ClusterHandle | ClusterProblem | undefined> {
   const name = info.name;
   const problem = (message: string): ClusterProblem => ({
@@ -316,7 +340,11 @@ async function connect(
     token,
     insecureSkipTLSVerify: Boolean(info.insecureSkipTLSVerify),
   };
-  const options = { ...settings.clientOptions, stats };
+  const options = {
+    ...settings.clientOptions,
+    stats,
+    listed: listed?.forCluster(KeptClusters.keyOf(connection, privileged)),
+  };
   const kept = settings.kept;
   const key = kept ? KeptClusters.keyOf(connection, privileged) : '';
   const prior = kept?.use(key);

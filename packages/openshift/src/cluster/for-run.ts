@@ -1,4 +1,4 @@
-import { defineClient, type RunContext } from '@qontract/core';
+import { defineClient, type RunContext, runsRepeat } from '@qontract/core';
 import {
   type ClusterInfo,
   ClusterMap,
@@ -6,6 +6,7 @@ import {
   KeptClusters,
   type NamespaceClusterInfo,
 } from './cluster-map.ts';
+import { ListedObjects } from './listed-objects.ts';
 
 /** What the cluster map of a run reads from its context (`signal`: the run's stop signal). */
 export type RunClusterContext = Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'> &
@@ -22,6 +23,26 @@ const runClusterMaps = defineClient(
 
 /** The clients kept between the runs of one stop signal (one process's loop), where asked for. */
 const keptBySignal = new WeakMap<AbortSignal, KeptClusters>();
+
+/** The objects listed by the runs of a loop (one stop signal), for the next run's lists. */
+const listedBySignal = new WeakMap<AbortSignal, ListedObjects>();
+
+/**
+ * The listed objects the runs of `ctx`'s loop share: only where the runs
+ * repeat in this process (run-integration), and not with
+ * `QONTRACT_LIST_REUSE=off`.
+ */
+function listedObjectsOf(ctx: Omit<RunClusterContext, 'errors'>): ListedObjects | undefined {
+  const signal = ctx.signal;
+  if (!signal || !runsRepeat(signal) || ctx.env.vars.QONTRACT_LIST_REUSE === 'off')
+    return undefined;
+  let listed = listedBySignal.get(signal);
+  if (!listed) {
+    listed = new ListedObjects();
+    listedBySignal.set(signal, listed);
+  }
+  return listed;
+}
 
 /**
  * From now on, the runs of `signal` (the loop of one process) keep their
@@ -105,6 +126,7 @@ function settingsFor(
     },
     internal: options.internal,
     kept: ctx.signal ? keptBySignal.get(ctx.signal) : undefined,
+    listed: listedObjectsOf(ctx),
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,
   };

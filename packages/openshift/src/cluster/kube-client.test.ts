@@ -1,5 +1,6 @@
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { compactObject } from './compact-object.ts';
 import {
   ClusterTimeoutError,
   ClusterUnreachableError,
@@ -7,6 +8,7 @@ import {
   KubeClient,
   RequestAbortedError,
 } from './kube-client.ts';
+import { ListedObjects } from './listed-objects.ts';
 
 let server: FakeKubeApiServer;
 let client: KubeClient;
@@ -73,6 +75,45 @@ describe('KubeClient against the fake API server', () => {
     ]);
     expect(items.every((i) => i.kind === 'ConfigMap' && i.apiVersion === 'v1')).toBe(true);
     expect(server.requests({ verb: 'list' })).toHaveLength(3);
+  });
+
+  it('reuses across the runs of a loop the objects whose bytes did not change, page after page', async () => {
+    const catalog = await client.discover();
+    const r = catalog.get('ConfigMap');
+    server.seed(
+      'c1',
+      Array.from({ length: 5 }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${i}`, namespace: 'reused' },
+        data: { i: String(i) },
+      })),
+    );
+    const store = new ListedObjects();
+    const c = server.cluster('c1');
+    const listInRun = async () => {
+      const run = store.beginRun();
+      const runClient = new KubeClient(
+        { name: 'c1', server: c.url, token: c.token, caData: caData() },
+        { pageSize: 2, listed: run.forCluster('c1') },
+      );
+      const items = await runClient.list(r, 'reused', { each: compactObject, reuse: true });
+      run.end();
+      return { items, counts: run.counts };
+    };
+    const first = await listInRun();
+    expect(first.counts).toEqual({ reused: 0, read: 5 });
+    expect(first.items.every((i) => Object.isFrozen(i) && i.kind === 'ConfigMap')).toBe(true);
+    const cm2 = server.get('c1', 'v1', 'ConfigMap', 'reused', 'cm-2')!;
+    server.seed('c1', [{ ...cm2, data: { i: 'edited' } }]);
+    server.resetLog();
+    const second = await listInRun();
+    // Listed again in full (three pages), and only the edited object read afresh.
+    expect(server.requests({ verb: 'list' })).toHaveLength(3);
+    expect(second.counts).toEqual({ reused: 4, read: 1 });
+    const byName = new Map(second.items.map((i) => [i.metadata?.name, i]));
+    expect(byName.get('cm-2')?.data).toEqual({ i: 'edited' });
+    expect(byName.get('cm-0')).toBe(first.items.find((i) => i.metadata?.name === 'cm-0'));
   });
 
   it('applies server-side with a field manager and reads it back', async () => {

@@ -3,6 +3,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
+import { type ClusterListedObjects, readListPage } from './listed-objects.ts';
 
 type ClientNode = typeof import('@kubernetes/client-node');
 let clientNode: Promise<ClientNode> | undefined;
@@ -188,6 +189,12 @@ export interface KubeClientOptions {
    * are aborted and no new request is sent (RequestAbortedError).
    */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * What this cluster's lists returned in the previous run of a looping
+   * process: `list(…, { reuse: true })` hands out those objects again for the
+   * items whose bytes are unchanged (see listed-objects.ts).
+   */
+  readonly listed?: ClusterListedObjects | undefined;
 }
 
 interface RequestOptions {
@@ -200,6 +207,8 @@ interface RequestOptions {
   readonly allowNotFound?: boolean;
   /** The Accept header (default `application/json`). */
   readonly accept?: string;
+  /** Return a successful answer's body as bytes, not parsed. */
+  readonly raw?: boolean;
 }
 
 /**
@@ -228,6 +237,7 @@ export class KubeClient {
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #pageSize: number;
+  readonly #listed: ClusterListedObjects | undefined;
   /** Aborted (with the reason) when the cluster is given up for the run. */
   readonly #givenUp = new AbortController();
   readonly #runSignal: AbortSignal | undefined;
@@ -243,6 +253,7 @@ export class KubeClient {
     this.#attempts = options.attempts ?? 5;
     this.#backoffMs = options.backoffMs ?? 1_000;
     this.#pageSize = options.pageSize ?? 500;
+    this.#listed = options.listed;
     this.#runSignal = options.signal;
     this.#stopped = options.signal
       ? AbortSignal.any([options.signal, this.#givenUp.signal])
@@ -361,6 +372,10 @@ export class KubeClient {
    * All objects of `r` (in `namespace`, or cluster-wide), following `continue`
    * tokens. `each` maps every item as its page arrives (the engine keeps the
    * compact form), so the parsed pages are not all held at once.
+   *
+   * `reuse` (with `each`, on a client given the process's `listed` objects):
+   * the items are frozen, and an item whose bytes the previous run's list of
+   * the same scope returned is that run's object, not decoded again.
    */
   async list(
     r: ApiResource,
@@ -369,29 +384,44 @@ export class KubeClient {
       labelSelector?: string;
       fieldSelector?: string;
       each?: (item: KubeObject) => KubeObject;
+      reuse?: boolean;
     } = {},
   ): Promise<KubeObject[]> {
     const items: KubeObject[] = [];
-    const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+    const settings = {
+      apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+      kind: r.kind,
+      each: options.each,
+    };
+    const reuse =
+      options.reuse && options.each
+        ? this.#listed?.list(
+            [
+              settings.apiVersion,
+              r.kind,
+              namespace ?? '',
+              options.labelSelector ?? '',
+              options.fieldSelector ?? '',
+            ].join('\u0000'),
+            options.each,
+          )
+        : undefined;
     let cont: string | undefined;
     do {
-      const page = (await this.request('GET', resourcePath(r, namespace), 'list', {
+      const body = (await this.request('GET', resourcePath(r, namespace), 'list', {
         query: {
           limit: this.#pageSize,
           continue: cont,
           labelSelector: options.labelSelector,
           fieldSelector: options.fieldSelector,
         },
-      })) as { items?: KubeObject[]; metadata?: { continue?: string } };
-      for (const item of page.items ?? []) {
-        // List items of built-in kinds come without kind/apiVersion; the
-        // resource model needs them, as `oc get -o json` provides them.
-        item.apiVersion ??= apiVersion;
-        item.kind ??= r.kind;
-        items.push(options.each ? options.each(item) : item);
-      }
-      cont = page.metadata?.continue || undefined;
+        raw: true,
+      })) as Buffer;
+      const page = readListPage(body, settings, reuse);
+      for (const item of page.items) items.push(item);
+      cont = page.continue;
     } while (cont);
+    reuse?.commit();
     return items;
   }
 
@@ -574,10 +604,10 @@ export class KubeClient {
     this.#throwIfStopped();
     this.stats.count(this.connection.name, verb);
     let response: ResponseContext;
-    let text: string;
+    let body: Buffer;
     try {
       response = await http.send(ctx).toPromise();
-      text = await response.body.text();
+      body = await bodyBytes(response.body);
     } catch (e) {
       this.#throwIfStopped();
       if (timeout.aborted) {
@@ -591,11 +621,26 @@ export class KubeClient {
       throw new ClusterUnreachableError(this.connection.name, e);
     }
     if (response.httpStatusCode === 404 && options.allowNotFound) return undefined;
-    if (response.httpStatusCode >= 200 && response.httpStatusCode < 300) {
-      return text ? JSON.parse(text) : {};
-    }
+    const ok = response.httpStatusCode >= 200 && response.httpStatusCode < 300;
+    if (ok && options.raw) return body;
+    // As undici's `text()`: UTF-8, a byte order mark dropped.
+    const text = UTF8.decode(body);
+    if (ok) return text ? JSON.parse(text) : {};
     throw apiError(this.connection.name, response, text);
   }
+}
+
+const UTF8 = new TextDecoder();
+
+/** A response's body as bytes (undici's Response has no `buffer()`, which client-node's `binary()` calls). */
+async function bodyBytes(body: ResponseContext['body']): Promise<Buffer> {
+  const stream = body.stream();
+  if (!stream) return Buffer.from(await body.text());
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks.length === 1
+    ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength)
+    : Buffer.concat(chunks);
 }
 
 function apiError(cluster: string, response: ResponseContext, text: string): KubeApiError {

@@ -1,0 +1,255 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compactObject } from './compact-object.ts';
+import type { KubeObject } from './kube-client.ts';
+import { ListedObjects, readListPage, splitListBody } from './listed-objects.ts';
+
+const settings = { apiVersion: 'v1', kind: 'ConfigMap' };
+
+/** What the client did before pages were split: decode the whole body, parse it, default each item. */
+function wholeBody(body: Buffer): { items: unknown[]; continue: string | undefined } {
+  const text = new TextDecoder().decode(body);
+  const page = (text ? JSON.parse(text) : {}) as {
+    items?: Array<Record<string, unknown>>;
+    metadata?: { continue?: string };
+  };
+  return {
+    items: (page.items ?? []).map((item) => ({
+      ...item,
+      apiVersion: item.apiVersion ?? settings.apiVersion,
+      kind: item.kind ?? settings.kind,
+    })),
+    continue: page.metadata?.continue || undefined,
+  };
+}
+
+const listBody = (items: unknown[], extra: Record<string, unknown> = {}) =>
+  Buffer.from(
+    JSON.stringify({
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { continue: 'c2' },
+      ...extra,
+      items,
+    }),
+  );
+
+/** Strings that trip a scanner: quotes, backslashes, brackets, non-ASCII. */
+const trickyString = fc.oneof(
+  fc.string(),
+  fc.constantFrom(
+    '"',
+    '\\',
+    '\\"',
+    '"\\',
+    '{',
+    '}',
+    '[',
+    ']',
+    '{"items":[',
+    'é',
+    '😀',
+    '\u2028',
+    '\\\\"',
+  ),
+  fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'é', '😀') }),
+);
+const jsonValue = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    trickyString,
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(trickyString, tie('value'), { maxKeys: 4 }),
+  ),
+})).value;
+const item = fc.record(
+  {
+    apiVersion: fc.constant('v1'),
+    metadata: fc.record({ name: trickyString, namespace: fc.string() }),
+    data: fc.dictionary(trickyString, jsonValue, { maxKeys: 5 }),
+  },
+  { requiredKeys: ['metadata'] },
+);
+
+/** Re-serialised with whitespace around every separator, as another encoder might write it. */
+function spaced(value: unknown): string {
+  return JSON.stringify(value, null, 1).replace(/\n/g, '\r\n\t ');
+}
+
+describe('splitListBody and readListPage', () => {
+  it('give what decoding and parsing the whole body gave, for any list (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(item, { maxLength: 6 }),
+        fc.boolean(),
+        fc.boolean(),
+        (items, pretty, itemsFirst) => {
+          const page = itemsFirst
+            ? { items, kind: 'ConfigMapList', metadata: { continue: 'next' } }
+            : { kind: 'ConfigMapList', metadata: { continue: 'next' }, items };
+          const body = Buffer.from(pretty ? spaced(page) : JSON.stringify(page));
+          expect(splitListBody(body)?.ranges.length).toBe(items.length * 2);
+          expect(readListPage(body, settings)).toEqual(wholeBody(body));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('splits out each item as its own bytes and keeps the rest', () => {
+    const items = [
+      { metadata: { name: 'a"]}' } },
+      { metadata: { name: 'b\\' }, data: { x: '[{' } },
+    ];
+    const body = listBody(items);
+    const split = splitListBody(body)!;
+    expect(JSON.parse(split.head)).toEqual({
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { continue: 'c2' },
+      items: [],
+    });
+    const parts = [];
+    for (let i = 0; i < split.ranges.length; i += 2)
+      parts.push(JSON.parse(body.toString('utf8', split.ranges[i], split.ranges[i + 1])));
+    expect(parts).toEqual(items);
+  });
+
+  it('leaves to the whole-body parse what it does not recognise, with the same values or error', () => {
+    const odd = [
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), listBody([{ metadata: { name: 'bom' } }])]),
+      Buffer.from('{"items":[{"metadata":{"name":"x"}}],"items":[]}'),
+      Buffer.from('{"\\u0069tems":[{"metadata":{"name":"escaped key"}}]}'),
+      Buffer.from('{"items":null,"metadata":{}}'),
+      Buffer.from('{"metadata":{"continue":"x"}}'),
+      Buffer.from(''),
+      Buffer.from('  {}  '),
+    ];
+    for (const body of odd) expect(readListPage(body, settings)).toEqual(wholeBody(body));
+    // Items that are not objects cannot take a kind, as before.
+    expect(() => readListPage(Buffer.from('{"items":[1,2]}'), settings)).toThrow(TypeError);
+    for (const broken of [
+      '{"items":[{"metadata":{"name":"x"}} garbage]}',
+      '{"items":[{"metadata":{"name":"x",}}]}',
+      '{"items":[{"metadata":{"name":"x"}}]',
+      '{"items":[{"metadata":{"name":"x"}}]} trailing',
+      '{"items":[{"a":[}]}',
+      'not json',
+    ]) {
+      const body = Buffer.from(broken);
+      const expected = (() => {
+        try {
+          wholeBody(body);
+        } catch (e) {
+          return (e as Error).message;
+        }
+        return 'no error';
+      })();
+      expect(() => readListPage(body, settings), broken).toThrow(expected);
+    }
+  });
+
+  it('maps each item with `each` after defaulting apiVersion and kind', () => {
+    const body = listBody([
+      { metadata: { name: 'a' } },
+      { apiVersion: 'v2', kind: 'Other', metadata: {} },
+    ]);
+    const seen: KubeObject[] = [];
+    const page = readListPage(body, {
+      ...settings,
+      each: (o) => {
+        seen.push(o);
+        return { ...o, mapped: true } as KubeObject;
+      },
+    });
+    expect(seen.map((o) => [o.apiVersion, o.kind])).toEqual([
+      ['v1', 'ConfigMap'],
+      ['v2', 'Other'],
+    ]);
+    expect(page.items.every((o) => (o as { mapped?: boolean }).mapped)).toBe(true);
+    expect(page.continue).toBe('c2');
+  });
+});
+
+describe('ListedObjects: what a loop keeps of its lists', () => {
+  const each = compactObject;
+  const object = (name: string, resourceVersion: string): KubeObject => ({
+    metadata: {
+      name,
+      namespace: 'ns',
+      resourceVersion,
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+    },
+    data: { k: name },
+  });
+  const list = (store: ListedObjects, pages: unknown[][], scope = 's', complete = true) => {
+    const run = store.beginRun();
+    const reuse = run.forCluster('c1').list(scope, each);
+    const items = pages.flatMap(
+      (p) => readListPage(listBody(p), { ...settings, each }, reuse).items,
+    );
+    if (complete) reuse.commit();
+    run.end();
+    return { items, counts: run.counts };
+  };
+
+  it('hands out the previous run’s object for unchanged bytes, frozen, and reads changed ones afresh', () => {
+    const store = new ListedObjects();
+    const first = list(store, [[object('a', '1'), object('b', '1')]]);
+    expect(first.counts).toEqual({ reused: 0, read: 2 });
+    expect(Object.isFrozen(first.items[0]!.metadata)).toBe(true);
+    // Compacted as the engine keeps it: no last-applied copy.
+    expect(first.items[0]!.metadata?.annotations).toEqual({});
+
+    const second = list(store, [[object('a', '1'), object('b', '2')]]);
+    expect(second.counts).toEqual({ reused: 1, read: 1 });
+    expect(second.items[0]).toBe(first.items[0]);
+    expect(second.items[1]).not.toBe(first.items[1]);
+    expect(second.items[1]!.metadata?.resourceVersion).toBe('2');
+  });
+
+  it('keeps what the last complete list returned: a list that fails half-way changes nothing', () => {
+    const store = new ListedObjects();
+    const first = list(store, [[object('a', '1')], [object('b', '1')]]);
+    // Only the first page arrives: nothing is committed.
+    list(store, [[object('c', '1')]], 's', false);
+    const third = list(store, [[object('a', '1'), object('b', '1')]]);
+    expect(third.counts).toEqual({ reused: 2, read: 0 });
+    expect(third.items).toEqual(first.items);
+    // Objects gone from the list are gone from the store.
+    list(store, [[object('a', '1')]]);
+    expect(store.size).toBe(1);
+  });
+
+  it('keeps scopes apart, and another `each` makes other objects', () => {
+    const store = new ListedObjects();
+    list(store, [[object('a', '1')]], 'configmaps');
+    expect(list(store, [[object('a', '1')]], 'secrets').counts).toEqual({ reused: 0, read: 1 });
+    const run = store.beginRun();
+    const reuse = run.forCluster('c1').list('configmaps', (o) => o);
+    readListPage(listBody([object('a', '1')]), settings, reuse);
+    run.end();
+    expect(run.counts).toEqual({ reused: 0, read: 1 });
+  });
+
+  it('drops the scopes no run used, once the runs under way have ended', () => {
+    const store = new ListedObjects();
+    list(store, [[object('a', '1')]], 'old');
+    list(store, [[object('b', '1')]], 'new');
+    expect(store.size).toBe(1);
+    // Overlapping runs: the first one's end keeps what the second one still uses.
+    const one = store.beginRun();
+    const two = store.beginRun();
+    const reuse = two.forCluster('c1').list('new', each);
+    one.end();
+    readListPage(listBody([object('b', '1')]), { ...settings, each }, reuse);
+    reuse.commit();
+    two.end();
+    expect(two.counts).toEqual({ reused: 1, read: 0 });
+    expect(store.size).toBe(1);
+  });
+});

@@ -1,0 +1,375 @@
+import { hash } from 'node:crypto';
+import { deepFreeze, RunGenerations } from '@qontract/core';
+import type { KubeObject } from './kube-client.ts';
+
+/**
+ * Reading list pages, and keeping what the lists of one run returned for the
+ * next run of the process.
+ *
+ * A page is split into its items without decoding it (`splitListBody`): each
+ * item is decoded and parsed on its own, which is faster than decoding and
+ * parsing the page as one text (most of that cost is the one large string),
+ * and lets a looping process (run-integration) find the items whose bytes are
+ * those of an item the previous run listed. Those are not decoded, parsed or
+ * compacted again: the object made from the same bytes last time is handed
+ * out (frozen). An API server sends the same bytes for an object as long as
+ * it is unchanged (its `resourceVersion` is in them), so an object changed by
+ * anyone between two runs is read afresh, and a run still compares every
+ * object it listed.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+/** `items` as bytes. */
+const ITEMS = Buffer.from('items');
+
+/** A list body split without decoding it. */
+export interface SplitList {
+  /** The body with the content of its `items` array left out: `…"items":[]…`. */
+  readonly head: string;
+  /** Start and end (exclusive) of each item, in order: `[start0, end0, start1, end1, …]`. */
+  readonly ranges: readonly number[];
+}
+
+function isSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function skipSpace(b: Buffer, i: number): number {
+  while (isSpace(b[i])) i++;
+  return i;
+}
+
+/** `i` at a string's opening quote: the index after its closing quote, or -1. */
+function stringEnd(b: Buffer, i: number): number {
+  const n = b.length;
+  for (i++; i < n; i++) {
+    const c = b[i];
+    if (c === BACKSLASH) i++;
+    else if (c === QUOTE) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * `i` at an object or array: the index after its end, or -1 (brackets only,
+ * no grammar). One pass over the bytes: a call per string (`indexOf`) costs
+ * more than the bytes it skips, list items being mostly short strings.
+ */
+function compositeEnd(b: Buffer, i: number): number {
+  let depth = 0;
+  let inString = false;
+  const n = b.length;
+  for (; i < n; i++) {
+    const c = b[i]!;
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/** `i` at a value: the index after it, or -1. */
+function valueEnd(b: Buffer, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return stringEnd(b, i);
+  if (c === OPEN_BRACE || c === OPEN_BRACKET) return compositeEnd(b, i);
+  const start = i;
+  while (i < b.length) {
+    const d = b[i]!;
+    if (isSpace(d) || d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET) break;
+    i++;
+  }
+  return i > start ? i : -1;
+}
+
+/**
+ * Splits a list response (`{"kind":…,"metadata":{…},"items":[{…},…]}`) into
+ * the rest of the body and the byte ranges of its items, without decoding
+ * it. Undefined for anything else (not an object, an item that is not an
+ * object, a second `items` key, a key with escapes at the top level, bytes
+ * that do not fit): the caller then parses the body as one text, which
+ * gives the same values, or the same error.
+ *
+ * What is checked here and what is left to `JSON.parse`: the scan finds the
+ * boundaries and checks the separators between the items and around the
+ * top-level keys; the head and every item are parsed by `JSON.parse` (an
+ * item found again by its bytes was parsed when it was first seen). So the
+ * body is valid JSON exactly when every part parses, and the parts' values
+ * are those of the whole.
+ */
+export function splitListBody(b: Buffer): SplitList | undefined {
+  let i = skipSpace(b, 0);
+  if (b[i] !== OPEN_BRACE) return undefined;
+  i = skipSpace(b, i + 1);
+  let itemsOpen = -1;
+  let itemsClose = -1;
+  const ranges: number[] = [];
+  if (b[i] === CLOSE_BRACE) return finish(b, i + 1, itemsOpen, itemsClose, ranges);
+  for (;;) {
+    if (b[i] !== QUOTE) return undefined;
+    const keyEnd = stringEnd(b, i);
+    if (keyEnd < 0) return undefined;
+    // A top-level key written with escapes could be `items` once parsed.
+    if (b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH)) return undefined;
+    const isItems =
+      keyEnd - i - 2 === ITEMS.length && b.compare(ITEMS, 0, 5, i + 1, keyEnd - 1) === 0;
+    i = skipSpace(b, keyEnd);
+    if (b[i] !== COLON) return undefined;
+    i = skipSpace(b, i + 1);
+    if (isItems && b[i] === OPEN_BRACKET) {
+      if (itemsOpen >= 0) return undefined;
+      itemsOpen = i;
+      i = skipSpace(b, i + 1);
+      if (b[i] !== CLOSE_BRACKET) {
+        for (;;) {
+          if (b[i] !== OPEN_BRACE) return undefined;
+          const end = compositeEnd(b, i);
+          if (end < 0) return undefined;
+          ranges.push(i, end);
+          i = skipSpace(b, end);
+          if (b[i] === CLOSE_BRACKET) break;
+          if (b[i] !== COMMA) return undefined;
+          i = skipSpace(b, i + 1);
+        }
+      }
+      itemsClose = i;
+      i++;
+    } else {
+      if (isItems) return undefined; // items that are not an array: the whole body decides
+      const end = valueEnd(b, i);
+      if (end < 0) return undefined;
+      i = end;
+    }
+    i = skipSpace(b, i);
+    if (b[i] === CLOSE_BRACE) return finish(b, i + 1, itemsOpen, itemsClose, ranges);
+    if (b[i] !== COMMA) return undefined;
+    i = skipSpace(b, i + 1);
+  }
+}
+
+function finish(
+  b: Buffer,
+  end: number,
+  itemsOpen: number,
+  itemsClose: number,
+  ranges: number[],
+): SplitList | undefined {
+  if (skipSpace(b, end) !== b.length) return undefined;
+  const head =
+    itemsOpen < 0
+      ? b.toString('utf8')
+      : b.toString('utf8', 0, itemsOpen + 1) + b.toString('utf8', itemsClose);
+  return { head, ranges };
+}
+
+/** What a page of a list holds once read. */
+export interface ListPage {
+  readonly items: KubeObject[];
+  readonly continue: string | undefined;
+}
+
+/** How a list's items are made and defaulted (see `KubeClient.list`). */
+export interface ListItemSettings {
+  /** `apiVersion` and `kind` of items that come without them (built-in kinds do). */
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly each?: ((item: KubeObject) => KubeObject) | undefined;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The items of one list page and its `continue` token. With `reuse`, items
+ * whose bytes were listed in the previous run come back as the (frozen)
+ * objects made of them then, and the others are made, frozen and kept.
+ */
+export function readListPage(
+  body: Buffer,
+  settings: ListItemSettings,
+  reuse?: ListReuse,
+): ListPage {
+  const split = splitListBody(body);
+  if (split) {
+    try {
+      return fromSplit(body, split, settings, reuse);
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+      // An item that does not parse: the whole body gives the error it always gave.
+    }
+  }
+  // As undici's `text()`: UTF-8, a byte order mark dropped; an empty body is `{}`.
+  const text = decoder.decode(body);
+  const page = (text ? JSON.parse(text) : {}) as {
+    items?: KubeObject[];
+    metadata?: { continue?: string };
+  };
+  return {
+    items: (page.items ?? []).map((item) => made(item, settings)),
+    continue: page.metadata?.continue || undefined,
+  };
+}
+
+function fromSplit(
+  body: Buffer,
+  split: SplitList,
+  settings: ListItemSettings,
+  reuse: ListReuse | undefined,
+): ListPage {
+  const head = JSON.parse(split.head) as { metadata?: { continue?: string } };
+  const { ranges } = split;
+  const items: KubeObject[] = [];
+  for (let r = 0; r < ranges.length; r += 2) {
+    const start = ranges[r]!;
+    const end = ranges[r + 1]!;
+    if (!reuse) {
+      items.push(made(JSON.parse(body.toString('utf8', start, end)) as KubeObject, settings));
+      continue;
+    }
+    const digest = hash('sha256', body.subarray(start, end), 'base64');
+    let item = reuse.previous(digest);
+    if (!item) {
+      item = deepFreeze(
+        made(JSON.parse(body.toString('utf8', start, end)) as KubeObject, settings),
+      );
+    }
+    reuse.keep(digest, item);
+    items.push(item);
+  }
+  return { items, continue: head.metadata?.continue || undefined };
+}
+
+function made(item: KubeObject, settings: ListItemSettings): KubeObject {
+  // List items of built-in kinds come without kind/apiVersion; the resource
+  // model needs them, as `oc get -o json` provides them.
+  item.apiVersion ??= settings.apiVersion;
+  item.kind ??= settings.kind;
+  return settings.each ? settings.each(item) : item;
+}
+
+/**
+ * What one list (all its pages) finds of the previous run's list of the same
+ * scope, and what it leaves for the next run: once the list is complete
+ * (`commit`), its items replace the scope's; a list that fails half-way
+ * leaves the scope as it was.
+ */
+export interface ListReuse {
+  previous(digest: string): KubeObject | undefined;
+  keep(digest: string, item: KubeObject): void;
+  commit(): void;
+}
+
+interface Scope {
+  /** The function that made the items (`each`): another one makes other objects. */
+  readonly each: ListItemSettings['each'];
+  objects: Map<string, KubeObject>;
+  usedIn: number;
+}
+
+/**
+ * The objects the lists of a process's runs returned, by cluster and scope
+ * (kind, namespace, selectors) and by the sha256 of their bytes, kept from
+ * one run of a loop to the next (see the top of this file). Bounded: a scope
+ * holds the items of its last complete list, and scopes that no run used
+ * since the last drop are dropped once the runs under way have ended.
+ */
+export class ListedObjects {
+  readonly #clusters = new Map<string, Map<string, Scope>>();
+  readonly #runs = new RunGenerations();
+
+  /** The view of one run; `end` it when the run ends. */
+  beginRun(): ListedObjectsRun {
+    const run = this.#runs.begin();
+    const counts = { reused: 0, read: 0 };
+    return {
+      counts,
+      forCluster: (cluster) => new ClusterListedObjects(this.#scopes(cluster), run, counts),
+      end: () => this.#runs.end(run, (epoch) => this.#drop(epoch)),
+    };
+  }
+
+  /** Objects kept, over every cluster and scope: for tests. */
+  get size(): number {
+    let n = 0;
+    for (const scopes of this.#clusters.values())
+      for (const scope of scopes.values()) n += scope.objects.size;
+    return n;
+  }
+
+  #scopes(cluster: string): Map<string, Scope> {
+    let scopes = this.#clusters.get(cluster);
+    if (!scopes) {
+      scopes = new Map();
+      this.#clusters.set(cluster, scopes);
+    }
+    return scopes;
+  }
+
+  #drop(epoch: number): void {
+    for (const [cluster, scopes] of this.#clusters) {
+      for (const [key, scope] of scopes) if (scope.usedIn < epoch) scopes.delete(key);
+      if (scopes.size === 0) this.#clusters.delete(cluster);
+    }
+  }
+}
+
+export interface ListedObjectsRun {
+  /** Items of this run's lists found unchanged since the previous run, and items read afresh. */
+  readonly counts: ListCounts;
+  /** What one cluster's client (`cluster`: its connection, credential and server) reuses. */
+  forCluster(cluster: string): ClusterListedObjects;
+  end(): void;
+}
+
+interface ListCounts {
+  reused: number;
+  read: number;
+}
+
+/** One cluster's scopes, as a run's client of that cluster sees them. */
+export class ClusterListedObjects {
+  readonly #scopes: Map<string, Scope>;
+  readonly #run: number;
+  readonly #counts: ListCounts;
+
+  constructor(scopes: Map<string, Scope>, run: number, counts: ListCounts) {
+    this.#scopes = scopes;
+    this.#run = run;
+    this.#counts = counts;
+  }
+
+  /** The reuse of one list of `scope` whose items `each` makes. */
+  list(scope: string, each: ListItemSettings['each']): ListReuse {
+    const kept = this.#scopes.get(scope);
+    const previous = kept && kept.each === each ? kept.objects : undefined;
+    if (kept) kept.usedIn = Math.max(kept.usedIn, this.#run);
+    const next = new Map<string, KubeObject>();
+    const counts = this.#counts;
+    return {
+      previous: (digest) => {
+        const item = previous?.get(digest);
+        if (item) counts.reused++;
+        else counts.read++;
+        return item;
+      },
+      keep: (digest, item) => {
+        next.set(digest, item);
+      },
+      commit: () => {
+        this.#scopes.set(scope, { each, objects: next, usedIn: this.#run });
+      },
+    };
+  }
+}
