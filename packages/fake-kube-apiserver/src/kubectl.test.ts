@@ -273,10 +273,17 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
       out += chunk.toString('utf8');
       for (const w of waiters) w();
     });
+    // A whole line: kubectl may write a row in more than one chunk.
     const waitFor = (text: string) =>
       new Promise<void>((resolve, reject) => {
         const check = () => {
-          if (out.includes(text)) resolve();
+          if (
+            out
+              .split('\n')
+              .slice(0, -1)
+              .some((line) => line.startsWith(text))
+          )
+            resolve();
         };
         waiters.push(check);
         child.once('exit', () =>

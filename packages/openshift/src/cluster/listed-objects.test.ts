@@ -212,6 +212,53 @@ describe('ListedObjects: what a loop keeps of its lists', () => {
     expect(second.items[1]!.metadata?.resourceVersion).toBe('2');
   });
 
+  it('takes an unchanged page whole, with its own continue token, and still finds items one by one later', () => {
+    const store = new ListedObjects();
+    const objects = [object('a', '1'), object('b', '1'), object('c', '1')];
+    const inRun = (body: Buffer) => {
+      const run = store.beginRun();
+      const reuse = run.forCluster('c1').list('s', each);
+      const page = readListPage(body, { ...settings, each }, reuse);
+      reuse.commit();
+      run.end();
+      return { page, counts: run.counts };
+    };
+    const first = inRun(listBody(objects, { metadata: { continue: 'one', resourceVersion: '7' } }));
+    // Another continue token and list version before the items: the same page.
+    const second = inRun(
+      listBody(objects, { metadata: { continue: 'two', resourceVersion: '9' } }),
+    );
+    expect(second.counts).toEqual({ reused: 3, read: 0 });
+    expect(second.page.continue).toBe('two');
+    expect(second.page.items).toEqual(first.page.items);
+    for (const [i, item] of second.page.items.entries()) expect(item).toBe(first.page.items[i]);
+    // The metadata after the items: part of what is hashed, so the items are looked up one by one.
+    const after = Buffer.from(
+      `{"kind":"ConfigMapList","items":${JSON.stringify(objects)},"metadata":{"continue":"three"}}`,
+    );
+    const third = inRun(after);
+    expect(third.counts).toEqual({ reused: 3, read: 0 });
+    expect(third.page.continue).toBe('three');
+    // One item changed: the page is new, its other items are found by their own bytes.
+    const fourth = inRun(listBody([objects[0], object('b', '2'), objects[2]]));
+    expect(fourth.counts).toEqual({ reused: 2, read: 1 });
+    expect(fourth.page.items[0]).toBe(first.page.items[0]);
+    expect(fourth.page.items[1]?.metadata?.resourceVersion).toBe('2');
+  });
+
+  it('gives the whole-body error for an unchanged page behind a broken head', () => {
+    const store = new ListedObjects();
+    const items = JSON.stringify([object('a', '1')]);
+    const run = store.beginRun();
+    const reuse = run.forCluster('c1').list('s', each);
+    readListPage(Buffer.from(`{"metadata":{},"items":${items}}`), { ...settings, each }, reuse);
+    reuse.commit();
+    run.end();
+    const next = store.beginRun().forCluster('c1').list('s', each);
+    const broken = Buffer.from(`{"metadata":{"continue":"x",},"items":${items}}`);
+    expect(() => readListPage(broken, { ...settings, each }, next)).toThrow(SyntaxError);
+  });
+
   it('keeps what the last complete list returned: a list that fails half-way changes nothing', () => {
     const store = new ListedObjects();
     const first = list(store, [[object('a', '1')], [object('b', '1')]]);

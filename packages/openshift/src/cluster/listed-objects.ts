@@ -35,6 +35,9 @@ export interface SplitList {
   readonly head: string;
   /** Start and end (exclusive) of each item, in order: `[start0, end0, start1, end1, …]`. */
   readonly ranges: readonly number[];
+  /** Where the `items` array opens (`[`) and closes (`]`); -1 without one. */
+  readonly itemsOpen: number;
+  readonly itemsClose: number;
 }
 
 function isSpace(c: number | undefined): boolean {
@@ -111,51 +114,70 @@ function valueEnd(b: Buffer, i: number): number {
  * are those of the whole.
  */
 export function splitListBody(b: Buffer): SplitList | undefined {
+  return scanList(b, false) as SplitList | undefined;
+}
+
+/**
+ * Where the top-level `items` array of a list body opens (its `[`), the keys
+ * before it checked as `splitListBody` checks them; -1 where the body is not
+ * recognised that far. What follows is not looked at: a caller that finds
+ * the bytes from there to the end to be those of a body split before knows
+ * them to be as valid as they were.
+ */
+function itemsStart(b: Buffer): number {
+  return scanList(b, true) as number;
+}
+
+function scanList(b: Buffer, stopAtItems: boolean): SplitList | number | undefined {
+  const unknown = stopAtItems ? -1 : undefined;
   let i = skipSpace(b, 0);
-  if (b[i] !== OPEN_BRACE) return undefined;
+  if (b[i] !== OPEN_BRACE) return unknown;
   i = skipSpace(b, i + 1);
   let itemsOpen = -1;
   let itemsClose = -1;
   const ranges: number[] = [];
-  if (b[i] === CLOSE_BRACE) return finish(b, i + 1, itemsOpen, itemsClose, ranges);
+  if (b[i] === CLOSE_BRACE)
+    return stopAtItems ? -1 : finish(b, i + 1, itemsOpen, itemsClose, ranges);
   for (;;) {
-    if (b[i] !== QUOTE) return undefined;
+    if (b[i] !== QUOTE) return unknown;
     const keyEnd = stringEnd(b, i);
-    if (keyEnd < 0) return undefined;
+    if (keyEnd < 0) return unknown;
     // A top-level key written with escapes could be `items` once parsed.
-    if (b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH)) return undefined;
+    if (b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH)) return unknown;
     const isItems =
       keyEnd - i - 2 === ITEMS.length && b.compare(ITEMS, 0, 5, i + 1, keyEnd - 1) === 0;
     i = skipSpace(b, keyEnd);
-    if (b[i] !== COLON) return undefined;
+    if (b[i] !== COLON) return unknown;
     i = skipSpace(b, i + 1);
     if (isItems && b[i] === OPEN_BRACKET) {
-      if (itemsOpen >= 0) return undefined;
+      if (itemsOpen >= 0) return unknown;
+      if (stopAtItems) return i;
       itemsOpen = i;
       i = skipSpace(b, i + 1);
       if (b[i] !== CLOSE_BRACKET) {
         for (;;) {
-          if (b[i] !== OPEN_BRACE) return undefined;
+          if (b[i] !== OPEN_BRACE) return unknown;
           const end = compositeEnd(b, i);
-          if (end < 0) return undefined;
+          if (end < 0) return unknown;
           ranges.push(i, end);
           i = skipSpace(b, end);
           if (b[i] === CLOSE_BRACKET) break;
-          if (b[i] !== COMMA) return undefined;
+          if (b[i] !== COMMA) return unknown;
           i = skipSpace(b, i + 1);
         }
       }
       itemsClose = i;
       i++;
     } else {
-      if (isItems) return undefined; // items that are not an array: the whole body decides
+      if (isItems) return unknown; // items that are not an array: the whole body decides
       const end = valueEnd(b, i);
-      if (end < 0) return undefined;
+      if (end < 0) return unknown;
       i = end;
     }
     i = skipSpace(b, i);
-    if (b[i] === CLOSE_BRACE) return finish(b, i + 1, itemsOpen, itemsClose, ranges);
-    if (b[i] !== COMMA) return undefined;
+    if (b[i] === CLOSE_BRACE)
+      return stopAtItems ? -1 : finish(b, i + 1, itemsOpen, itemsClose, ranges);
+    if (b[i] !== COMMA) return unknown;
     i = skipSpace(b, i + 1);
   }
 }
@@ -172,7 +194,7 @@ function finish(
     itemsOpen < 0
       ? b.toString('utf8')
       : b.toString('utf8', 0, itemsOpen + 1) + b.toString('utf8', itemsClose);
-  return { head, ranges };
+  return { head, ranges, itemsOpen, itemsClose };
 }
 
 /** What a page of a list holds once read. */
@@ -194,21 +216,31 @@ const decoder = new TextDecoder();
 /**
  * The items of one list page and its `continue` token. With `reuse`, items
  * whose bytes were listed in the previous run come back as the (frozen)
- * objects made of them then, and the others are made, frozen and kept.
+ * objects made of them then, and the others are made, frozen and kept. A
+ * page whose items (the bytes from its `items` array to its end) are all
+ * those of a page of the previous run costs one hash: its objects come back
+ * without looking at them one by one.
  */
 export function readListPage(
   body: Buffer,
   settings: ListItemSettings,
   reuse?: ListReuse,
 ): ListPage {
-  const split = splitListBody(body);
-  if (split) {
-    try {
-      return fromSplit(body, split, settings, reuse);
-    } catch (e) {
-      if (!(e instanceof SyntaxError)) throw e;
-      // An item that does not parse: the whole body gives the error it always gave.
+  try {
+    let page: PageKey | undefined;
+    if (reuse) {
+      const open = itemsStart(body);
+      if (open >= 0) {
+        page = { open, digest: hash('sha256', body.subarray(open), 'base64') };
+        const known = reuse.previousPage(page.digest);
+        if (known) return fromKnownPage(body, page, known, reuse);
+      }
     }
+    const split = splitListBody(body);
+    if (split) return fromSplit(body, split, settings, reuse, page);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    // A part that does not parse: the whole body gives the error it always gave.
   }
   // As undici's `text()`: UTF-8, a byte order mark dropped; an empty body is `{}`.
   const text = decoder.decode(body);
@@ -222,15 +254,40 @@ export function readListPage(
   };
 }
 
+/** Where a page's items begin, and the sha256 of its bytes from there to the end. */
+interface PageKey {
+  readonly open: number;
+  readonly digest: string;
+}
+
+/** What a page of the previous run held, by the digest of its bytes from `items` on. */
+interface KnownPage {
+  readonly items: readonly KubeObject[];
+  /** Their digests, so that the next run finds them one by one where the page changed. */
+  readonly digests: readonly string[];
+  /** Where the `items` array closes, counted from where it opens. */
+  readonly close: number;
+}
+
+function fromKnownPage(body: Buffer, page: PageKey, known: KnownPage, reuse: ListReuse): ListPage {
+  const head = JSON.parse(
+    body.toString('utf8', 0, page.open + 1) + body.toString('utf8', page.open + known.close),
+  ) as { metadata?: { continue?: string } };
+  reuse.keepPage(page.digest, known);
+  return { items: [...known.items], continue: head.metadata?.continue || undefined };
+}
+
 function fromSplit(
   body: Buffer,
   split: SplitList,
   settings: ListItemSettings,
   reuse: ListReuse | undefined,
+  page: PageKey | undefined,
 ): ListPage {
   const head = JSON.parse(split.head) as { metadata?: { continue?: string } };
   const { ranges } = split;
   const items: KubeObject[] = [];
+  const digests: string[] = [];
   for (let r = 0; r < ranges.length; r += 2) {
     const start = ranges[r]!;
     const end = ranges[r + 1]!;
@@ -247,6 +304,10 @@ function fromSplit(
     }
     reuse.keep(digest, item);
     items.push(item);
+    digests.push(digest);
+  }
+  if (reuse && page && page.open === split.itemsOpen) {
+    reuse.keepPage(page.digest, { items, digests, close: split.itemsClose - split.itemsOpen });
   }
   return { items, continue: head.metadata?.continue || undefined };
 }
@@ -268,6 +329,9 @@ function made(item: KubeObject, settings: ListItemSettings): KubeObject {
 export interface ListReuse {
   previous(digest: string): KubeObject | undefined;
   keep(digest: string, item: KubeObject): void;
+  previousPage(digest: string): KnownPage | undefined;
+  /** Keeps a page, and each of its items. */
+  keepPage(digest: string, page: KnownPage): void;
   commit(): void;
 }
 
@@ -275,6 +339,7 @@ interface Scope {
   /** The function that made the items (`each`): another one makes other objects. */
   readonly each: ListItemSettings['each'];
   objects: Map<string, KubeObject>;
+  pages: Map<string, KnownPage>;
   usedIn: number;
 }
 
@@ -353,9 +418,12 @@ export class ClusterListedObjects {
   /** The reuse of one list of `scope` whose items `each` makes. */
   list(scope: string, each: ListItemSettings['each']): ListReuse {
     const kept = this.#scopes.get(scope);
-    const previous = kept && kept.each === each ? kept.objects : undefined;
+    const same = kept && kept.each === each ? kept : undefined;
+    const previous = same?.objects;
+    const previousPages = same?.pages;
     if (kept) kept.usedIn = Math.max(kept.usedIn, this.#run);
     const next = new Map<string, KubeObject>();
+    const nextPages = new Map<string, KnownPage>();
     const counts = this.#counts;
     return {
       previous: (digest) => {
@@ -367,8 +435,17 @@ export class ClusterListedObjects {
       keep: (digest, item) => {
         next.set(digest, item);
       },
+      previousPage: (digest) => {
+        const page = previousPages?.get(digest);
+        if (page) counts.reused += page.items.length;
+        return page;
+      },
+      keepPage: (digest, page) => {
+        nextPages.set(digest, page);
+        for (let i = 0; i < page.items.length; i++) next.set(page.digests[i]!, page.items[i]!);
+      },
       commit: () => {
-        this.#scopes.set(scope, { each, objects: next, usedIn: this.#run });
+        this.#scopes.set(scope, { each, objects: next, pages: nextPages, usedIn: this.#run });
       },
     };
   }
