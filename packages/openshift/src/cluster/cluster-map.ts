@@ -340,13 +340,10 @@ async function connect(
     token,
     insecureSkipTLSVerify: Boolean(info.insecureSkipTLSVerify),
   };
-  const options = {
-    ...settings.clientOptions,
-    stats,
-    listed: listed?.forCluster(KeptClusters.keyOf(connection, privileged)),
-  };
+  // One key for the kept client and the kept listed objects of this connection.
+  const key = KeptClusters.keyOf(connection, privileged);
+  const options = { ...settings.clientOptions, stats, listed: listed?.forCluster(key) };
   const kept = settings.kept;
-  const key = kept ? KeptClusters.keyOf(connection, privileged) : '';
   const prior = kept?.use(key);
   // Kept clients are lent to the run: closing the run's map leaves their connections open.
   const owner = kept ? (prior?.owner ?? new KubeClient(connection, options)) : undefined;

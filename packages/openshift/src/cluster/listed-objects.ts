@@ -145,7 +145,7 @@ function scanList(b: Buffer, stopAtItems: boolean): SplitList | number | undefin
     // A top-level key written with escapes could be `items` once parsed.
     if (b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH)) return unknown;
     const isItems =
-      keyEnd - i - 2 === ITEMS.length && b.compare(ITEMS, 0, 5, i + 1, keyEnd - 1) === 0;
+      keyEnd - i - 2 === ITEMS.length && b.compare(ITEMS, 0, ITEMS.length, i + 1, keyEnd - 1) === 0;
     i = skipSpace(b, keyEnd);
     if (b[i] !== COLON) return unknown;
     i = skipSpace(b, i + 1);
@@ -291,17 +291,14 @@ function fromSplit(
   for (let r = 0; r < ranges.length; r += 2) {
     const start = ranges[r]!;
     const end = ranges[r + 1]!;
+    const parsed = () =>
+      made(JSON.parse(body.toString('utf8', start, end)) as KubeObject, settings);
     if (!reuse) {
-      items.push(made(JSON.parse(body.toString('utf8', start, end)) as KubeObject, settings));
+      items.push(parsed());
       continue;
     }
     const digest = hash('sha256', body.subarray(start, end), 'base64');
-    let item = reuse.previous(digest);
-    if (!item) {
-      item = deepFreeze(
-        made(JSON.parse(body.toString('utf8', start, end)) as KubeObject, settings),
-      );
-    }
+    const item = reuse.previous(digest) ?? deepFreeze(parsed());
     reuse.keep(digest, item);
     items.push(item);
     digests.push(digest);
