@@ -20,6 +20,8 @@ export interface ClusterState {
   readonly listedKinds: readonly string[];
   /** Writes a correct wet run makes: one per drifted object. */
   readonly expectedWrites: number;
+  /** Objects of namespaces no integration manages (`otherNamespaces`), per cluster name. */
+  readonly others: ReadonlyMap<string, BenchObject[]>;
 }
 
 /** Which of a scenario's integrations the state is for. */
@@ -48,8 +50,14 @@ export function objectsPerNamespace(workload: Workload, scale: Scale): number {
  * by namespace, so a drift choice is reproducible. For openshift-namespaces
  * both kinds of drift leave the namespace out (a namespace has nothing to edit).
  */
-export function clusterState(workload: Workload, scale: Scale, drift: DriftChoice): ClusterState {
+export function clusterState(
+  workload: Workload,
+  scale: Scale,
+  drift: DriftChoice,
+  otherNamespaces = 0,
+): ClusterState {
   const objects = new Map<string, BenchObject[]>();
+  const others = new Map<string, BenchObject[]>();
   const perNamespace = objectsPerNamespace(workload, scale);
   let expectedWrites = 0;
   let index = 0;
@@ -86,11 +94,90 @@ export function clusterState(workload: Workload, scale: Scale, drift: DriftChoic
       }
     }
   }
+  if (workload === Workload.resources && otherNamespaces > 0) {
+    for (const cluster of objects.keys()) others.set(cluster, clusterOwnObjects(otherNamespaces));
+  }
   const listedKinds =
     workload === Workload.resources
       ? [...MANAGED_KINDS]
       : [workload === Workload.namespaces ? 'Namespace' : 'RoleBinding'];
-  return { objects, listedKinds, expectedWrites };
+  return { objects, listedKinds, expectedWrites, others };
+}
+
+/** Bytes that stand for a PEM bundle or a pull secret of about `size` characters. */
+function filler(seed: string, size: number): string {
+  const line = Buffer.from(seed.repeat(Math.ceil(48 / seed.length)).slice(0, 48)).toString(
+    'base64',
+  );
+  return Array.from({ length: Math.ceil(size / (line.length + 1)) }, () => line).join('\n');
+}
+
+/**
+ * What a cluster holds of the managed kinds in namespaces no integration
+ * manages, as an OpenShift cluster's own namespaces do: per namespace the two
+ * CA bundle ConfigMaps, the pull secrets of its three service accounts, a
+ * serving certificate and one Deployment (with its status, so the fake's
+ * controllers leave them alone: nothing changes while the run is measured). None carries qontract
+ * annotations: the run must leave them alone and has no use for them.
+ */
+function clusterOwnObjects(count: number): BenchObject[] {
+  const out: BenchObject[] = [];
+  for (let n = 0; n < count; n++) {
+    const namespace = `openshift-bench-${String(n + 1).padStart(3, '0')}`;
+    out.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    for (const name of ['kube-root-ca.crt', 'openshift-service-ca.crt']) {
+      out.push({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace },
+        data: {
+          'ca.crt': `-----BEGIN CERTIFICATE-----\n${filler(name, 1200)}\n-----END CERTIFICATE-----\n`,
+        },
+      });
+    }
+    for (const account of ['builder', 'default', 'deployer']) {
+      out.push({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/dockercfg',
+        metadata: {
+          name: `${account}-dockercfg-bench`,
+          namespace,
+          annotations: { 'kubernetes.io/service-account.name': account },
+        },
+        data: { '.dockercfg': filler(`${namespace}/${account}`, 1500) },
+      });
+    }
+    out.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: {
+        name: 'serving-cert',
+        namespace,
+        annotations: { 'service.beta.openshift.io/originating-service-name': 'operator' },
+      },
+      data: {
+        'tls.crt': filler(`crt/${namespace}`, 1600),
+        'tls.key': filler(`key/${namespace}`, 1200),
+      },
+    });
+    out.push({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'operator', namespace, labels: { app: 'operator' } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'operator' } },
+        template: {
+          metadata: { labels: { app: 'operator' } },
+          spec: { containers: [{ name: 'operator', image: `quay.io/bench/${namespace}:v1` }] },
+        },
+      },
+      status: { observedGeneration: 1, replicas: 1, readyReplicas: 1 },
+    });
+  }
+  return out;
 }
 
 /** RoleBinding `index` of a namespace: users × {view, edit}, as openshift-rolebindings names them. */

@@ -181,13 +181,16 @@ async function runIntegrationScenario(
 ): Promise<Measured> {
   const objects = s.scale.clusters * s.scale.namespaces * objectsPerNamespace(s.workload, s.scale);
   const drift = s.drift > 0 ? chooseDrift(objects, s.drift, DRIFT_SEED) : NO_DRIFT;
-  const state = clusterState(s.workload, s.scale, drift);
+  const state = clusterState(s.workload, s.scale, drift, s.otherNamespaces);
   const fake = await env.startClusters(s.latencyMs);
   try {
     const integration = INTEGRATION_OF[s.workload];
     // Seeded as if our last run had written them.
     const manager = fieldManagerFor(integration);
     for (const [cluster, list] of state.objects) fake.seed(cluster, list, { manager });
+    // The cluster's own objects, written by its controllers.
+    for (const [cluster, list] of state.others)
+      fake.seed(cluster, list, { manager: 'kube-controller-manager' });
     const { listed, listedPerNamespace } = listedObjects(fake, state, s.scale);
     fake.resetLog();
     const m = await measureInChild(
@@ -208,6 +211,7 @@ async function runIntegrationScenario(
       byCluster[r.cluster] = c;
       c[r.verb] = (c[r.verb] ?? 0) + 1;
     }
+    for (const r of fake.requestLog) if (r.cluster === 'bench-01') console.error(r.verb, r.path);
     const writes = fake.mutatingRequests().length;
     const expectedWrites = s.dryRun ? 0 : state.expectedWrites;
     const boundOf = (l: typeof listed) =>

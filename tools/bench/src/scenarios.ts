@@ -44,6 +44,12 @@ export interface IntegrationScenario {
   readonly latencyMs: number;
   /** `--thread-pool-size`. */
   readonly concurrency: number;
+  /**
+   * Namespaces per cluster that no integration manages, holding what an
+   * OpenShift cluster's own namespaces hold of the listed kinds (CA bundles,
+   * pull and token secrets, an operator): what cluster-wide lists also return.
+   */
+  readonly otherNamespaces?: number;
 }
 
 /** Canonicalise + sha256 + three-way compare, objects per CPU second. */
@@ -120,7 +126,8 @@ export function scenarioName(s: Scenario): string {
   switch (s.kind) {
     case 'integration': {
       const state = s.drift === 0 ? 'steady' : `drift ${Math.round(s.drift * 1000) / 10}%`;
-      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms`;
+      const others = s.otherNamespaces ? `, ${s.otherNamespaces} other namespaces per cluster` : '';
+      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms${others}`;
     }
     case 'github':
       return githubScenarioName(s);
@@ -289,5 +296,24 @@ function suite(
       run(workload, 0.1, false);
     }
   }
+  // The steady dry-run on clusters that also hold their own namespaces (the last latency).
+  const latencyMs = latencies.at(-1);
+  if (latencyMs !== undefined) {
+    out.push({
+      kind: 'integration',
+      workload: Workload.resources,
+      scale,
+      drift: 0,
+      dryRun: true,
+      latencyMs,
+      concurrency,
+      otherNamespaces: otherNamespacesFor(scale),
+    });
+  }
   return out;
+}
+
+/** An OpenShift cluster's own namespaces: about a hundred (a few at the small scale). */
+function otherNamespacesFor(scale: Scale): number {
+  return scale.namespaces >= 50 ? 100 : 3;
 }

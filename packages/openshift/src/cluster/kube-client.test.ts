@@ -116,6 +116,35 @@ describe('KubeClient against the fake API server', () => {
     expect(byName.get('cm-0')).toBe(first.items.find((i) => i.metadata?.name === 'cm-0'));
   });
 
+  it('lists cluster-wide for some namespaces: the items of the others are not made', async () => {
+    const catalog = await client.discover();
+    const r = catalog.get('Secret');
+    const namespaces = ['wanted-a', 'other', 'wanted-b', 'kube-system'];
+    server.seed(
+      'c1',
+      namespaces.flatMap((namespace) =>
+        Array.from({ length: 2 }, (_, i) => ({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `s-${i}`, namespace, labels: { namespace: 'wanted-a' } },
+          data: { token: Buffer.from(`${namespace}-${i}`).toString('base64') },
+        })),
+      ),
+    );
+    const made: string[] = [];
+    const items = await client.list(r, undefined, {
+      each: (o) => {
+        made.push(`${o.metadata?.namespace}/${o.metadata?.name}`);
+        return compactObject(o);
+      },
+      namespaces: new Set(['wanted-a', 'wanted-b']),
+    });
+    const wanted = ['wanted-a/s-0', 'wanted-a/s-1', 'wanted-b/s-0', 'wanted-b/s-1'];
+    expect(items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort()).toEqual(wanted);
+    expect(made.sort()).toEqual(wanted);
+    expect(items.every((o) => o.kind === 'Secret' && o.apiVersion === 'v1')).toBe(true);
+  });
+
   it('applies server-side with a field manager and reads it back', async () => {
     const catalog = await client.discover();
     const r = catalog.get('ConfigMap');

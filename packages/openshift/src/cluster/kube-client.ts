@@ -376,6 +376,10 @@ export class KubeClient {
    * `reuse` (with `each`, on a client given the process's `listed` objects):
    * the items are frozen, and an item whose bytes the previous run's list of
    * the same scope returned is that run's object, not decoded again.
+   *
+   * `namespaces` (a cluster-wide list of a namespaced kind): only the items
+   * of these namespaces are returned, and the others are not decoded (see
+   * `ListItemSettings.namespaces`).
    */
   async list(
     r: ApiResource,
@@ -385,6 +389,7 @@ export class KubeClient {
       fieldSelector?: string;
       each?: (item: KubeObject) => KubeObject;
       reuse?: boolean;
+      namespaces?: ReadonlySet<string>;
     } = {},
   ): Promise<KubeObject[]> {
     const items: KubeObject[] = [];
@@ -392,6 +397,7 @@ export class KubeClient {
       apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
       kind: r.kind,
       each: options.each,
+      namespaces: options.namespaces,
     };
     const reuse =
       options.reuse && options.each
@@ -402,6 +408,8 @@ export class KubeClient {
               namespace ?? '',
               options.labelSelector ?? '',
               options.fieldSelector ?? '',
+              // Another set of namespaces keeps other items of the same pages.
+              ...(options.namespaces ? ['namespaces', ...[...options.namespaces].sort()] : []),
             ].join('\u0000'),
             options.each,
           )

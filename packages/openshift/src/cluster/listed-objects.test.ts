@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compactObject } from './compact-object.ts';
 import type { KubeObject } from './kube-client.ts';
-import { ListedObjects, readListPage, splitListBody } from './listed-objects.ts';
+import { itemNamespace, ListedObjects, readListPage, splitListBody } from './listed-objects.ts';
 
 const settings = { apiVersion: 'v1', kind: 'ConfigMap' };
 
@@ -53,6 +53,12 @@ const trickyString = fc.oneof(
     '\\\\"',
   ),
   fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'é', '😀') }),
+  // Long strings of escapes and brackets.
+  fc.string({
+    unit: fc.constantFrom('"', '\\', '\\\\', 'a', 'é', '}', ']'),
+    minLength: 50,
+    maxLength: 120,
+  }),
 );
 const jsonValue = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -172,6 +178,126 @@ describe('splitListBody and readListPage', () => {
     ]);
     expect(page.items.every((o) => (o as { mapped?: boolean }).mapped)).toBe(true);
     expect(page.continue).toBe('c2');
+  });
+});
+
+describe('a cluster-wide list for some namespaces', () => {
+  const namespaceOf = (json: string) => {
+    const b = Buffer.from(`  ${json}`);
+    return itemNamespace(b, 2, b.length);
+  };
+
+  it('reads metadata.namespace from the bytes, wherever the keys stand', () => {
+    const plain = '{"metadata":{"name":"a","namespace":"ns-1","uid":"u"},"data":{"namespace":"x"}}';
+    expect(namespaceOf(plain)).toBe('ns-1');
+    // Sorted keys, as an API server writes a custom resource: a label and
+    // managedFields named like it come first, and nested values too.
+    const sorted = JSON.stringify({
+      apiVersion: 'x/v1',
+      kind: 'K',
+      data: { metadata: { namespace: 'not-this' } },
+      metadata: {
+        annotations: { namespace: 'nor-this' },
+        labels: { namespace: 'nor-this' },
+        managedFields: [{ fieldsV1: { 'f:metadata': { 'f:namespace': {} } } }],
+        name: 'b',
+        namespace: 'ns-2',
+      },
+      spec: { namespace: 'nor-that' },
+    });
+    expect(namespaceOf(sorted)).toBe('ns-2');
+    expect(namespaceOf('{ "metadata" : { "namespace" : "ns-3" } }')).toBe('ns-3');
+  });
+
+  it('does not say where the bytes do not say it plainly', () => {
+    for (const json of [
+      '{"metadata":{"name":"a"}}',
+      '{"metadata":{}}',
+      '{"kind":"K"}',
+      '{}',
+      '{"metadata":{"namespace":null}}',
+      '{"metadata":{"namespace":"n\\u0073"}}',
+      '{"metadata":{"n\\u0061mespace":"ns"}}',
+      '{"met\\u0061data":{"namespace":"ns"}}',
+      '{"metadata":null}',
+      '{"metadata":{"name":"a',
+      '[]',
+    ]) {
+      expect(namespaceOf(json), json).toBeUndefined();
+    }
+  });
+
+  it('gives the items of those namespaces that the whole body gave, and makes no other (property)', () => {
+    const names = ['a', 'b', 'c'];
+    const member = fc.oneof(
+      fc.record({
+        metadata: fc.record(
+          {
+            labels: fc.dictionary(fc.constantFrom('namespace', 'x'), fc.constantFrom(...names)),
+            name: trickyString,
+            namespace: fc.constantFrom(...names),
+          },
+          { requiredKeys: ['namespace'] },
+        ),
+        data: fc.dictionary(trickyString, jsonValue, { maxKeys: 3 }),
+      }),
+      item,
+    );
+    fc.assert(
+      fc.property(
+        fc.array(member, { maxLength: 8 }),
+        fc.subarray(names),
+        fc.constantFrom('compact', 'spaced', 'escaped'),
+        (items, wanted, encoding) => {
+          const page = { kind: 'ConfigMapList', metadata: { continue: 'next' }, items };
+          const text = encoding === 'spaced' ? spaced(page) : JSON.stringify(page);
+          // Another encoder may escape what it likes: the namespaces and `metadata` keys here.
+          const body = Buffer.from(
+            encoding === 'escaped'
+              ? text
+                  .replace(/"([abc])"/g, (_, c: string) => `"\\u006${c.charCodeAt(0) - 96}"`)
+                  .replace(/"metadata":\{"name"/g, '"met\\u0061data":{"name"')
+              : text,
+          );
+          const namespaces = new Set(wanted);
+          const made: KubeObject[] = [];
+          const read = readListPage(body, {
+            ...settings,
+            namespaces,
+            each: (o) => {
+              made.push(o);
+              return o;
+            },
+          });
+          const expected = wholeBody(body);
+          const kept = expected.items.filter((o) =>
+            namespaces.has((o as KubeObject).metadata?.namespace ?? ''),
+          );
+          expect(read).toEqual({ items: kept, continue: expected.continue });
+          expect(made).toEqual(kept);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves the items of other namespaces out of what a loop keeps', () => {
+    const store = new ListedObjects();
+    const each = compactObject;
+    const inNs = (name: string, namespace: string) => ({ metadata: { name, namespace } });
+    const body = listBody([inNs('a', 'mine'), inNs('b', 'other'), inNs('c', 'mine')]);
+    const read = () => {
+      const run = store.beginRun();
+      const reuse = run.forCluster('c1').list('s', each);
+      const page = readListPage(body, { ...settings, each, namespaces: new Set(['mine']) }, reuse);
+      reuse.commit();
+      run.end();
+      return { names: page.items.map((o) => o.metadata?.name), counts: run.counts };
+    };
+    expect(read()).toEqual({ names: ['a', 'c'], counts: { reused: 0, read: 2 } });
+    expect(store.size).toBe(2);
+    // The same page again: taken whole, still without the other namespace.
+    expect(read()).toEqual({ names: ['a', 'c'], counts: { reused: 2, read: 0 } });
   });
 });
 

@@ -26,8 +26,10 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-/** `items` as bytes. */
+/** `items`, `metadata` and `namespace` as bytes. */
 const ITEMS = Buffer.from('items');
+const METADATA = Buffer.from('metadata');
+const NAMESPACE = Buffer.from('namespace');
 
 /** A list body split without decoding it. */
 export interface SplitList {
@@ -98,6 +100,65 @@ function valueEnd(b: Buffer, i: number): number {
   return i > start ? i : -1;
 }
 
+/** Whether the key string `[i, keyEnd)` (quotes included) is `name`, written without escapes. */
+function keyIs(b: Buffer, i: number, keyEnd: number, name: Buffer): boolean {
+  return keyEnd - i - 2 === name.length && b.compare(name, 0, name.length, i + 1, keyEnd - 1) === 0;
+}
+
+/**
+ * The `metadata.namespace` of the object whose bytes are `[start, end)`, read
+ * without decoding it: the first `namespace` key of the first `metadata` key,
+ * found by reading the keys of those two objects and skipping the values of
+ * the others. Undefined where the bytes do not say it plainly: a key written
+ * with escapes (it could be `metadata` or `namespace` once parsed), a
+ * namespace that is not a string without escapes, bytes that do not fit.
+ * A key written twice (`JSON.parse` keeps the last) is not looked for: an API
+ * server, whose encoders write each key once, does not send one.
+ */
+export function itemNamespace(b: Buffer, start: number, end: number): string | undefined {
+  if (b[start] !== OPEN_BRACE) return undefined;
+  // Whether the keys being read are the metadata's (else the item's own).
+  let inMetadata = false;
+  let i = skipSpace(b, start + 1);
+  for (;;) {
+    // Also where an object ends (`}`): the namespace was not found before.
+    if (b[i] !== QUOTE) return undefined;
+    const keyEnd = plainStringEnd(b, i);
+    if (keyEnd < 0 || keyEnd > end) return undefined;
+    const wanted = keyIs(b, i, keyEnd, inMetadata ? NAMESPACE : METADATA);
+    i = skipSpace(b, keyEnd);
+    if (b[i] !== COLON) return undefined;
+    i = skipSpace(b, i + 1);
+    if (wanted && inMetadata) {
+      if (b[i] !== QUOTE) return undefined;
+      const next = plainStringEnd(b, i);
+      return next < 0 || next > end ? undefined : b.toString('utf8', i + 1, next - 1);
+    }
+    if (wanted) {
+      if (b[i] !== OPEN_BRACE) return undefined;
+      inMetadata = true;
+      i = skipSpace(b, i + 1);
+      continue;
+    }
+    const next = valueEnd(b, i);
+    if (next < 0 || next > end) return undefined;
+    i = skipSpace(b, next);
+    if (b[i] !== COMMA) return undefined;
+    i = skipSpace(b, i + 1);
+  }
+}
+
+/** `i` at a string's opening quote: the index after its closing quote, or -1 (also for a string with escapes). */
+function plainStringEnd(b: Buffer, i: number): number {
+  const n = b.length;
+  for (i++; i < n; i++) {
+    const c = b[i];
+    if (c === BACKSLASH) return -1;
+    if (c === QUOTE) return i + 1;
+  }
+  return -1;
+}
+
 /**
  * Splits a list response (`{"kind":…,"metadata":{…},"items":[{…},…]}`) into
  * the rest of the body and the byte ranges of its items, without decoding
@@ -144,8 +205,7 @@ function scanList(b: Buffer, stopAtItems: boolean): SplitList | number | undefin
     if (keyEnd < 0) return unknown;
     // A top-level key written with escapes could be `items` once parsed.
     if (b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH)) return unknown;
-    const isItems =
-      keyEnd - i - 2 === ITEMS.length && b.compare(ITEMS, 0, ITEMS.length, i + 1, keyEnd - 1) === 0;
+    const isItems = keyIs(b, i, keyEnd, ITEMS);
     i = skipSpace(b, keyEnd);
     if (b[i] !== COLON) return unknown;
     i = skipSpace(b, i + 1);
@@ -209,6 +269,32 @@ export interface ListItemSettings {
   readonly apiVersion: string;
   readonly kind: string;
   readonly each?: ((item: KubeObject) => KubeObject) | undefined;
+  /**
+   * Only the items of these namespaces (a cluster-wide list of a namespaced
+   * kind for the namespaces a run manages): the others are not parsed or
+   * made, where their bytes say their namespace plainly (`itemNamespace`),
+   * and dropped once parsed where they do not.
+   */
+  readonly namespaces?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * Whether the item `[start, end)` may be of one of `namespaces`: false only
+ * where its bytes say another namespace; the caller checks the parsed object
+ * of the others.
+ */
+function mayBeWanted(
+  b: Buffer,
+  start: number,
+  end: number,
+  namespaces: ReadonlySet<string>,
+): boolean {
+  const namespace = itemNamespace(b, start, end);
+  return namespace === undefined || namespaces.has(namespace);
+}
+
+function inNamespaces(item: KubeObject, namespaces: ReadonlySet<string> | undefined): boolean {
+  return !namespaces || namespaces.has(item.metadata?.namespace ?? '');
 }
 
 const decoder = new TextDecoder();
@@ -248,8 +334,12 @@ export function readListPage(
     items?: KubeObject[];
     metadata?: { continue?: string };
   };
+  const items = page.items ?? [];
   return {
-    items: (page.items ?? []).map((item) => made(item, settings)),
+    items: (settings.namespaces
+      ? items.filter((item) => inNamespaces(item, settings.namespaces))
+      : items
+    ).map((item) => made(item, settings)),
     continue: page.metadata?.continue || undefined,
   };
 }
@@ -286,19 +376,30 @@ function fromSplit(
 ): ListPage {
   const head = JSON.parse(split.head) as { metadata?: { continue?: string } };
   const { ranges } = split;
+  const { namespaces } = settings;
   const items: KubeObject[] = [];
   const digests: string[] = [];
   for (let r = 0; r < ranges.length; r += 2) {
     const start = ranges[r]!;
     const end = ranges[r + 1]!;
-    const parsed = () =>
-      made(JSON.parse(body.toString('utf8', start, end)) as KubeObject, settings);
+    if (namespaces && !mayBeWanted(body, start, end, namespaces)) continue;
+    // Undefined for an item of another namespace, which the bytes did not tell.
+    const parsed = () => {
+      const item = JSON.parse(body.toString('utf8', start, end)) as KubeObject;
+      return inNamespaces(item, namespaces) ? made(item, settings) : undefined;
+    };
     if (!reuse) {
-      items.push(parsed());
+      const item = parsed();
+      if (item) items.push(item);
       continue;
     }
     const digest = hash('sha256', body.subarray(start, end), 'base64');
-    const item = reuse.previous(digest) ?? deepFreeze(parsed());
+    let item = reuse.previous(digest);
+    if (!item) {
+      const fresh = parsed();
+      if (!fresh) continue;
+      item = deepFreeze(fresh);
+    }
     reuse.keep(digest, item);
     items.push(item);
     digests.push(digest);

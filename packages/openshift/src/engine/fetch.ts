@@ -160,9 +160,11 @@ export async function fetchCurrentState(
       return;
     }
     if (listed.length >= threshold) {
+      // Objects of the namespaces no spec reads are not even decoded.
+      const namespaces = new Set(listed.map((s) => s.namespace));
       const all = await limit(async () => {
         try {
-          return await handle.client.list(resource, undefined, compact);
+          return await handle.client.list(resource, undefined, { ...compact, namespaces });
         } catch (e) {
           if (e instanceof KubeApiError && e.status === 403) return undefined;
           for (const spec of listed) failed(spec, e);
