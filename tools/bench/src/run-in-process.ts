@@ -30,6 +30,8 @@ export interface InProcessRun {
   readonly configPath: string;
   readonly dryRun: boolean;
   readonly threadPoolSize: number;
+  /** Run as shard 1 of this many (`SHARDS`, `SHARD_ID=0`); unset: one shard. */
+  readonly shards?: number;
   /** Environment variables the run sees (`ctx.env.vars`), e.g. a fake service's URL. */
   readonly env?: Readonly<Record<string, string>>;
 }
@@ -81,7 +83,7 @@ export async function runInProcess(
     redactor,
     env: { vars: { ...run.env } },
     metrics: createMetrics(),
-    shard: SINGLE_SHARD,
+    shard: run.shards && run.shards > 1 ? { shards: run.shards, shardId: 0 } : SINGLE_SHARD,
     signal: new AbortController().signal,
     secrets: async (ctx) => {
       const settings = await appInterfaceSettings(await ctx.client(gqlClient));

@@ -1,4 +1,5 @@
 import { loadavg } from 'node:os';
+import { isInShard } from '@qontract/core';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { fieldManagerFor } from '@qontract/openshift';
 import { clusterState, objectsPerNamespace } from './cluster-state.ts';
@@ -8,7 +9,7 @@ import { runGithubScenario } from './github.ts';
 import { runLoopScenario } from './loop.ts';
 import { type LowerBound, lowerBound } from './lower-bound.ts';
 import { measureInChild } from './measure.ts';
-import { namespaceName, type Scale, scaleLabel } from './model.ts';
+import { clusterName, namespaceName, type Scale, scaleLabel } from './model.ts';
 import { loopRss, machineInfo, type ScenarioResult, type SuiteReport } from './report.ts';
 import { runSaasScenario } from './saas.ts';
 import {
@@ -179,8 +180,17 @@ async function runIntegrationScenario(
   env: ScaleEnvironment,
   options: RunSuiteOptions,
 ): Promise<Measured> {
-  const objects = s.scale.clusters * s.scale.namespaces * objectsPerNamespace(s.workload, s.scale);
-  const drift = s.drift > 0 ? chooseDrift(objects, s.drift, DRIFT_SEED) : NO_DRIFT;
+  const all = s.scale.clusters * s.scale.namespaces * objectsPerNamespace(s.workload, s.scale);
+  const drift = s.drift > 0 ? chooseDrift(all, s.drift, DRIFT_SEED) : NO_DRIFT;
+  // A shard's run manages the namespaces whose `cluster/namespace` key is in it.
+  const shard = { shards: s.shards ?? 1, shardId: 0 };
+  const inShard = (cluster: string, namespace: string) =>
+    isInShard(`${cluster}/${namespace}`, shard);
+  let objects = 0;
+  for (let c = 0; c < s.scale.clusters; c++)
+    for (let n = 0; n < s.scale.namespaces; n++)
+      if (inShard(clusterName(c), namespaceName(n)))
+        objects += objectsPerNamespace(s.workload, s.scale);
   const state = clusterState(s.workload, s.scale, drift, s.otherNamespaces);
   const fake = await env.startClusters(s.latencyMs);
   try {
@@ -191,7 +201,7 @@ async function runIntegrationScenario(
     // The cluster's own objects, written by its controllers.
     for (const [cluster, list] of state.others)
       fake.seed(cluster, list, { manager: 'kube-controller-manager' });
-    const { listed, listedPerNamespace } = listedObjects(fake, state, s.scale);
+    const { listed, listedPerNamespace } = listedObjects(fake, state, s.scale, inShard);
     fake.resetLog();
     const m = await measureInChild(
       {
@@ -200,6 +210,7 @@ async function runIntegrationScenario(
         configPath: env.configPath,
         dryRun: s.dryRun,
         threadPoolSize: s.concurrency,
+        ...(s.shards ? { shards: s.shards } : {}),
       },
       { cpuProfileDir: options.cpuProfileDir },
     );
@@ -256,12 +267,14 @@ async function runIntegrationScenario(
 
 /**
  * What the lists really return (the seeded objects plus the server's own, e.g.
- * namespaces), cluster-wide as we list, and per namespace as the original lists.
+ * namespaces), cluster-wide as we list, and per namespace as the original
+ * lists; for a shard, only the clusters and namespaces its run reads.
  */
 function listedObjects(
   fake: FakeKubeApiServer,
   state: ReturnType<typeof clusterState>,
   scale: Scale,
+  inShard: (cluster: string, namespace: string) => boolean = () => true,
 ): {
   listed: Map<string, Map<string, number>>;
   listedPerNamespace: Map<string, Map<string, number>>;
@@ -269,6 +282,10 @@ function listedObjects(
   const listed = new Map<string, Map<string, number>>();
   const listedPerNamespace = new Map<string, Map<string, number>>();
   for (const cluster of state.objects.keys()) {
+    const read = Array.from({ length: scale.namespaces }, (_, n) => namespaceName(n)).filter((ns) =>
+      inShard(cluster, ns),
+    );
+    if (read.length === 0) continue;
     const counts = new Map<string, number>();
     const perNamespace = new Map<string, number>();
     for (const kind of state.listedKinds) {
@@ -278,7 +295,7 @@ function listedObjects(
         perNamespace.set(kind, items.length);
         continue;
       }
-      for (let n = 0; n < scale.namespaces; n++) perNamespace.set(`${kind}/${namespaceName(n)}`, 0);
+      for (const ns of read) perNamespace.set(`${kind}/${ns}`, 0);
       for (const item of items) {
         const key = `${kind}/${(item.metadata as { namespace?: string }).namespace}`;
         if (perNamespace.has(key)) perNamespace.set(key, perNamespace.get(key)! + 1);

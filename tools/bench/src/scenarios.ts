@@ -50,6 +50,12 @@ export interface IntegrationScenario {
    * pull and token secrets, an operator): what cluster-wide lists also return.
    */
   readonly otherNamespaces?: number;
+  /**
+   * Run as the first of this many shards (`SHARDS`, `SHARD_ID=0`): its
+   * namespaces are those whose `cluster/namespace` key falls in the shard, and
+   * every cluster still holds (and lists) all of them.
+   */
+  readonly shards?: number;
 }
 
 /** Canonicalise + sha256 + three-way compare, objects per CPU second. */
@@ -127,7 +133,8 @@ export function scenarioName(s: Scenario): string {
     case 'integration': {
       const state = s.drift === 0 ? 'steady' : `drift ${Math.round(s.drift * 1000) / 10}%`;
       const others = s.otherNamespaces ? `, ${s.otherNamespaces} other namespaces per cluster` : '';
-      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms${others}`;
+      const shard = s.shards ? `, shard 1 of ${s.shards}` : '';
+      return `${s.workload} ${state} ${s.dryRun ? 'dry-run' : 'wet'} @${s.latencyMs}ms${others}${shard}`;
     }
     case 'github':
       return githubScenarioName(s);
@@ -296,10 +303,11 @@ function suite(
       run(workload, 0.1, false);
     }
   }
-  // The steady dry-run on clusters that also hold their own namespaces (the last latency).
+  // The steady dry-run at the last latency on clusters that also hold their
+  // own namespaces, and as one of five shards of the same namespaces.
   const latencyMs = latencies.at(-1);
   if (latencyMs !== undefined) {
-    out.push({
+    const steady = {
       kind: 'integration',
       workload: Workload.resources,
       scale,
@@ -307,8 +315,9 @@ function suite(
       dryRun: true,
       latencyMs,
       concurrency,
-      otherNamespaces: otherNamespacesFor(scale),
-    });
+    } as const;
+    out.push({ ...steady, otherNamespaces: otherNamespacesFor(scale) });
+    out.push({ ...steady, shards: 5 });
   }
   return out;
 }
