@@ -344,7 +344,7 @@ function targetLines(report: SuiteReport): string[] {
   for (const r of runs.filter((x) => x.drift === 0 && x.dryRun)) {
     const ok = (r.ratio ?? Infinity) <= 1.5 && r.peakRssBytes <= 2 ** 30 && r.writes === 0;
     out.push(
-      `| steady dry-run @${r.latencyMs}ms: ratio ≤ 1.5, RSS ≤ 1 GiB, 0 writes | ratio ${r.ratio?.toFixed(2)}, ${mib(r.peakRssBytes)} MiB, ${r.writes} writes | ${mark(ok)} |`,
+      `| ${r.name.replace(/^openshift-resources /, '')}: ratio ≤ 1.5, RSS ≤ 1 GiB, 0 writes | ratio ${r.ratio?.toFixed(2)}, ${mib(r.peakRssBytes)} MiB, ${r.writes} writes | ${mark(ok)} |`,
     );
   }
   for (const r of runs.filter((x) => x.drift === 0.01 && !x.dryRun)) {
