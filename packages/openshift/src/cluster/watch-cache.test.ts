@@ -88,6 +88,48 @@ describe('WatchCache against the fake API server', () => {
     expect(lists('w1')).toBe(2); // one list of two pages
   });
 
+  it('keeps only the namespaces it is for, cluster-wide: the others are neither kept nor reported', async () => {
+    server.seed('c1', [
+      cm('k1', 'a', { k: '1' }),
+      cm('k2', 'b'),
+      cm('k3', 'c'),
+      cm('k3', 'd'),
+      cm('k1', 'e'),
+    ]);
+    const events: CacheEvent[] = [];
+    const sizes: number[] = [];
+    const cache = new WatchCache({
+      client,
+      resource: catalog.get('ConfigMap'),
+      namespaces: new Set(['k1', 'k2']),
+      backoffMs: { min: 10, max: 100 },
+      pageSize: 2,
+      onEvent: (e) => events.push(e),
+      onSize: (n) => sizes.push(n),
+    });
+    caches.push(cache);
+    await cache.start();
+    const kept = () =>
+      cache
+        .items()
+        .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)
+        .sort();
+    expect(kept()).toEqual(['k1/a', 'k1/e', 'k2/b']);
+    expect(sizes.at(-1)).toBe(3);
+    expect(cache.get('k3', 'c')).toBeUndefined();
+    const r = catalog.get('ConfigMap');
+    await client.create(r, 'k3', cm('k3', 'new'));
+    await client.patch(r, 'k3', 'c', { data: { k: 'x' } }, 'merge');
+    await client.patch(r, 'k1', 'a', { data: { k: '2' } }, 'merge');
+    await expect
+      .poll(() => events.map((e) => `${e.type} ${e.namespace}/${e.name}`), SETTLED)
+      .toEqual(['MODIFIED k1/a']);
+    // The other namespaces' events still move the version on: the watch resumes after them.
+    expect(Number(cache.resourceVersion)).toBeGreaterThan(0);
+    expect(kept()).toEqual(['k1/a', 'k1/e', 'k2/b']);
+    expect(cache.get('k1', 'a')?.data).toEqual({ k: '2' });
+  });
+
   it('hands every reader the one frozen compact object it keeps', async () => {
     server.seed('c1', [cm('w6', 'a', { k: '1' })]);
     const { cache } = startCache('w6');

@@ -56,6 +56,12 @@ export interface WatchCacheOptions extends WatchCacheHooks {
   /** Only this namespace; the whole cluster when absent. */
   readonly namespace?: string;
   /**
+   * A cluster-wide cache that keeps only the objects of these namespaces (the
+   * ones its runs read): the others are neither kept nor reported. Every
+   * namespace's when absent.
+   */
+  readonly namespaces?: ReadonlySet<string>;
+  /**
    * `timeoutSeconds` of each watch request: the server ends it then and the
    * cache resumes. Default: random between 5 and 10 minutes (as client-go).
    */
@@ -83,6 +89,7 @@ export class WatchCache {
   readonly #client: KubeClient;
   readonly #resource: ApiResource;
   readonly #namespace: string | undefined;
+  readonly #namespaces: ReadonlySet<string> | undefined;
   readonly #hooks: WatchCacheHooks;
   readonly #timeoutSeconds: () => number;
   readonly #backoff: { readonly min: number; readonly max: number };
@@ -104,6 +111,7 @@ export class WatchCache {
     this.#client = options.client;
     this.#resource = options.resource;
     this.#namespace = options.namespace;
+    this.#namespaces = options.namespaces;
     this.#hooks = options;
     this.#timeoutSeconds =
       options.watchTimeoutSeconds ?? (() => Math.round(300 + Math.random() * 300));
@@ -152,6 +160,11 @@ export class WatchCache {
     this.#closed = true;
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#request?.abort();
+  }
+
+  /** Whether objects of `namespace` are kept. */
+  #keeps(namespace: string): boolean {
+    return !this.#namespaces || this.#namespaces.has(namespace);
   }
 
   #typed(object: KubeObject): KubeObject {
@@ -207,6 +220,7 @@ export class WatchCache {
         throw e;
       }
       for (const item of page.items ?? []) {
+        if (!this.#keeps(item.metadata?.namespace ?? '')) continue;
         const entry = this.#entry(item);
         next.set(keyOf(entry.namespace, entry.name), entry);
       }
@@ -305,6 +319,8 @@ export class WatchCache {
     if (version) this.#resourceVersion = version;
     if (type === 'BOOKMARK') return;
     const namespace = object.metadata?.namespace ?? '';
+    // Another namespace's object: its version counts (above), nothing else.
+    if (!this.#keeps(namespace)) return;
     const name = object.metadata?.name ?? '';
     if (type === 'DELETED') {
       const key = keyOf(namespace, name);

@@ -45,7 +45,7 @@ const get = (ns: string, name: string) =>
  * reads, and its version what the bundle source reports.
  */
 function watch(
-  bundle: { version: number; greeting: string },
+  bundle: { version: number; greeting: string; namespaces?: readonly string[] },
   stop: AbortSignal,
   resyncSeconds = 60,
 ) {
@@ -72,13 +72,13 @@ function watch(
       integration: INTEGRATION,
       integrationVersion: VERSION,
       clusters,
-      specs: NAMESPACES.map((namespace) => ({
+      specs: (bundle.namespaces ?? NAMESPACES).map((namespace) => ({
         cluster: 'c1',
         namespace,
         kind: 'ConfigMap',
         privileged: false,
       })),
-      desired: NAMESPACES.map((namespace) => ({
+      desired: (bundle.namespaces ?? NAMESPACES).map((namespace) => ({
         cluster: 'c1',
         namespace,
         resource: new OpenshiftResource(
@@ -157,6 +157,37 @@ describe('runWatchMode against the fake API server', () => {
     } finally {
       stop.abort();
       server.faults.clear();
+    }
+    const { errors } = await run.result;
+    expect(errors.errors).toEqual([]);
+  });
+
+  it('keeps only the namespaces it reads in a cluster-wide cache; a namespace added is a new cache, listed once', async () => {
+    const bundle = { version: 1, greeting: 'hi', namespaces: ['a1', 'a2', 'a3'] };
+    const stop = new AbortController();
+    const run = watch(bundle, stop.signal);
+    try {
+      await expect
+        .poll(() => ['a1', 'a2', 'a3'].map((ns) => get(ns, 'settings')?.data?.greeting), CONVERGED)
+        .toEqual(['hi', 'hi', 'hi']);
+      // a4 is not read: an edit there is nobody's business.
+      server.seed('c1', [
+        {
+          ...cm('settings', { greeting: 'mine' }),
+          metadata: { name: 'settings', namespace: 'a4' },
+        },
+      ]);
+      server.resetLog();
+      bundle.namespaces = [...NAMESPACES];
+      bundle.version = 2;
+      await expect.poll(() => get('a4', 'settings')?.data?.greeting, CONVERGED).toBe('hi');
+      // One cluster-wide list for the new set of namespaces.
+      expect(
+        server.requests({ verb: 'list' }).map((r) => `${r.resource} ${r.namespace || '*'}`),
+      ).toEqual(['configmaps *']);
+      expect(get('a1', 'settings')?.data?.greeting).toBe('hi');
+    } finally {
+      stop.abort();
     }
     const { errors } = await run.result;
     expect(errors.errors).toEqual([]);

@@ -588,8 +588,18 @@ async function readFromCaches(
       }
       throw e;
     }
-    const open = (namespace: string | undefined) =>
-      cacheFor(caches, ctx, state.integration, first.cluster, handle, resource, namespace, metrics);
+    const open = (namespace: string | undefined, namespaces?: ReadonlySet<string>) =>
+      cacheFor(
+        caches,
+        ctx,
+        state.integration,
+        first.cluster,
+        handle,
+        resource,
+        namespace,
+        metrics,
+        namespaces,
+      );
     const serve = (entry: CacheEntry, served: CurrentStateSpec[]) => {
       const route = routes.get(entry.key) ?? { entry, specs: [] };
       route.specs.push(...served);
@@ -616,7 +626,11 @@ async function readFromCaches(
     };
     const wide = cacheKey(state.integration, first.cluster, handle, resource, undefined);
     if (!resource.namespaced || (group.length >= 3 && !caches.refused.has(wide))) {
-      const entry = open(undefined);
+      // A namespaced kind's cache keeps only the namespaces the group reads.
+      const entry = open(
+        undefined,
+        resource.namespaced ? new Set(group.map((s) => s.namespace)) : undefined,
+      );
       try {
         await entry.started;
         serve(entry, group);
@@ -651,13 +665,18 @@ async function readFromCaches(
   return results;
 }
 
-/** One cache per integration, cluster, credential, resource and namespace (or cluster-wide). */
+/**
+ * One cache per integration, cluster, credential, resource and namespace (or
+ * cluster-wide, for the set of namespaces it keeps: another set, as when a
+ * namespace is added, is another cache, listed afresh).
+ */
 function cacheKey(
   integration: string,
   cluster: string,
   handle: ClusterHandle,
   resource: ApiResource,
   namespace: string | undefined,
+  namespaces?: ReadonlySet<string>,
 ): string {
   const connection = handle.client.connection;
   return [
@@ -669,6 +688,7 @@ function cacheKey(
     resource.version,
     resource.name,
     namespace ?? '',
+    ...(namespaces ? ['namespaces', ...[...namespaces].sort()] : []),
   ].join('\0');
 }
 
@@ -681,9 +701,10 @@ function cacheFor(
   resource: ApiResource,
   namespace: string | undefined,
   metrics: WatchMetrics,
+  namespaces?: ReadonlySet<string>,
 ): CacheEntry {
   const connection = handle.client.connection;
-  const key = cacheKey(integration, cluster, handle, resource, namespace);
+  const key = cacheKey(integration, cluster, handle, resource, namespace, namespaces);
   return caches.acquire(key, () => {
     const client = new KubeClient(connection, { signal: ctx.signal, stats: handle.client.stats });
     const labels = { integration: ctx.integration, cluster, kind: resource.kind };
@@ -700,6 +721,7 @@ function cacheFor(
       client,
       resource,
       ...(namespace !== undefined ? { namespace } : {}),
+      ...(namespaces ? { namespaces } : {}),
       onEvent: (event) => {
         metrics.events.inc({ ...labels, type: event.type });
         entry ??= caches.entries.get(key);
