@@ -117,8 +117,9 @@ function filler(seed: string, size: number): string {
  * manages, as an OpenShift cluster's own namespaces do: per namespace the two
  * CA bundle ConfigMaps, the pull secrets of its three service accounts, a
  * serving certificate and one Deployment (with its status, so the fake's
- * controllers leave them alone: nothing changes while the run is measured). None carries qontract
- * annotations: the run must leave them alone and has no use for them.
+ * controller leaves it alone: nothing changes while the run is measured).
+ * None carries qontract annotations: the run must leave them alone and has no
+ * use for them.
  */
 function clusterOwnObjects(count: number): BenchObject[] {
   const out: BenchObject[] = [];

@@ -3,7 +3,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
-import { type ClusterListedObjects, readListPage } from './listed-objects.ts';
+import { type ClusterListedObjects, namespacesKey, readListPage } from './listed-objects.ts';
 
 type ClientNode = typeof import('@kubernetes/client-node');
 let clientNode: Promise<ClientNode> | undefined;
@@ -409,7 +409,7 @@ export class KubeClient {
               options.labelSelector ?? '',
               options.fieldSelector ?? '',
               // Another set of namespaces keeps other items of the same pages.
-              ...(options.namespaces ? ['namespaces', ...[...options.namespaces].sort()] : []),
+              ...namespacesKey(options.namespaces),
             ].join('\u0000'),
             options.each,
           )

@@ -293,6 +293,14 @@ function mayBeWanted(
   return namespace === undefined || namespaces.has(namespace);
 }
 
+/**
+ * The part of a cache key that says which namespaces a cluster-wide list or
+ * cache keeps: nothing for all of them; another set, even empty, is another key.
+ */
+export function namespacesKey(namespaces: ReadonlySet<string> | undefined): string[] {
+  return namespaces ? ['namespaces', ...[...namespaces].sort()] : [];
+}
+
 function inNamespaces(item: KubeObject, namespaces: ReadonlySet<string> | undefined): boolean {
   return !namespaces || namespaces.has(item.metadata?.namespace ?? '');
 }

@@ -4,6 +4,7 @@ import { type ApiResource, KindNotFoundError } from '../cluster/api-resources.ts
 import { type ClusterHandle, isClusterProblem, type KeptClusters } from '../cluster/cluster-map.ts';
 import { keepClustersBetweenRuns } from '../cluster/for-run.ts';
 import { credentialId, KubeApiError, KubeClient, type KubeObject } from '../cluster/kube-client.ts';
+import { namespacesKey } from '../cluster/listed-objects.ts';
 import { type CacheEvent, WatchCache } from '../cluster/watch-cache.ts';
 import type { InventoryItem } from '../inventory/index.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
@@ -688,7 +689,7 @@ function cacheKey(
     resource.version,
     resource.name,
     namespace ?? '',
-    ...(namespaces ? ['namespaces', ...[...namespaces].sort()] : []),
+    ...namespacesKey(namespaces),
   ].join('\0');
 }
 
