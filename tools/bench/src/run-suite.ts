@@ -114,7 +114,7 @@ async function runScenario(
         await environmentFor(s.scale),
         (fake, state) => {
           bound = lowerBound({
-            listed: listedObjects(fake, state, s.scale).listed,
+            listed: listedObjects(fake, state, namespacesRead(s.scale, 1)).listed,
             writes: 0,
             latencyMs: s.latencyMs,
             concurrency: s.concurrency,
@@ -182,15 +182,10 @@ async function runIntegrationScenario(
 ): Promise<Measured> {
   const all = s.scale.clusters * s.scale.namespaces * objectsPerNamespace(s.workload, s.scale);
   const drift = s.drift > 0 ? chooseDrift(all, s.drift, DRIFT_SEED) : NO_DRIFT;
-  // A shard's run manages the namespaces whose `cluster/namespace` key is in it.
-  const shard = { shards: s.shards ?? 1, shardId: 0 };
-  const inShard = (cluster: string, namespace: string) =>
-    isInShard(`${cluster}/${namespace}`, shard);
+  const read = namespacesRead(s.scale, s.shards ?? 1);
   let objects = 0;
-  for (let c = 0; c < s.scale.clusters; c++)
-    for (let n = 0; n < s.scale.namespaces; n++)
-      if (inShard(clusterName(c), namespaceName(n)))
-        objects += objectsPerNamespace(s.workload, s.scale);
+  for (const names of read.values())
+    objects += names.length * objectsPerNamespace(s.workload, s.scale);
   const state = clusterState(s.workload, s.scale, drift, s.otherNamespaces);
   const fake = await env.startClusters(s.latencyMs);
   try {
@@ -201,7 +196,7 @@ async function runIntegrationScenario(
     // The cluster's own objects, written by its controllers.
     for (const [cluster, list] of state.others)
       fake.seed(cluster, list, { manager: 'kube-controller-manager' });
-    const { listed, listedPerNamespace } = listedObjects(fake, state, s.scale, inShard);
+    const { listed, listedPerNamespace } = listedObjects(fake, state, read);
     fake.resetLog();
     const m = await measureInChild(
       {
@@ -222,7 +217,6 @@ async function runIntegrationScenario(
       byCluster[r.cluster] = c;
       c[r.verb] = (c[r.verb] ?? 0) + 1;
     }
-    for (const r of fake.requestLog) if (r.cluster === 'bench-01') console.error(r.verb, r.path);
     const writes = fake.mutatingRequests().length;
     const expectedWrites = s.dryRun ? 0 : state.expectedWrites;
     const boundOf = (l: typeof listed) =>
@@ -266,15 +260,33 @@ async function runIntegrationScenario(
 }
 
 /**
+ * The namespaces the run of shard 1 of `shards` reads, per cluster: those
+ * whose `cluster/namespace` key is in the shard (all of them for one shard).
+ */
+function namespacesRead(scale: Scale, shards: number): Map<string, string[]> {
+  const shard = { shards, shardId: 0 };
+  const read = new Map<string, string[]>();
+  for (let c = 0; c < scale.clusters; c++) {
+    const cluster = clusterName(c);
+    read.set(
+      cluster,
+      Array.from({ length: scale.namespaces }, (_, n) => namespaceName(n)).filter((ns) =>
+        isInShard(`${cluster}/${ns}`, shard),
+      ),
+    );
+  }
+  return read;
+}
+
+/**
  * What the lists really return (the seeded objects plus the server's own, e.g.
  * namespaces), cluster-wide as we list, and per namespace as the original
- * lists; for a shard, only the clusters and namespaces its run reads.
+ * lists; only for the clusters and namespaces the run reads (`read`).
  */
 function listedObjects(
   fake: FakeKubeApiServer,
   state: ReturnType<typeof clusterState>,
-  scale: Scale,
-  inShard: (cluster: string, namespace: string) => boolean = () => true,
+  read: ReadonlyMap<string, readonly string[]>,
 ): {
   listed: Map<string, Map<string, number>>;
   listedPerNamespace: Map<string, Map<string, number>>;
@@ -282,10 +294,8 @@ function listedObjects(
   const listed = new Map<string, Map<string, number>>();
   const listedPerNamespace = new Map<string, Map<string, number>>();
   for (const cluster of state.objects.keys()) {
-    const read = Array.from({ length: scale.namespaces }, (_, n) => namespaceName(n)).filter((ns) =>
-      inShard(cluster, ns),
-    );
-    if (read.length === 0) continue;
+    const namespaces = read.get(cluster) ?? [];
+    if (namespaces.length === 0) continue;
     const counts = new Map<string, number>();
     const perNamespace = new Map<string, number>();
     for (const kind of state.listedKinds) {
@@ -295,7 +305,7 @@ function listedObjects(
         perNamespace.set(kind, items.length);
         continue;
       }
-      for (const ns of read) perNamespace.set(`${kind}/${ns}`, 0);
+      for (const ns of namespaces) perNamespace.set(`${kind}/${ns}`, 0);
       for (const item of items) {
         const key = `${kind}/${(item.metadata as { namespace?: string }).namespace}`;
         if (perNamespace.has(key)) perNamespace.set(key, perNamespace.get(key)! + 1);

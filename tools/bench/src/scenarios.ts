@@ -47,7 +47,8 @@ export interface IntegrationScenario {
   /**
    * Namespaces per cluster that no integration manages, holding what an
    * OpenShift cluster's own namespaces hold of the listed kinds (CA bundles,
-   * pull and token secrets, an operator): what cluster-wide lists also return.
+   * pull secrets, a serving certificate, an operator): what cluster-wide lists
+   * also return.
    */
   readonly otherNamespaces?: number;
   /**
