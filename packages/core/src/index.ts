@@ -21,6 +21,7 @@ export * from './secrets/types.ts';
 export * from './secrets/vault-client.ts';
 export * from './secrets/vault-reader.ts';
 export * from './sharding.ts';
+export * from './slices.ts';
 export * from './state/json-state-store.ts';
 export * from './state/local-state-store.ts';
 export * from './state/settings.ts';

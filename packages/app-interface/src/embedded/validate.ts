@@ -1,3 +1,4 @@
+import { EventLoopSlices } from '@qontract/core';
 import { compareCodePoints } from '@qontract/pycompat';
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import draft6MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
@@ -83,11 +84,10 @@ export async function validateBundleInSlices(
   sliceMs = 10,
 ): Promise<BundleProblem[]> {
   const problems: BundleProblem[] = [];
-  let sliceStart = performance.now();
+  const slices = new EventLoopSlices(sliceMs);
   for (const _ of validationSteps(bundle, unloaded, problems)) {
-    if (performance.now() - sliceStart < sliceMs) continue;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    sliceStart = performance.now();
+    const pause = slices.due();
+    if (pause) await pause;
   }
   return problems.sort(byFileThenSpecificity);
 }

@@ -1,4 +1,10 @@
-import { arrivals, errorMessage, type RunContext, writePlanOut } from '@qontract/core';
+import {
+  arrivals,
+  EventLoopSlices,
+  errorMessage,
+  type RunContext,
+  writePlanOut,
+} from '@qontract/core';
 import { Gauge, type Registry } from 'prom-client';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
 import type { KubeObject } from '../cluster/kube-client.ts';
@@ -140,7 +146,13 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   async function* batches(): AsyncGenerator<readonly PlannedAction[]> {
     // Nothing is planned before every desired object is in: their errors count for their clusters.
     const desired = await s.desired;
-    for (const d of desired) addDesired(inventory, d, ctx);
+    // The clusters are still being read: their pages are handled between slices.
+    const slices = new EventLoopSlices();
+    for (const d of desired) {
+      addDesired(inventory, d, ctx);
+      const pause = slices.due();
+      if (pause) await pause;
+    }
     if (s.warnUnusedTypes) {
       for (const item of inventory.items()) {
         if (item.desired.size === 0) {
