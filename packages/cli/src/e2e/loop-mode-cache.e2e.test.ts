@@ -64,6 +64,9 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(second.code).toBe(0);
     expect(reuse(second)).toEqual([built, 0]);
     expect(server.mutatingRequests()).toEqual([]);
+    // The first run's cluster clients are kept: each cluster is checked, not discovered again.
+    expect(server.requests({ verb: 'discovery' })).toEqual([]);
+    expect(server.requests({ verb: 'other' }).map((r) => r.path)).toContain('/version');
     const [unchanged, read] = listed(second);
     const objects = unchanged + read;
     expect(objects).toBeGreaterThan(1);
@@ -113,5 +116,7 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(listed(fourth)).toEqual([objects - 1, 1]);
     expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('600');
     expect(server.mutatingRequests().every((r) => r.name === 'example-app-config')).toBe(true);
+    // The loop stops: its kept clients are closed.
+    loop.abort();
   });
 });

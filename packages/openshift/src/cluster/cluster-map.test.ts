@@ -1,7 +1,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { KindNotFoundError } from './api-resources.ts';
 import {
+  apiResourceOf,
   ClusterMap,
   type ClusterMapSettings,
   isClusterProblem,
@@ -101,7 +103,7 @@ describe('the automation token secret', () => {
   });
 });
 
-describe('clients kept between runs (an operator’s periods)', () => {
+describe('clients kept between the runs of a loop', () => {
   /** TCP connections opened by this process while `task` runs. */
   async function connectionsDuring<T>(task: () => Promise<T>): Promise<[T, number]> {
     let opened = 0;
@@ -126,7 +128,6 @@ describe('clients kept between runs (an operator’s periods)', () => {
     await first.close(); // the end of the first run
     expect(kept.size).toBe(1);
 
-    kept.generation = 1;
     server.resetLog();
     const [second, openedSecond] = await connectionsDuring(async () => {
       const map = await ClusterMap.fromClusters([info()], settings({ kept }));
@@ -193,14 +194,74 @@ describe('clients kept between runs (an operator’s periods)', () => {
     kept.closeAll();
   });
 
-  it('closes what the last run did not use', async () => {
+  it('closes, once no run is under way, the clients no run since the last such moment used', async () => {
     const kept = new KeptClusters();
-    kept.generation = 1;
     await (await ClusterMap.fromClusters([info()], settings({ kept }))).close();
-    kept.prune(1);
     expect(kept.size).toBe(1);
-    kept.generation = 2;
-    kept.prune(2);
+    // Two maps at once (two shards of one process): the first to close drops nothing.
+    const a = await ClusterMap.fromClusters([info()], settings({ kept }));
+    const b = await ClusterMap.fromClusters([], settings({ kept }));
+    await b.close();
+    expect(kept.size).toBe(1);
+    await a.close();
+    expect(kept.size).toBe(1);
+    // A run without the cluster.
+    await (await ClusterMap.fromClusters([], settings({ kept }))).close();
     expect(kept.size).toBe(0);
+  });
+
+  it('discovers again, once, when a run asks for a kind the kept discovery does not know', async () => {
+    const kept = new KeptClusters();
+    await (await ClusterMap.fromClusters([info()], settings({ kept }))).close();
+    server.seed('c1', [
+      {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'widgets.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+          versions: [{ name: 'v1', served: true, storage: true }],
+        },
+      },
+    ]);
+    server.resetLog();
+    const map = await ClusterMap.fromClusters([info()], settings({ kept }));
+    const handle = map.get('c1');
+    if (isClusterProblem(handle)) throw new Error(handle.message);
+    expect(paths()).toEqual(['/version']);
+    expect(() => handle.catalog.get('Widget')).toThrow(KindNotFoundError);
+    const [widget, again] = await Promise.all([
+      apiResourceOf(handle, 'Widget'),
+      apiResourceOf(handle, 'Widget.example.com'),
+    ]);
+    expect(widget).toMatchObject({ group: 'example.com', name: 'widgets', namespaced: true });
+    expect(again).toEqual(widget);
+    const discoveries = paths().filter((p) => p !== '/version');
+    expect(discoveries.length).toBeGreaterThan(0);
+    // Still unknown after the one new discovery of the run: no further one.
+    await expect(apiResourceOf(handle, 'Gadget')).rejects.toThrow(KindNotFoundError);
+    expect(paths().filter((p) => p !== '/version')).toEqual(discoveries);
+    await map.close();
+    // The next run borrows the new discovery.
+    server.resetLog();
+    const next = await ClusterMap.fromClusters([info()], settings({ kept }));
+    const nextHandle = next.get('c1');
+    if (isClusterProblem(nextHandle)) throw new Error(nextHandle.message);
+    expect(nextHandle.catalog.get('Widget').name).toBe('widgets');
+    expect(paths()).toEqual(['/version']);
+    await next.close();
+    kept.closeAll();
+  });
+
+  it('looks a kind up once where the discovery is the run’s own', async () => {
+    const map = await ClusterMap.fromClusters([info()], settings());
+    const handle = map.get('c1');
+    if (isClusterProblem(handle)) throw new Error(handle.message);
+    server.resetLog();
+    await expect(apiResourceOf(handle, 'Gizmo')).rejects.toThrow(KindNotFoundError);
+    expect(paths()).toEqual([]);
+    await map.close();
   });
 });

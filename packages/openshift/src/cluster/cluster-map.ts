@@ -1,6 +1,6 @@
-import { errorMessage, type SecretReader, type SecretRef } from '@qontract/core';
+import { errorMessage, RunGenerations, type SecretReader, type SecretRef } from '@qontract/core';
 import pLimit from 'p-limit';
-import type { ApiResourceCatalog } from './api-resources.ts';
+import { type ApiResource, type ApiResourceCatalog, KindNotFoundError } from './api-resources.ts';
 import {
   type ClusterConnection,
   credentialId,
@@ -41,9 +41,34 @@ export interface ClusterHandle {
   readonly name: string;
   readonly privileged: boolean;
   readonly client: KubeClient;
-  readonly catalog: ApiResourceCatalog;
+  /** What discovery found; replaced when a discovery kept from an earlier run is repeated. */
+  catalog: ApiResourceCatalog;
   /** OpenShift clusters serve `Project.project.openshift.io`. */
   readonly isOpenShift: boolean;
+  /**
+   * Where the catalog was kept from an earlier run: discovers again (once per
+   * run) and replaces the catalog; `apiResourceOf` calls it for a kind the
+   * kept catalog does not know (a CRD installed since).
+   */
+  readonly rediscover?: () => Promise<void>;
+}
+
+/**
+ * The API resource of `kind` on the handle's cluster. A kind the catalog does
+ * not know is looked up again after a new discovery where the catalog was kept
+ * from an earlier run; else, and if it is still unknown, KindNotFoundError.
+ */
+export async function apiResourceOf(handle: ClusterHandle, kind: string): Promise<ApiResource> {
+  try {
+    return handle.catalog.get(kind);
+  } catch (e) {
+    if (!(e instanceof KindNotFoundError) || !handle.rediscover) throw e;
+    // A discovery that fails now leaves the kind unknown, as it was.
+    await handle.rediscover().catch(() => {
+      throw e;
+    });
+  }
+  return handle.catalog.get(kind);
 }
 
 /**
@@ -92,24 +117,25 @@ interface KeptCluster {
   readonly catalog: ApiResourceCatalog;
   readonly discoveredAt: number;
   /** The last run that used it. */
-  generation: number;
+  usedIn: number;
 }
 
 /**
- * Cluster clients an operator keeps between its periods (one per cluster,
- * server, credential and TLS setting), so that a period does not open new
+ * Cluster clients a looping process keeps between its runs (one per cluster,
+ * server, credential and TLS setting), so that a run does not open new
  * connections and TLS sessions nor repeat the discovery of every cluster.
- * Every period still reads the cluster's token and checks that the cluster
+ * Every run still reads the cluster's token and checks that the cluster
  * answers (`/version`, over the kept connection); a changed token or server
  * makes a new client. Discovery is repeated once it is older than
- * `discoveryMaxAgeMs` (a new CRD is seen within that time), and after a
- * failed check. `prune` closes the clients the last run did not use.
+ * `discoveryMaxAgeMs`, after a failed check, and when a run asks for a kind
+ * the kept discovery does not know (`apiResourceOf`). Each cluster map is a
+ * run (`beginRun`, `endRun` when the map is closed); once no run is under
+ * way, the clients no run since the last such moment used are closed.
  */
 export class KeptClusters {
   readonly discoveryMaxAgeMs: number;
-  /** The current run; set by the owner of the store at the start of each. */
-  generation = 0;
   readonly #entries = new Map<string, KeptCluster>();
+  readonly #runs = new RunGenerations();
 
   constructor(options: { discoveryMaxAgeMs?: number } = {}) {
     this.discoveryMaxAgeMs = options.discoveryMaxAgeMs ?? 600_000;
@@ -131,17 +157,29 @@ export class KeptClusters {
     ].join('\u0000');
   }
 
-  /** The kept client for `key`, marked as used by this run. */
-  use(key: string): KeptCluster | undefined {
+  /** A run begins (a cluster map is built): its number, for `use`, `keep` and `endRun`. */
+  beginRun(): number {
+    return this.#runs.begin();
+  }
+
+  /** A run ended (its map was closed); when it was the last under way, unused clients are closed. */
+  endRun(run: number): void {
+    this.#runs.end(run, (epoch) => {
+      for (const [key, entry] of this.#entries) if (entry.usedIn < epoch) this.drop(key);
+    });
+  }
+
+  /** The kept client for `key`, marked as used by `run`. */
+  use(key: string, run: number): KeptCluster | undefined {
     const entry = this.#entries.get(key);
-    if (entry) entry.generation = this.generation;
+    if (entry) entry.usedIn = Math.max(entry.usedIn, run);
     return entry;
   }
 
-  keep(key: string, entry: Omit<KeptCluster, 'generation'>): void {
+  keep(key: string, entry: Omit<KeptCluster, 'usedIn'>, run: number): void {
     const before = this.#entries.get(key);
     if (before && before.owner !== entry.owner) void before.owner.close();
-    this.#entries.set(key, { ...entry, generation: this.generation });
+    this.#entries.set(key, { ...entry, usedIn: Math.max(before?.usedIn ?? 0, run) });
   }
 
   drop(key: string): void {
@@ -151,17 +189,18 @@ export class KeptClusters {
     void entry.owner.close();
   }
 
-  /** Closes the clients no run since `generation` used. */
-  prune(generation: number): void {
-    for (const [key, entry] of this.#entries) if (entry.generation < generation) this.drop(key);
-  }
-
   closeAll(): void {
     for (const key of [...this.#entries.keys()]) this.drop(key);
   }
 }
 
 type Key = `${string}\u0000${'admin' | 'user'}`;
+
+/** A cluster map's run of the kept clients. */
+interface KeptRun {
+  readonly store: KeptClusters;
+  readonly run: number;
+}
 
 /**
  * Cluster clients for a run, built from app-interface cluster data, with the
@@ -177,6 +216,8 @@ export class ClusterMap {
   readonly #entries = new Map<Key, ClusterHandle | ClusterProblem>();
   /** This run's view of the listed objects kept between runs; ended with the map. */
   #listed: ListedObjectsRun | undefined;
+  /** The kept clients this map borrows from, and its run of them; ended with the map. */
+  #kept: KeptRun | undefined;
 
   private constructor(stats: RequestStats, readTimeoutMs: number) {
     this.stats = stats;
@@ -221,11 +262,15 @@ export class ClusterMap {
     const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
     const listed = settings.listed?.beginRun();
     map.#listed = listed;
+    const kept = settings.kept
+      ? { store: settings.kept, run: settings.kept.beginRun() }
+      : undefined;
+    map.#kept = kept;
     try {
       await Promise.all(
         wanted.map(({ info, privileged }) =>
           limit(async () => {
-            const entry = await connect(info, privileged, settings, map.stats, listed);
+            const entry = await connect(info, privileged, settings, map.stats, listed, kept);
             if (entry)
               map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
           }),
@@ -273,6 +318,9 @@ export class ClusterMap {
   /** Closes the connections of every client of the map (the end of a run). */
   async close(): Promise<void> {
     this.#listed?.end();
+    const kept = this.#kept;
+    this.#kept = undefined;
+    kept?.store.endRun(kept.run);
     await Promise.all(
       [...this.#entries.values()].map((entry) =>
         isClusterProblem(entry) ? undefined : entry.client.close(),
@@ -302,6 +350,7 @@ async function connect(
   settings: ClusterMapSettings,
   stats: RequestStats,
   listed: ListedObjectsRun | undefined,
+  kept: KeptRun | undefined,
 ): Promise<ClusterHandle | ClusterProblem | undefined> {
   const name = info.name;
   const problem = (message: string): ClusterProblem => ({
@@ -343,30 +392,43 @@ async function connect(
   // One key for the kept client and the kept listed objects of this connection.
   const key = KeptClusters.keyOf(connection, privileged);
   const options = { ...settings.clientOptions, stats, listed: listed?.forCluster(key) };
-  const kept = settings.kept;
-  const prior = kept?.use(key);
+  const prior = kept?.store.use(key, kept.run);
   // Kept clients are lent to the run: closing the run's map leaves their connections open.
   const owner = kept ? (prior?.owner ?? new KubeClient(connection, options)) : undefined;
   const client = owner ? owner.borrow(options) : new KubeClient(connection, options);
   try {
     await client.version(settings.reachabilityTimeoutMs ?? 5_000);
     const now = Date.now();
-    const fresh = prior && now - prior.discoveredAt < (kept?.discoveryMaxAgeMs ?? 0);
+    const fresh = prior && now - prior.discoveredAt < (kept?.store.discoveryMaxAgeMs ?? 0);
     const catalog = fresh ? prior.catalog : await client.discover();
     if (kept && owner) {
-      kept.keep(key, { owner, catalog, discoveredAt: fresh ? prior.discoveredAt : now });
+      kept.store.keep(
+        key,
+        { owner, catalog, discoveredAt: fresh ? prior.discoveredAt : now },
+        kept.run,
+      );
     }
-    return {
+    // A kept discovery may predate a CRD the run asks for: discovered again, once, if so.
+    let again: Promise<void> | undefined;
+    const discoverAgain = async () => {
+      const found = await client.discover();
+      handle.catalog = found;
+      if (kept && owner)
+        kept.store.keep(key, { owner, catalog: found, discoveredAt: Date.now() }, kept.run);
+    };
+    const handle: ClusterHandle = {
       name,
       privileged,
       client,
       catalog,
       isOpenShift: catalog.has('Project', 'project.openshift.io'),
+      ...(fresh && kept && owner ? { rediscover: () => (again ??= discoverAgain()) } : {}),
     };
+    return handle;
   } catch (e) {
     // The next run starts afresh: new connections, a new discovery.
     if (kept) {
-      if (prior) kept.drop(key);
+      if (prior) kept.store.drop(key);
       else void owner?.close();
     }
     // A stopped run is not the cluster's fault: it ends the run instead.

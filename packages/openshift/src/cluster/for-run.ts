@@ -45,9 +45,21 @@ function listedObjectsOf(ctx: Omit<RunClusterContext, 'errors'>): ListedObjects 
 }
 
 /**
+ * The cluster clients kept for the runs of `signal`: in every loop that runs
+ * again in this process (run-integration, polling or watching), and where an
+ * operator asked for them in a single run.
+ */
+function keptClustersOf(signal: AbortSignal | undefined): KeptClusters | undefined {
+  if (!signal) return undefined;
+  return runsRepeat(signal) ? keepClustersBetweenRuns(signal) : keptBySignal.get(signal);
+}
+
+/**
  * From now on, the runs of `signal` (the loop of one process) keep their
  * cluster clients for the next run instead of closing them: see
- * `KeptClusters`. The caller prunes and closes them.
+ * `KeptClusters`. Each cluster map of a run borrows from them and, when it is
+ * closed, lets the clients no run used any more go; all are closed when the
+ * signal aborts.
  */
 export function keepClustersBetweenRuns(signal: AbortSignal): KeptClusters {
   let kept = keptBySignal.get(signal);
@@ -125,7 +137,7 @@ function settingsFor(
       signal: ctx.signal,
     },
     internal: options.internal,
-    kept: ctx.signal ? keptBySignal.get(ctx.signal) : undefined,
+    kept: keptClustersOf(ctx.signal),
     listed: listedObjectsOf(ctx),
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,

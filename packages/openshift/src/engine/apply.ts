@@ -7,7 +7,12 @@ import {
   type RunReport,
 } from '@qontract/core';
 import { type ApiResource, parseKind } from '../cluster/api-resources.ts';
-import { type ClusterHandle, type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
+import {
+  apiResourceOf,
+  type ClusterHandle,
+  type ClusterMap,
+  isClusterProblem,
+} from '../cluster/cluster-map.ts';
 import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
 import { takeOverClientSideApplyFields } from './managed-fields.ts';
 import type { PlannedAction } from './plan-types.ts';
@@ -105,7 +110,7 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
       if (s.waitForReady) {
         await waitForReady(
           handle.client,
-          handle.catalog.get(action.kind),
+          await apiResourceOf(handle, action.kind),
           action.namespace,
           action.name,
           s.waitForReady,
@@ -132,7 +137,7 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
 }
 
 async function deleteObject(handle: ClusterHandle, action: PlannedAction): Promise<void> {
-  const resource = handle.catalog.get(action.kind);
+  const resource = await apiResourceOf(handle, action.kind);
   await handle.client.delete(resource, requestNamespace(resource, action.namespace), action.name, {
     propagationPolicy: 'Background',
   });
@@ -153,7 +158,7 @@ async function applyObject(
   action: PlannedAction,
   settings: ExecuteSettings,
 ): Promise<'applied' | 'namespace-missing'> {
-  const resource = handle.catalog.get(action.kind);
+  const resource = await apiResourceOf(handle, action.kind);
   const namespace = requestNamespace(resource, action.namespace);
   const payload = action.payload!;
   const { client } = handle;

@@ -1,7 +1,7 @@
 import { type ErrorRegistry, errorMessage, type Logger } from '@qontract/core';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { KindNotFoundError } from '../cluster/api-resources.ts';
-import { type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
+import { type ApiResource, KindNotFoundError } from '../cluster/api-resources.ts';
+import { apiResourceOf, type ClusterMap, isClusterProblem } from '../cluster/cluster-map.ts';
 import { compactObject } from '../cluster/compact-object.ts';
 import {
   KubeApiError,
@@ -89,9 +89,9 @@ export async function fetchCurrentState(
     const first = group[0]!;
     const handle = settings.clusters.get(first.cluster, first.privileged);
     if (isClusterProblem(handle)) return; // registered when the cluster map was built
-    let resource: ReturnType<typeof handle.catalog.get>;
+    let resource: ApiResource;
     try {
-      resource = handle.catalog.get(first.kind);
+      resource = await apiResourceOf(handle, first.kind);
     } catch (e) {
       if (e instanceof KindNotFoundError) {
         settings.log.warn(`[${first.cluster}] cluster has no API resource ${first.kind}.`);

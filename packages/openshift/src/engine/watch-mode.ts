@@ -1,7 +1,12 @@
 import { errorMessage, type Logger, type RunContext, sleep } from '@qontract/core';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { type ApiResource, KindNotFoundError } from '../cluster/api-resources.ts';
-import { type ClusterHandle, isClusterProblem, type KeptClusters } from '../cluster/cluster-map.ts';
+import {
+  apiResourceOf,
+  type ClusterHandle,
+  isClusterProblem,
+  type KeptClusters,
+} from '../cluster/cluster-map.ts';
 import { keepClustersBetweenRuns } from '../cluster/for-run.ts';
 import { credentialId, KubeApiError, KubeClient, type KubeObject } from '../cluster/kube-client.ts';
 import { namespacesKey } from '../cluster/listed-objects.ts';
@@ -81,7 +86,6 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   const { ctx } = s;
   const caches = cachesFor(ctx);
   const generation = ++caches.generation;
-  caches.clusters.generation = generation;
   const metrics = watchMetrics(ctx.metrics.registry);
   const fight = { ...DEFAULT_FIGHT, ...s.fight };
   const debounceMs = s.debounceMs ?? 50;
@@ -515,7 +519,6 @@ class WatchCaches {
   prune(generation: number): void {
     if (this.#reaper) clearTimeout(this.#reaper);
     for (const [key, entry] of this.entries) if (entry.generation < generation) this.drop(key);
-    this.clusters.prune(generation);
   }
 
   /**
@@ -581,7 +584,7 @@ async function readFromCaches(
     if (isClusterProblem(handle)) return;
     let resource: ApiResource;
     try {
-      resource = handle.catalog.get(first.kind);
+      resource = await apiResourceOf(handle, first.kind);
     } catch (e) {
       if (e instanceof KindNotFoundError) {
         ctx.log.warn(`[${first.cluster}] cluster has no API resource ${first.kind}.`);
