@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { NamespaceData, OpenshiftResourceData, SelectedNamespace } from './model.ts';
 import {
   buildDesired,
+  buildDesiredNow,
   FetchResourceError,
   hostMatches,
   type ProviderContext,
@@ -43,6 +44,39 @@ const res = (r: Record<string, unknown>) => r as unknown as OpenshiftResourceDat
 const body = (o: { body: unknown }) => o.body as Record<string, any>;
 
 describe('providers', () => {
+  it('builds plain resource files without waiting, the same as buildDesired; the others are left to it', async () => {
+    const file = {
+      path: '/a.yml',
+      content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n',
+    };
+    const plain = [
+      res({ provider: 'resource', path: file }),
+      res({ provider: 'prometheus-rule', path: file }),
+      res({ provider: 'prometheus-rule', type: 'resource', path: file }),
+    ];
+    for (const r of plain) {
+      const now = buildDesiredNow(r, pc);
+      expect(now).toBeDefined();
+      expect(body(now!)).toEqual(body(await buildDesired(sel, r, pc)));
+    }
+    const later = [
+      res({ provider: 'resource-template', path: file }),
+      res({ provider: 'prometheus-rule', type: 'resource-template-jinja2', path: file }),
+      res({ provider: 'vault-secret', path: 'app/db', version: 1 }),
+      res({ provider: 'route', path: file }),
+    ];
+    for (const r of later) expect(buildDesiredNow(r, pc)).toBeUndefined();
+    // Files being loaded on worker threads: buildDesired awaits them.
+    const loading = { ...pc, loaded: {} as NonNullable<ProviderContext['loaded']> };
+    expect(buildDesiredNow(plain[0]!, loading)).toBeUndefined();
+    // A file that does not parse fails at once, with buildDesired's error.
+    const broken = res({
+      provider: 'resource',
+      path: { path: '/b.yml', content: 'kind: x\na: [' },
+    });
+    expect(() => buildDesiredNow(broken, pc)).toThrow(FetchResourceError);
+  });
+
   it('resource: parses YAML 1.1 and drops $schema', async () => {
     const or = await buildDesired(
       sel,

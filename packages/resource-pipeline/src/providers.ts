@@ -77,16 +77,16 @@ export async function buildDesired(
   r: OpenshiftResourceData,
   pc: ProviderContext,
 ): Promise<OpenshiftResource> {
+  const plain = plainFile(r);
+  if (plain) {
+    const { file, options } = plain;
+    return fromContent(file.content, file.path, pc, {
+      ...options,
+      loaded: await pc.loaded?.get(file.content),
+    });
+  }
   const f = fields(r);
   switch (f.provider) {
-    case 'resource': {
-      const file = requiredFile(r);
-      return fromContent(file.content, file.path, pc, {
-        validateJson: Boolean(f.validate_json),
-        alertmanagerKey: alertmanagerKey(r),
-        loaded: await pc.loaded?.get(file.content),
-      });
-    }
     case 'resource-template': {
       const file = requiredFile(r);
       const type = templateType(f.type ?? 'jinja2', file.path);
@@ -99,11 +99,6 @@ export async function buildDesired(
     case 'prometheus-rule': {
       const file = requiredFile(r);
       const kind = f.type ?? 'resource';
-      if (kind === 'resource') {
-        return fromContent(file.content, file.path, pc, {
-          loaded: await pc.loaded?.get(file.content),
-        });
-      }
       const m = /^resource-template-(jinja2|extracurlyjinja2)$/.exec(kind);
       if (!m) throw new QontractError(`unknown prometheus-rule type '${kind}' in ${file.path}`);
       const rendered = await render(sel, r, file, m[1] as TemplateType, pc);
@@ -116,6 +111,39 @@ export async function buildDesired(
     default:
       throw new FetchResourceError(`unknown provider: ${f.provider}`);
   }
+}
+
+/**
+ * `buildDesired` without waiting where there is nothing to wait for: a
+ * resource file used as it is (`resource`, a `prometheus-rule` of type
+ * `resource`) while no worker thread is loading files (a warm run: most of
+ * its objects are cache hits). Undefined where `buildDesired` must be awaited.
+ * A warm run of 50,000 objects saves a promise chain per object.
+ */
+export function buildDesiredNow(
+  r: OpenshiftResourceData,
+  pc: ProviderContext,
+): OpenshiftResource | undefined {
+  if (pc.loaded) return undefined;
+  const plain = plainFile(r);
+  return plain && fromContent(plain.file.content, plain.file.path, pc, plain.options);
+}
+
+/** A resource file used as it is, and how it is read; undefined for the other providers. */
+function plainFile(
+  r: OpenshiftResourceData,
+): { file: { path: string; content: string }; options: ContentOptions } | undefined {
+  const f = fields(r);
+  if (f.provider === 'resource') {
+    return {
+      file: requiredFile(r),
+      options: { validateJson: Boolean(f.validate_json), alertmanagerKey: alertmanagerKey(r) },
+    };
+  }
+  if (f.provider === 'prometheus-rule' && (f.type ?? 'resource') === 'resource') {
+    return { file: requiredFile(r), options: {} };
+  }
+  return undefined;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   clusterMapForNamespaces,
   type DesiredResource,
   type KubeObject,
+  type OpenshiftResource,
   reconcileResources,
   runWatchMode,
   type WatchedState,
@@ -38,6 +39,7 @@ import { OpenshiftResourcesNamespaceSpecsDocument } from './namespace-specs.gene
 import { OpenshiftResourcesNamespacesDocument } from './namespaces.generated.ts';
 import {
   buildDesired,
+  buildDesiredNow,
   DEFAULT_REPO_URL,
   FetchResourceError,
   type TemplateRenderer,
@@ -457,7 +459,8 @@ async function desiredResources(
       while (next < items.length) {
         const i = next++;
         const [sel, r] = items[i]!;
-        built[i] = await buildOne(sel, r);
+        const now = buildOneNow(sel, r);
+        built[i] = now === LATER ? await buildOne(sel, r) : now;
         const pause = slices.due();
         if (pause) await pause;
       }
@@ -466,35 +469,64 @@ async function desiredResources(
     await Promise.all(Array.from({ length: runners }, runner));
   }
 
+  /** The object of a plain resource file, built here and now; LATER where it must be awaited. */
+  function buildOneNow(
+    sel: SelectedNamespace,
+    r: OpenshiftResourceData,
+  ): DesiredResource | undefined | typeof LATER {
+    try {
+      const resource = buildDesiredNow(r, pc);
+      return resource ? desiredOf(sel, r, resource) : LATER;
+    } catch (e) {
+      failed(sel, r, e);
+      return undefined;
+    }
+  }
+
   async function buildOne(
     sel: SelectedNamespace,
     r: OpenshiftResourceData,
   ): Promise<DesiredResource | undefined> {
-    const cluster = sel.namespace.cluster.name;
     try {
-      const resource = await buildDesired(sel, r, pc);
-      return {
-        cluster,
-        namespace: sel.namespace.name,
-        resource,
-        privileged: Boolean(sel.namespace.clusterAdmin),
-        source: describeResource(r),
-      };
+      return desiredOf(sel, r, await buildDesired(sel, r, pc));
     } catch (e) {
-      // Upstream aborts the run on template errors; reporting every broken
-      // resource at once and failing (exit 1, no deletions) tells the author more.
-      const message =
-        e instanceof FetchResourceError || e instanceof QontractError ? e.message : errorMessage(e);
-      // Some refusals (an invalid name) only say what the object is: add its file.
-      const source = describeResource(r);
-      const named = message.includes(source) ? message : `${message} (${source})`;
-      ctx.errors.register(
-        `${cluster}/${sel.namespace.name}`,
-        `[${cluster}/${sel.namespace.name}] ${named}`,
-      );
+      failed(sel, r, e);
+      return undefined;
     }
   }
+
+  function desiredOf(
+    sel: SelectedNamespace,
+    r: OpenshiftResourceData,
+    resource: OpenshiftResource,
+  ): DesiredResource {
+    return {
+      cluster: sel.namespace.cluster.name,
+      namespace: sel.namespace.name,
+      resource,
+      privileged: Boolean(sel.namespace.clusterAdmin),
+      source: describeResource(r),
+    };
+  }
+
+  function failed(sel: SelectedNamespace, r: OpenshiftResourceData, e: unknown): void {
+    const cluster = sel.namespace.cluster.name;
+    // Upstream aborts the run on template errors; reporting every broken
+    // resource at once and failing (exit 1, no deletions) tells the author more.
+    const message =
+      e instanceof FetchResourceError || e instanceof QontractError ? e.message : errorMessage(e);
+    // Some refusals (an invalid name) only say what the object is: add its file.
+    const source = describeResource(r);
+    const named = message.includes(source) ? message : `${message} (${source})`;
+    ctx.errors.register(
+      `${cluster}/${sel.namespace.name}`,
+      `[${cluster}/${sel.namespace.name}] ${named}`,
+    );
+  }
 }
+
+/** What `buildOneNow` says of an object whose build must be awaited. */
+const LATER = Symbol('later');
 
 /**
  * The early-exit desired state (upstream
