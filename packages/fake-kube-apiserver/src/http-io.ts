@@ -1,7 +1,30 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
 import { isObject } from './json.ts';
 import { type ApiError, badRequest } from './status.ts';
+
+/** Answers that may be sent gzipped (the server compresses and the client accepts gzip). */
+const gzipAccepted = new WeakSet<ServerResponse>();
+
+/**
+ * kube-apiserver's response compression (APIResponseCompression, on by
+ * default): an answer of 128 KiB or more is gzipped when the request's
+ * `Accept-Encoding` names gzip, and says so in `Content-Encoding`.
+ */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+export function allowCompression(req: IncomingMessage, res: ServerResponse): void {
+  const accepted = String(req.headers['accept-encoding'] ?? '')
+    .split(',')
+    .some((part) => part.split(';')[0]?.trim().toLowerCase() === 'gzip');
+  if (accepted) gzipAccepted.add(res);
+}
+
+/** Whether an answer of `length` bytes to `res` goes out gzipped. */
+export function willCompress(res: ServerResponse, length: number): boolean {
+  return gzipAccepted.has(res) && length >= GZIP_THRESHOLD_BYTES;
+}
 
 export function sendJson(
   res: ServerResponse,
@@ -9,10 +32,17 @@ export function sendJson(
   body: string | Buffer,
   headers: Record<string, string> = {},
 ): void {
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  let bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  const encoding: Record<string, string> = {};
+  if (willCompress(res, bytes.length)) {
+    bytes = gzipSync(bytes);
+    encoding['Content-Encoding'] = 'gzip';
+    encoding.Vary = 'Accept-Encoding';
+  }
   res.writeHead(status, {
     'Content-Type': 'application/json',
     'Content-Length': bytes.length,
+    ...encoding,
     ...headers,
   });
   res.end(bytes);

@@ -7,7 +7,7 @@ import { type FakeClusterSpec, parseSeedYaml, startFakeKubeApiServer } from './s
 const USAGE = `usage: fake-kube-apiserver --clusters a,b[:openshift] [--openshift]
          [--token [CLUSTER=]TOKEN]... [--port CLUSTER=PORT]... [--port-base N]
          [--latency-ms N] [--fault SPEC]... [--fault-seed N] [--seed FILE.yaml]...
-         [--workload-ready-delay-ms N] [--max-log-entries N]
+         [--workload-ready-delay-ms N] [--max-log-entries N] [--compression]
          [--control-port N] [--control-token TOKEN] [--kubeconfig FILE]
 
 Serves one fake Kubernetes API per cluster on 127.0.0.1 until SIGINT/SIGTERM,
@@ -21,6 +21,8 @@ request log while it runs.
                       every cluster not named; random otherwise
   --port, --port-base a cluster's port; or port-base + index; random otherwise
   --latency-ms        added to every request
+  --compression       gzip answers of 128 KiB or more when the client accepts
+                      it, as kube-apiserver does (off by default)
   --fault             a fault rule, as key=value pairs or JSON, e.g.
                       cluster=k8s,verb=list,resource=secrets,status=503,times=1
                       (no cluster: every cluster). Fields: verb, resource,
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
         'port-base': { type: 'string' },
         kubeconfig: { type: 'string' },
         'latency-ms': { type: 'string' },
+        compression: { type: 'boolean', default: false },
         fault: { type: 'string', multiple: true },
         'fault-seed': { type: 'string' },
         seed: { type: 'string', multiple: true },
@@ -161,6 +164,7 @@ async function main(): Promise<void> {
     ...(faultSeed !== undefined ? { random: seededRandom(faultSeed) } : {}),
     ...(readyDelay !== undefined ? { workloadReadyDelayMs: readyDelay } : {}),
     ...(maxLogEntries !== undefined ? { maxLogEntries } : {}),
+    compression: values.compression,
   });
   for (const docs of seeds) {
     for (const doc of docs) {

@@ -1,6 +1,13 @@
 import { apiVersionOf, type ResourceType, resourceKey } from './catalogue.ts';
 import type { HandlerContext, Outcome } from './handler-context.ts';
-import { dryRunOf, fieldManagerOf, parseBody, readBody, sendJson } from './http-io.ts';
+import {
+  dryRunOf,
+  fieldManagerOf,
+  parseBody,
+  readBody,
+  sendJson,
+  willCompress,
+} from './http-io.ts';
 import { isObject, type JsonObject } from './json.ts';
 import { queryOf, render } from './resource-query.ts';
 import { mediaType } from './route.ts';
@@ -266,6 +273,10 @@ function listResponse(ctx: HandlerContext, type: ResourceType, apiVersion: strin
   });
   parts.push(CLOSE);
   for (const part of parts.slice(1)) length += part.length;
+  if (willCompress(res, length)) {
+    sendJson(res, 200, Buffer.concat(parts, length));
+    return;
+  }
   // Written part by part under one cork: the kernel gets them in one writev, no copy here.
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': length });
   res.cork();

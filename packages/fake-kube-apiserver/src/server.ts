@@ -9,7 +9,7 @@ import { FakeCluster } from './cluster.ts';
 import { handleDiscovery } from './discovery.ts';
 import { FaultInjector, type FaultRule, faultStatus } from './faults.ts';
 import type { HandlerContext, Outcome } from './handler-context.ts';
-import { sendError, sendJson } from './http-io.ts';
+import { allowCompression, sendError, sendJson } from './http-io.ts';
 import { isObject, type JsonObject } from './json.ts';
 import { type KubeconfigObject, kubeconfigObject, kubeconfigYaml } from './kubeconfig.ts';
 import { handleResource } from './resource-handler.ts';
@@ -49,6 +49,12 @@ export interface FakeKubeApiServerOptions {
    * `sendInitialEvents=true`); kube-apiserver's watch cache waits 3 s. Default 3000.
    */
   readonly tooLargeResourceVersionWaitMs?: number;
+  /**
+   * Compress answers as kube-apiserver does (gzip from 128 KiB when the client
+   * accepts it). Off by default, so that the benchmarks measure what they did
+   * before; the client's decoding is tested with it on.
+   */
+  readonly compression?: boolean;
 }
 
 export interface RequestLogEntry {
@@ -217,6 +223,7 @@ export async function startFakeKubeApiServer(
       namespace: route.namespace,
       continued: url.searchParams.has('continue'),
     });
+    if (options.compression) allowCompression(req, res);
     const latency = baseLatency + decision.latencyMs;
     if (latency > 0) await sleep(latency);
     if (decision.action === 'hang') {

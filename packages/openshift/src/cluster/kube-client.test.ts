@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { compactObject } from './compact-object.ts';
@@ -338,6 +339,53 @@ describe('legacy discovery (servers without aggregated discovery)', () => {
       expect(seen.sort()).toEqual(['/api', '/api/v1', '/apis', '/apis/apps/v1']);
     } finally {
       stub.close();
+    }
+  });
+});
+
+describe('compressed answers', () => {
+  it('asks for gzip and reads a compressed list page as the same objects', async () => {
+    const fake = await startFakeKubeApiServer({
+      clusters: [{ name: 'gz', token: 'tok-gz' }],
+      compression: true,
+    });
+    // About 2 KiB each: the page is over kube-apiserver's 128 KiB threshold.
+    fake.seed(
+      'gz',
+      Array.from({ length: 100 }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${i}`, namespace: 'big' },
+        data: { payload: `${i}-`.padEnd(2048, 'x') },
+      })),
+    );
+    const encodings: string[] = [];
+    const onHeaders = (message: unknown) => {
+      const raw = (message as { response: { headers: Buffer[] } }).response.headers;
+      for (let i = 0; i < raw.length; i += 2) {
+        if (String(raw[i]).toLowerCase() === 'content-encoding') encodings.push(String(raw[i + 1]));
+      }
+    };
+    subscribe('undici:request:headers', onHeaders);
+    try {
+      const c = fake.cluster('gz');
+      const gz = new KubeClient({
+        name: 'gz',
+        server: c.url,
+        token: c.token,
+        caData: fake.kubeconfigObject().clusters[0]!.cluster['certificate-authority-data'],
+      });
+      const catalog = await gz.discover();
+      const items = await gz.list(catalog.get('ConfigMap'), 'big');
+      expect(encodings).toEqual(['gzip']);
+      expect(items).toHaveLength(100);
+      const cm7 = items.find((i) => i.metadata?.name === 'cm-7');
+      expect(cm7?.data).toEqual({ payload: '7-'.padEnd(2048, 'x') });
+      expect(cm7?.kind).toBe('ConfigMap');
+      await gz.close();
+    } finally {
+      unsubscribe('undici:request:headers', onHeaders);
+      await fake.close();
     }
   });
 });
