@@ -5,7 +5,12 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
-import { type ClusterListedObjects, namespacesKey, readListPage } from './listed-objects.ts';
+import {
+  type ClusterListedObjects,
+  type ListPage,
+  namespacesKey,
+  readListPage,
+} from './listed-objects.ts';
 
 type ClientNode = typeof import('@kubernetes/client-node');
 let clientNode: Promise<ClientNode> | undefined;
@@ -209,7 +214,11 @@ interface RequestOptions {
   readonly allowNotFound?: boolean;
   /** The Accept header (default `application/json`). */
   readonly accept?: string;
-  /** Return a successful answer's body as bytes, not parsed. */
+  /**
+   * Return a successful answer's body as bytes, not parsed. The bytes may be
+   * lent by `PAGE_BUFFERS`: the caller reads them at once, keeps no reference
+   * and gives them back.
+   */
   readonly raw?: boolean;
 }
 
@@ -427,7 +436,12 @@ export class KubeClient {
         },
         raw: true,
       })) as Buffer;
-      const page = readListPage(body, settings, reuse);
+      let page: ListPage;
+      try {
+        page = readListPage(body, settings, reuse);
+      } finally {
+        PAGE_BUFFERS.give(body);
+      }
       for (const item of page.items) items.push(item);
       cont = page.continue;
     } while (cont);
@@ -615,7 +629,7 @@ export class KubeClient {
     this.stats.count(this.connection.name, verb);
     let response: HttpAnswer;
     try {
-      response = await send(ctx, http);
+      response = await send(ctx, http, options.raw ? PAGE_BUFFERS : undefined);
     } catch (e) {
       this.#throwIfStopped();
       if (timeout.aborted) {
@@ -633,6 +647,7 @@ export class KubeClient {
     if (ok && options.raw) return response.body;
     // As undici's `text()`: UTF-8, a byte order mark dropped.
     const text = UTF8.decode(response.body);
+    PAGE_BUFFERS.give(response.body);
     if (ok) return text ? JSON.parse(text) : {};
     throw apiError(this.connection.name, response, text);
   }
@@ -678,6 +693,7 @@ interface RequestDispatcher {
 async function send(
   ctx: InstanceType<ClientNode['RequestContext']>,
   http: InstanceType<ClientNode['IsomorphicFetchHttpLibrary']>,
+  buffers?: BodyBuffers,
 ): Promise<HttpAnswer> {
   const dispatcher = ctx.getDispatcher() as RequestDispatcher | undefined;
   if (!dispatcher) {
@@ -699,15 +715,66 @@ async function send(
     signal: ctx.getSignal(),
   });
   const chunks: Buffer[] = [];
-  for await (const chunk of answer.body) chunks.push(chunk);
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  let length = 0;
+  for await (const chunk of answer.body) {
+    chunks.push(chunk);
+    length += chunk.length;
+  }
+  const bytes =
+    chunks.length === 1
+      ? chunks[0]!
+      : (buffers?.concat(chunks, length) ?? Buffer.concat(chunks, length));
   const encoding = String(answer.headers['content-encoding'] ?? 'identity').toLowerCase();
-  return {
-    status: answer.statusCode,
-    headers: answer.headers,
-    body: encoding === 'gzip' ? await gunzipAsync(bytes) : bytes,
-  };
+  if (encoding !== 'gzip')
+    return { status: answer.statusCode, headers: answer.headers, body: bytes };
+  try {
+    return { status: answer.statusCode, headers: answer.headers, body: await gunzipAsync(bytes) };
+  } finally {
+    buffers?.give(bytes);
+  }
 }
+
+/**
+ * Buffers for the bodies of list pages, lent to one page at a time and used
+ * again by the next. A page of 500 objects is about half a megabyte in many
+ * chunks; a fresh buffer for each (100 pages per run at 50,000 objects) is
+ * memory the allocator maps and the kernel faults in every time, and external
+ * memory that hurries the collector. A buffer is lent to one reader, which
+ * keeps no reference to it (`readListPage` copies what it keeps) and gives it
+ * back; bodies over `MAX_POOLED_BYTES` get a buffer of their own.
+ */
+class BodyBuffers {
+  static readonly MAX_POOLED_BYTES = 8 * 1024 * 1024;
+  static readonly MAX_FREE = 4;
+  readonly #free: Buffer[] = [];
+  /** The pool's own buffers, lent or free: the views lent out point into them. */
+  readonly #lent = new WeakMap<Buffer, Buffer>();
+
+  /** `chunks` (`length` bytes in all) copied into one buffer, lent. */
+  concat(chunks: readonly Buffer[], length: number): Buffer {
+    if (length > BodyBuffers.MAX_POOLED_BYTES) return Buffer.concat(chunks, length);
+    let i = this.#free.findIndex((b) => b.length >= length);
+    const whole =
+      i >= 0
+        ? this.#free.splice(i, 1)[0]!
+        : Buffer.allocUnsafeSlow(Math.max(512 * 1024, 2 ** Math.ceil(Math.log2(length))));
+    i = 0;
+    for (const chunk of chunks) i += chunk.copy(whole, i);
+    const view = whole.subarray(0, length);
+    this.#lent.set(view, whole);
+    return view;
+  }
+
+  /** Takes back a view `concat` lent; anything else is left to the collector. */
+  give(view: Buffer): void {
+    const whole = this.#lent.get(view);
+    if (!whole) return;
+    this.#lent.delete(view);
+    if (this.#free.length < BodyBuffers.MAX_FREE) this.#free.push(whole);
+  }
+}
+
+const PAGE_BUFFERS = new BodyBuffers();
 
 /** A response's body as bytes (undici's Response has no `buffer()`, which client-node's `binary()` calls). */
 async function bodyBytes(body: ResponseContext['body']): Promise<Buffer> {
