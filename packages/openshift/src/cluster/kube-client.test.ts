@@ -343,6 +343,35 @@ describe('legacy discovery (servers without aggregated discovery)', () => {
   });
 });
 
+describe('list pages in lent buffers', () => {
+  it('keeps nothing of a page buffer: objects read from a page stay intact once later pages reuse it', async () => {
+    const catalog = await client.discover();
+    const payload = (i: number) => `${i}:`.padEnd(4096, String.fromCharCode(97 + (i % 26)));
+    server.seed(
+      'c1',
+      Array.from({ length: 60 }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `big-${String(i).padStart(2, '0')}`, namespace: 'lent' },
+        data: { payload: payload(i) },
+      })),
+    );
+    // Pages of 20 objects (about 80 KiB, read in several chunks): one pooled buffer each.
+    const paged = new KubeClient(
+      { name: 'c1', server: server.cluster('c1').url, token: 'tok-c1', caData: caData() },
+      { pageSize: 20 },
+    );
+    const first = await paged.list(catalog.get('ConfigMap'), 'lent');
+    const snapshot = JSON.stringify(first);
+    const second = await paged.list(catalog.get('ConfigMap'), 'lent');
+    expect(JSON.stringify(first)).toBe(snapshot);
+    expect(JSON.stringify(second)).toBe(snapshot);
+    expect(first.map((cm) => (cm.data as { payload: string }).payload)).toEqual(
+      Array.from({ length: 60 }, (_, i) => payload(i)),
+    );
+  });
+});
+
 describe('compressed answers', () => {
   it('asks for gzip and reads a compressed list page as the same objects', async () => {
     const fake = await startFakeKubeApiServer({

@@ -371,6 +371,25 @@ describe('reconcileResources against the fake API server', () => {
     expect(server.mutatingRequests()).toEqual([]);
   });
 
+  it("says what planning found in the inventory's order, whichever cluster answered first", async () => {
+    // Both reads fail (cluster-wide errors: planning skips both clusters); c1 answers last.
+    server.faults.set('c1', { verb: 'list', latencyMs: 300, status: 403 });
+    server.faults.set('c2', { verb: 'list', status: 403 });
+    const r = await run({
+      dryRun: true,
+      desired: [
+        { cluster: 'c1', namespace: 'app', body: cm('first', { k: 'v' }) },
+        { cluster: 'c2', namespace: 'app', body: cm('second', { k: 'v' }) },
+      ],
+    });
+    expect(r.code).toBe(1);
+    expect(r.messages.filter((m) => m.includes('skipping realize_data'))).toEqual([
+      '[c1] skipping realize_data for cluster with errors',
+      '[c2] skipping realize_data for cluster with errors',
+    ]);
+    expect(r.messages.some((m) => m.startsWith("['apply'"))).toBe(false);
+  });
+
   it('restarts the workloads that mount a qontract.recycle Secret when it changes', async () => {
     server.seed('c1', [
       {

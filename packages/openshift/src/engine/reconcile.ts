@@ -112,9 +112,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
         log: ctx.log,
         concurrency: s.concurrency,
         ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
-        ...(ctx.dryRun
-          ? {}
-          : { onCluster: (cluster, states) => clustersRead.push([cluster, states]) }),
+        onCluster: (cluster, states) => clustersRead.push([cluster, states]),
       });
   fetching.then(clustersRead.end, clustersRead.end);
 
@@ -135,11 +133,17 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
       }
     }
   };
-  const planned = new Map<string, readonly PlannedAction[]>();
-  const planCluster = (cluster: string): readonly PlannedAction[] => {
-    const actions = planClusterItems(inventory, cluster, s);
-    planned.set(cluster, actions);
-    return actions;
+  const planned = new Map<string, ClusterPlan>();
+  const planCluster = (cluster: string): ClusterPlan => {
+    const clusterPlan = planClusterItems(inventory, cluster, s);
+    planned.set(cluster, clusterPlan);
+    return clusterPlan;
+  };
+  /** What planning a cluster found: its skip line and its errors (caller conflicts). */
+  const report = (cluster: string) => {
+    const p = planned.get(cluster);
+    if (p?.skipped) ctx.log.error(`[${cluster}] skipping realize_data for cluster with errors`);
+    for (const e of p?.errors ?? []) ctx.errors.register(e.scope, e.message);
   };
 
   let plan: Plan = { actions: [], deletionsSuppressed: 0 };
@@ -162,17 +166,26 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
         }
       }
     }
+    // Each cluster is planned as soon as its read has ended, while the others are read: a
+    // cluster's plan depends on its own objects and errors only. A wet run applies it at once
+    // and says what planning found then; a dry-run says it once every cluster is planned, in
+    // the inventory's order, so that its output does not depend on which cluster answered first.
     const streamed = new Set<string>();
     for await (const [cluster, states] of clustersRead) {
       addCurrent(states);
       streamed.add(cluster);
-      const applies = planCluster(cluster).filter((a) => a.action !== 'delete');
+      const applies = planCluster(cluster).actions.filter((a) => a.action !== 'delete');
+      if (ctx.dryRun) continue;
+      report(cluster);
       if (applies.length > 0) yield applies;
     }
-    // Everything else: the whole dry-run, a read from caches, clusters that could not be read.
+    // Everything else: a read from caches, clusters that could not be read.
     const fetched = await fetching;
     addCurrent(fetched.filter(({ spec }) => !streamed.has(spec.cluster)));
-    for (const cluster of inventory.clusters()) if (!streamed.has(cluster)) planCluster(cluster);
+    for (const cluster of inventory.clusters()) {
+      if (!streamed.has(cluster)) planCluster(cluster);
+      if (!streamed.has(cluster) || ctx.dryRun) report(cluster);
+    }
     publishInventoryMetrics(inventory, ctx.metrics.registry, s.integration);
 
     // Deletion is decided once for the whole run: when any error exists now
@@ -182,7 +195,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     const actions: PlannedAction[] = [];
     const suppressed: PlannedAction[] = [];
     for (const cluster of inventory.clusters()) {
-      for (const a of planned.get(cluster) ?? [])
+      for (const a of planned.get(cluster)?.actions ?? [])
         (a.action === 'delete' && !deletionEnabled ? suppressed : actions).push(a);
     }
     logSuppressedDeletes(ctx, suppressed);
@@ -190,7 +203,8 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     await writePlanOut(ctx, (planToJson(plan) as { actions: unknown[] }).actions, {
       deletionsSuppressed: plan.deletionsSuppressed,
     });
-    yield actions.filter((a) => a.action === 'delete' || !streamed.has(a.cluster));
+    // A dry-run's applies were held back: they come here, in the inventory's order.
+    yield actions.filter((a) => a.action === 'delete' || ctx.dryRun || !streamed.has(a.cluster));
   }
 
   fetching.catch(() => {}); // awaited in batches(); a failure before then must not go unhandled
@@ -263,18 +277,30 @@ function declaredNamespace(resource: OpenshiftResource): string | undefined {
     : String(namespace);
 }
 
+/** One cluster's plan, and what its caller reports of it. */
+interface ClusterPlan {
+  readonly actions: readonly PlannedAction[];
+  /** Its items were skipped: the cluster has errors. */
+  readonly skipped: boolean;
+  /** Errors the rules found (caller conflicts), to register. */
+  readonly errors: ReadonlyArray<{ readonly scope: string; readonly message: string }>;
+}
+
 /**
- * Plans the items of one cluster with the original's rules, registering the
- * errors they find (caller conflicts). Deletes are planned as actions here;
- * the run decides on them once every cluster is planned.
+ * Plans the items of one cluster with the original's rules. Deletes are
+ * planned as actions here; the run decides on them once every cluster is
+ * planned. Registers nothing: the errors a cluster's plan finds are not the
+ * cluster-wide ones that make planning skip a cluster, so when they are
+ * registered does not change any plan.
  */
 function planClusterItems(
   inventory: ResourceInventory,
   cluster: string,
   s: ReconcileSettings,
-): PlannedAction[] {
+): ClusterPlan {
   const { ctx } = s;
   const actions: PlannedAction[] = [];
+  const errors: Array<{ scope: string; message: string }> = [];
   let skipped = false;
   for (const item of inventory.items(cluster)) {
     const p = planItem(item, {
@@ -285,14 +311,11 @@ function planClusterItems(
       clusterHasError: (c) => ctx.errors.hasClusterError(c),
       renderDiff: Boolean(ctx.globals.diff || ctx.globals.planOut),
     });
-    if (p.skippedForClusterError && !skipped) {
-      skipped = true;
-      ctx.log.error(`[${item.cluster}] skipping realize_data for cluster with errors`);
-    }
-    for (const e of p.errors) ctx.errors.register(e.scope, e.message);
+    if (p.skippedForClusterError) skipped = true;
+    errors.push(...p.errors);
     actions.push(...p.actions);
   }
-  return actions;
+  return { actions, skipped, errors };
 }
 
 /** `qontract_reconcile_openshift_resource_inventory{integration, cluster, namespace, kind, state}`, as upstream. */
