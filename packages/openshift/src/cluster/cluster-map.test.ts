@@ -64,6 +64,65 @@ describe('the reachability check (GET /version)', () => {
   });
 });
 
+describe('connecting to many clusters', () => {
+  it('reads the tokens `concurrency` at a time and checks the clusters side by side', async () => {
+    const names = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+    const many = await startFakeKubeApiServer({ clusters: names.map((name) => ({ name })) });
+    // Each check waits long enough for every other one to be sent meanwhile.
+    for (const name of names) many.faults.set(name, { verb: 'other', latencyMs: 300 });
+    let reading = 0;
+    let maxReading = 0;
+    let checking = 0;
+    let maxChecking = 0;
+    const versions = new Set<object>();
+    const sent = (message: unknown) => {
+      const { request } = message as { request: { path?: string } };
+      if (request.path !== '/version') return;
+      versions.add(request);
+      maxChecking = Math.max(maxChecking, ++checking);
+    };
+    const answered = (message: unknown) => {
+      const { request } = message as { request: object };
+      if (versions.delete(request)) checking--;
+    };
+    subscribe('undici:request:create', sent);
+    subscribe('undici:request:headers', answered);
+    try {
+      const map = await ClusterMap.fromClusters(
+        names.map((name) => ({
+          name,
+          serverUrl: many.cluster(name).url,
+          insecureSkipTLSVerify: true,
+          automationToken: { path: `creds/${name}`, field: 'token' },
+        })),
+        {
+          integration: 'test',
+          concurrency: 2,
+          secrets: {
+            read: async () => '',
+            readAll: async ({ path }) => {
+              maxReading = Math.max(maxReading, ++reading);
+              await new Promise((r) => setTimeout(r, 20));
+              reading--;
+              const name = path.replace('creds/', '');
+              return { server: many.cluster(name).url, token: many.cluster(name).token };
+            },
+          },
+        },
+      );
+      expect(map.problems()).toEqual([]);
+      expect(map.clusters()).toEqual(names);
+      expect(maxReading).toBe(2);
+      expect(maxChecking).toBe(names.length);
+      await map.close();
+    } finally {
+      unsubscribe('undici:request:create', sent);
+      unsubscribe('undici:request:headers', answered);
+      await many.close();
+    }
+  });
+});
+
 describe('the automation token secret', () => {
   const withSecret = (readAll: () => Promise<Record<string, string>>) =>
     settings({ secrets: { read: async () => '', readAll } });

@@ -1,5 +1,5 @@
 import { errorMessage, RunGenerations, type SecretReader, type SecretRef } from '@qontract/core';
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { type ApiResource, type ApiResourceCatalog, KindNotFoundError } from './api-resources.ts';
 import {
   type ClusterConnection,
@@ -93,6 +93,11 @@ export interface ClusterMapSettings {
   readonly internal?: boolean | undefined;
   /** Make privileged (cluster-admin) clients for every cluster. */
   readonly clusterAdmin?: boolean;
+  /**
+   * Secret reads (the clusters' tokens) at a time, default 10. Each cluster's
+   * own requests (connection, `/version`, discovery) are not limited: one
+   * server each, a few requests each.
+   */
   readonly concurrency?: number;
   readonly stats?: RequestStats;
   readonly clientOptions?: KubeClientOptions;
@@ -268,13 +273,10 @@ export class ClusterMap {
     map.#kept = kept;
     try {
       await Promise.all(
-        wanted.map(({ info, privileged }) =>
-          limit(async () => {
-            const entry = await connect(info, privileged, settings, map.stats, listed, kept);
-            if (entry)
-              map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
-          }),
-        ),
+        wanted.map(async ({ info, privileged }) => {
+          const entry = await connect(info, privileged, settings, map.stats, listed, kept, limit);
+          if (entry) map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
+        }),
       );
     } catch (e) {
       await map.close();
@@ -351,6 +353,7 @@ async function connect(
   stats: RequestStats,
   listed: ListedObjectsRun | undefined,
   kept: KeptRun | undefined,
+  secretSlots: LimitFunction,
 ): Promise<ClusterHandle | ClusterProblem | undefined> {
   const name = info.name;
   const problem = (message: string): ClusterProblem => ({
@@ -367,7 +370,12 @@ async function connect(
   if (!info.serverUrl) return problem('has no serverUrl');
   let secret: Record<string, string>;
   try {
-    secret = await settings.secrets.readAll({ path: ref.path, version: ref.version });
+    // The secret store (Vault) is one server for every cluster: `concurrency` reads at a
+    // time. What follows goes to the cluster's own server, one request at a time each, so the
+    // clusters are connected to and checked side by side.
+    secret = await secretSlots(() =>
+      settings.secrets.readAll({ path: ref.path, version: ref.version }),
+    );
   } catch (e) {
     // A missing secret says "secret not found: <path>" itself; an unreachable
     // Vault, a refused login or a 403 name their own problem.
