@@ -225,9 +225,10 @@ interface RequestOptions {
 /**
  * A raw REST client for one cluster. Authentication, TLS and the HTTP
  * transport come from @kubernetes/client-node (KubeConfig, its request
- * context and the undici dispatcher it configures; see `send`); responses stay raw JSON, because the typed models of the client
- * drop unknown fields and turn timestamps into Dates, which would break the
- * original's three-way comparison.
+ * context and the undici dispatcher it configures; see `send`); responses
+ * stay raw JSON, because the typed models of the client drop unknown fields
+ * and turn timestamps into Dates, which would break the original's three-way
+ * comparison.
  */
 export class KubeClient {
   readonly connection: ClusterConnection;

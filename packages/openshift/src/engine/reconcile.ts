@@ -92,9 +92,9 @@ export interface ReconcileResult {
  * objects are planned and its applies start while the other clusters are
  * still being read (they would be applied whatever those reads find). Deletes
  * wait for every cluster and every apply, and are decided once, on the whole
- * run's errors. A dry-run plans once everything is read, so that its lines
- * come in the inventory's order; the plan (`--plan-out`, the result) is in that
- * order either way.
+ * run's errors. A dry-run plans each cluster as it is read too, but prints its
+ * lines once everything is read, in the inventory's order; the plan
+ * (`--plan-out`, the result) is in that order either way.
  */
 export async function reconcileResources(s: ReconcileSettings): Promise<ReconcileResult> {
   const { ctx } = s;
@@ -174,9 +174,10 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     for await (const [cluster, states] of clustersRead) {
       addCurrent(states);
       streamed.add(cluster);
-      const applies = planCluster(cluster).actions.filter((a) => a.action !== 'delete');
+      const clusterPlan = planCluster(cluster);
       if (ctx.dryRun) continue;
       report(cluster);
+      const applies = clusterPlan.actions.filter((a) => a.action !== 'delete');
       if (applies.length > 0) yield applies;
     }
     // Everything else: a read from caches, clusters that could not be read.
