@@ -264,7 +264,7 @@ export class ClusterMap {
       settings.stats ?? new RequestStats(),
       settings.readTimeoutMs ?? 300_000,
     );
-    const limit = pLimit(Math.max(1, settings.concurrency ?? 10));
+    const secretSlots = pLimit(Math.max(1, settings.concurrency ?? 10));
     const listed = settings.listed?.beginRun();
     map.#listed = listed;
     const kept = settings.kept
@@ -274,7 +274,15 @@ export class ClusterMap {
     try {
       await Promise.all(
         wanted.map(async ({ info, privileged }) => {
-          const entry = await connect(info, privileged, settings, map.stats, listed, kept, limit);
+          const entry = await connect(
+            info,
+            privileged,
+            settings,
+            map.stats,
+            listed,
+            kept,
+            secretSlots,
+          );
           if (entry) map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
         }),
       );
@@ -371,8 +379,8 @@ async function connect(
   let secret: Record<string, string>;
   try {
     // The secret store (Vault) is one server for every cluster: `concurrency` reads at a
-    // time. What follows goes to the cluster's own server, one request at a time each, so the
-    // clusters are connected to and checked side by side.
+    // time. What follows goes to the cluster's own server (a few requests), so the clusters
+    // are connected to and checked side by side.
     secret = await secretSlots(() =>
       settings.secrets.readAll({ path: ref.path, version: ref.version }),
     );

@@ -30,6 +30,21 @@ beforeEach(() => {
   );
 });
 
+/** `count` ConfigMaps of `namespace`, named and filled by index. */
+function configMaps(
+  count: number,
+  namespace: string,
+  data: (i: number) => Record<string, string>,
+  name: (i: number) => string = (i) => `cm-${i}`,
+) {
+  return Array.from({ length: count }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: name(i), namespace },
+    data: data(i),
+  }));
+}
+
 describe('KubeClient against the fake API server', () => {
   it('verifies TLS: trusted with the CA, refused without it, allowed when the cluster says insecure', async () => {
     const c = server.cluster('c1');
@@ -56,12 +71,7 @@ describe('KubeClient against the fake API server', () => {
     const catalog = await client.discover();
     server.seed(
       'c1',
-      Array.from({ length: 7 }, (_, i) => ({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `cm-${i}`, namespace: 'paged' },
-        data: { i: String(i) },
-      })),
+      configMaps(7, 'paged', (i) => ({ i: String(i) })),
     );
     server.resetLog();
     const items = await client.list(catalog.get('ConfigMap'), 'paged');
@@ -83,12 +93,7 @@ describe('KubeClient against the fake API server', () => {
     const r = catalog.get('ConfigMap');
     server.seed(
       'c1',
-      Array.from({ length: 5 }, (_, i) => ({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `cm-${i}`, namespace: 'reused' },
-        data: { i: String(i) },
-      })),
+      configMaps(5, 'reused', (i) => ({ i: String(i) })),
     );
     const store = new ListedObjects();
     const c = server.cluster('c1');
@@ -349,12 +354,12 @@ describe('list pages in lent buffers', () => {
     const payload = (i: number) => `${i}:`.padEnd(4096, String.fromCharCode(97 + (i % 26)));
     server.seed(
       'c1',
-      Array.from({ length: 60 }, (_, i) => ({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `big-${String(i).padStart(2, '0')}`, namespace: 'lent' },
-        data: { payload: payload(i) },
-      })),
+      configMaps(
+        60,
+        'lent',
+        (i) => ({ payload: payload(i) }),
+        (i) => `big-${String(i).padStart(2, '0')}`,
+      ),
     );
     // Pages of 20 objects (about 80 KiB, read in several chunks): one pooled buffer each.
     const paged = new KubeClient(
@@ -381,12 +386,7 @@ describe('compressed answers', () => {
     // About 2 KiB each: the page is over kube-apiserver's 128 KiB threshold.
     fake.seed(
       'gz',
-      Array.from({ length: 100 }, (_, i) => ({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `cm-${i}`, namespace: 'big' },
-        data: { payload: `${i}-`.padEnd(2048, 'x') },
-      })),
+      configMaps(100, 'big', (i) => ({ payload: `${i}-`.padEnd(2048, 'x') })),
     );
     const encodings: string[] = [];
     const onHeaders = (message: unknown) => {
