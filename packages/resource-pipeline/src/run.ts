@@ -215,8 +215,18 @@ async function preparePipeline(
     // Started first: the files load on worker threads while the clusters are discovered and read.
     // The answer of the previous run: its files were built then (the broken few fail here again).
     const loaded = answer.reused ? undefined : await loadResourceFiles(ctx, selected, config);
+    // The objects are built while the clusters are connected to (a warm run's builds are cache
+    // lookups that would otherwise wait for every /version answer). Which namespaces the run
+    // reads is known once the clusters are: only theirs are kept, with their errors.
+    const connecting = clusterMapOf(selected);
+    const stop = new AbortController();
+    const building = desiredResources(ctx, selected, config, {
+      ...buildOptions(resolved, loaded, answerKept),
+      stop: stop.signal,
+    });
+    building.catch(() => {}); // awaited below, or before the run fails
     try {
-      const clusters = await clusterMapOf(selected);
+      const clusters = await connecting;
       const {
         specs,
         namespaces: kept,
@@ -224,15 +234,12 @@ async function preparePipeline(
       } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
       for (const e of errors) ctx.errors.register(e.scope, e.message);
       // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-      const desired = desiredResources(
-        ctx,
-        kept,
-        config,
-        buildOptions(resolved, loaded, answerKept),
-      );
+      const desired = building.then((built) => desiredOfNamespaces(ctx, built, selected, kept));
       return state(clusters, specs, desired);
     } catch (e) {
-      loaded?.close();
+      // The build ends with this run: a looping process's next run starts with the cache free.
+      stop.abort();
+      await building.catch(() => {});
       throw e;
     }
   }
@@ -272,7 +279,13 @@ async function preparePipeline(
     const kept = selected.filter((s) => wanted.has(selectionKey(s)));
     // The build closes what loads the files.
     const loaded = await loadResourceFiles(ctx, kept, config);
-    return desiredResources(ctx, kept, config, buildOptions(resolved, loaded, answerKept));
+    const built = await desiredResources(
+      ctx,
+      kept,
+      config,
+      buildOptions(resolved, loaded, answerKept),
+    );
+    return desiredOfNamespaces(ctx, built, kept, kept);
   })();
   // The engine awaits it; a failure before then is its (the run fails, nothing is deleted).
   desired.catch(() => {});
@@ -394,14 +407,46 @@ interface DesiredOptions {
   readonly loaded: LoadedTexts | undefined;
   /** The answer is kept for the next run: so is the order of its items. */
   readonly rememberOrder: boolean;
+  /** Stops the build after the objects under way (the run failed before it needed them). */
+  readonly stop?: AbortSignal;
+}
+
+/** What the build made, with its errors: they count only for the namespaces the run reads. */
+interface BuiltDesired {
+  readonly objects: DesiredResource[];
+  readonly errors: ReadonlyArray<{
+    /** The namespace's `selectionKey`. */
+    readonly namespace: string;
+    readonly message: string;
+  }>;
+}
+
+/**
+ * The objects of the namespaces the run reads (`kept`, in `built`'s order),
+ * and their build errors registered; `kept` is a subset of `selected`, the
+ * namespaces built for.
+ */
+function desiredOfNamespaces(
+  ctx: RunContext,
+  built: BuiltDesired,
+  selected: readonly SelectedNamespace[],
+  kept: readonly SelectedNamespace[],
+): DesiredResource[] {
+  const all = kept.length === selected.length;
+  const keys = all ? undefined : new Set(kept.map(selectionKey));
+  for (const e of built.errors) {
+    if (!keys || keys.has(e.namespace)) ctx.errors.register(e.namespace, e.message);
+  }
+  if (!keys) return built.objects;
+  return built.objects.filter((d) => keys.has(`${d.cluster}/${d.namespace}`));
 }
 
 async function desiredResources(
   ctx: RunContext,
   namespaces: readonly SelectedNamespace[],
   config: PipelineConfig,
-  { repoUrl, concurrency, bundleSha, loaded, rememberOrder }: DesiredOptions,
-): Promise<DesiredResource[]> {
+  { repoUrl, concurrency, bundleSha, loaded, rememberOrder, stop }: DesiredOptions,
+): Promise<BuiltDesired> {
   const render = config.render(ctx);
   // QONTRACT_DESIRED_CACHE=off builds everything on every run (a comparison, a suspicion).
   const cache =
@@ -422,6 +467,7 @@ async function desiredResources(
   // Stable order whatever the concurrency did, so plans and logs are reproducible.
   const order = buildOrder(config.identity, items, rememberOrder);
   const built: Array<DesiredResource | undefined> = new Array(items.length);
+  const errors: Array<BuiltDesired['errors'][number]> = [];
   try {
     await buildAll();
   } finally {
@@ -437,12 +483,12 @@ async function desiredResources(
       `resource files: ${loaded.counts.loaded} loaded on worker threads, ${loaded.counts.left} here`,
     );
   }
-  const out: DesiredResource[] = [];
+  const objects: DesiredResource[] = [];
   for (const i of order) {
     const d = built[i];
-    if (d) out.push(d);
+    if (d) objects.push(d);
   }
-  return out;
+  return { objects, errors };
 
   /**
    * At most `concurrency` builds at a time (templates and Vault secrets wait
@@ -456,7 +502,7 @@ async function desiredResources(
     // before, are sent and read between slices of them.
     const slices = new EventLoopSlices();
     const runner = async (): Promise<void> => {
-      while (next < items.length) {
+      while (next < items.length && !stop?.aborted) {
         const i = next++;
         const [sel, r] = items[i]!;
         const now = buildOneNow(sel, r);
@@ -518,10 +564,10 @@ async function desiredResources(
     // Some refusals (an invalid name) only say what the object is: add its file.
     const source = describeResource(r);
     const named = message.includes(source) ? message : `${message} (${source})`;
-    ctx.errors.register(
-      `${cluster}/${sel.namespace.name}`,
-      `[${cluster}/${sel.namespace.name}] ${named}`,
-    );
+    errors.push({
+      namespace: `${cluster}/${sel.namespace.name}`,
+      message: `[${cluster}/${sel.namespace.name}] ${named}`,
+    });
   }
 }
 

@@ -263,6 +263,59 @@ describe('openshift-resources end to end', () => {
     expect(cm(env, 'appint-ex-01', 'example-app-stage', 'hand-made')).toBeDefined();
   });
 
+  it('a namespace the run does not read (its cluster skipped or failing) reports no build errors', async () => {
+    const env = await start({ namespaces: true });
+    const { server, configPath, appInterfaceDir } = env;
+    const PRODUCTION = 'data/services/example-app/namespaces/example-app-production.yml';
+    const CLUSTER_02 = 'data/openshift/appint-ex-02/cluster.yml';
+    const dryRun = () =>
+      runQontractReconcile(['--config', configPath, '--dry-run', 'openshift-resources']);
+    // Production (on appint-ex-02) loses a variable its template needs.
+    await editFile(join(appInterfaceDir, PRODUCTION), (t) =>
+      t.replace('      greeting: hello from production\n', ''),
+    );
+    const broken = await dryRun();
+    expect(broken.code).toBe(1);
+    expect(messages(broken, 50).join('\n')).toMatch(
+      /\[appint-ex-02\/example-app-production\] error processing jinja2 template/,
+    );
+
+    // The integration is disabled on appint-ex-02: its namespaces are not read, so what their
+    // objects would be does not matter to the run, although they are built while the
+    // clusters are connected to.
+    await editFile(join(appInterfaceDir, CLUSTER_02), (t) =>
+      t.replace(
+        '    - openshift-network-policies\n',
+        '    - openshift-network-policies\n    - openshift-resources\n',
+      ),
+    );
+    server.resetLog();
+    const skipped = await dryRun();
+    expect(skipped.code).toBe(0);
+    // Nothing of it reaches the run: no error, no object (nor 'not initialized' lines).
+    expect(messages(skipped).join('\n')).not.toMatch(/example-app-production|appint-ex-02/);
+    expect(planLines(skipped)).toContain(
+      "['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'ConfigMap', 'example-app-settings']",
+    );
+    expect(planLines(skipped).filter((l) => l.includes('appint-ex-02'))).toEqual([]);
+
+    // Its token gone: appint-ex-02 is an error of the run, the namespace's template is not.
+    await editFile(join(appInterfaceDir, CLUSTER_02), (t) =>
+      t.replace('    - openshift-resources\n', ''),
+    );
+    const config = parse(await readFile(configPath, 'utf8')) as {
+      clusters: Record<string, unknown>;
+    };
+    delete config.clusters['appint-ex-02'];
+    await writeFile(configPath, stringify(config));
+    const failing = await dryRun();
+    expect(failing.code).toBe(1);
+    const said = messages(failing, 50).join('\n');
+    expect(said).toMatch(/\[appint-ex-02\] /);
+    expect(said).not.toMatch(/example-app-production/);
+    expect(server.mutatingRequests()).toEqual([]);
+  });
+
   it('renders templates with secrets from Vault and never logs them', async () => {
     const env = await start();
     const vault = await startFakeVault({ mounts: { 'app-sre': { version: 2 } } });
