@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import {
   type AppInterfaceSettings,
   appInterfaceSettings,
@@ -219,6 +220,10 @@ async function preparePipeline(
     // lookups that would otherwise wait for every /version answer). Which namespaces the run
     // reads is known once the clusters are: only theirs are kept, with their errors.
     const connecting = clusterMapOf(selected);
+    connecting.catch(() => {}); // awaited below
+    // A turn of the event loop first: the clusters' first requests go out before the build
+    // takes the thread.
+    await setImmediate();
     const stop = new AbortController();
     const building = desiredResources(ctx, selected, config, {
       ...buildOptions(resolved, loaded, answerKept),

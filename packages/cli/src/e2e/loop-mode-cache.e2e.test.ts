@@ -28,6 +28,14 @@ function listed(run: CliRun): [number, number] {
   return [Number(m[1]), Number(m[2])];
 }
 
+/** What the engine says it took over: `[clusters unchanged since the previous run, clusters]`. */
+function unchangedClusters(run: CliRun): [number, number] {
+  const line = messages(run, 20).find((m) => m.startsWith('clusters unchanged since'));
+  const m = /previous run: (\d+) of (\d+)/.exec(line ?? '');
+  if (!m) throw new Error(`no unchanged-clusters line in:\n${run.stderr}`);
+  return [Number(m[1]), Number(m[2])];
+}
+
 const data = (env: ExampleEnvironment, name: string) =>
   (
     env.server.get('appint-ex-01', 'v1', 'ConfigMap', 'example-app-stage', name) as
@@ -51,8 +59,11 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
 
     const first = await runOnce();
     expect(first.code).toBe(0);
-    // Nothing is kept yet: every listed object is read.
+    // Nothing is kept yet: every listed object is read, every cluster planned.
     expect(listed(first)[0]).toBe(0);
+    const [, clusters] = unchangedClusters(first);
+    expect(unchangedClusters(first)).toEqual([0, clusters]);
+    expect(clusters).toBeGreaterThan(1);
     // Namespaces that share a resource file build it once.
     const [sharedInFirstRun, builtInFirstRun] = reuse(first);
     expect(builtInFirstRun).toBeGreaterThan(1);
@@ -70,6 +81,8 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     const [unchanged, read] = listed(second);
     const objects = unchanged + read;
     expect(objects).toBeGreaterThan(1);
+    // The first run applied to every cluster: each one is planned again.
+    expect(unchangedClusters(second)).toEqual([0, clusters]);
 
     // Again: the cluster objects are listed again, and none of them is decoded again.
     server.resetLog();
@@ -78,6 +91,11 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(server.requests({ verb: 'list' }).length).toBeGreaterThan(0);
     expect(listed(steady)).toEqual([objects, 0]);
     expect(server.mutatingRequests()).toEqual([]);
+    // The second run planned nothing and read the same objects: no cluster is compared again,
+    // but appint-ex-02. It reads a Deployment by name (managedResourceNames): an object read
+    // with a GET is made afresh in every run, so its cluster is always compared.
+    const unchangedOnes = clusters - 1;
+    expect(unchangedClusters(steady)).toEqual([unchangedOnes, clusters]);
 
     // Edited by hand on the cluster: the cached desired object still reverts it.
     const live = server.get(
@@ -96,8 +114,10 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     const third = await runOnce();
     expect(third.code).toBe(0);
     expect(reuse(third)).toEqual([built, 0]);
-    // The object edited by hand is read afresh (its bytes changed), the others are not.
+    // The object edited by hand is read afresh (its bytes changed), the others are not; its
+    // cluster is planned again, the others are not.
     expect(listed(third)).toEqual([objects - 1, 1]);
+    expect(unchangedClusters(third)).toEqual([unchangedOnes - 1, clusters]);
     expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('300');
     expect(server.mutatingRequests().map((r) => r.name)).toEqual(['example-app-config']);
 
@@ -116,6 +136,7 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(listed(fourth)).toEqual([objects - 1, 1]);
     expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('600');
     expect(server.mutatingRequests().every((r) => r.name === 'example-app-config')).toBe(true);
+    expect(unchangedClusters(fourth)[0]).toBeLessThan(unchangedOnes);
     // The loop stops: its kept clients are closed.
     loop.abort();
   });

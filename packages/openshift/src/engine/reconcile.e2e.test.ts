@@ -1,9 +1,14 @@
+import { request } from 'node:https';
 import {
   ConfigSecretReader,
   configFromObject,
   createLogger,
+  createMetrics,
   DEFAULT_GLOBAL_OPTIONS,
+  deepFreeze,
   defineIntegration,
+  type Metrics,
+  markRunsRepeat,
   type RunContext,
   runIntegration,
   SecretRedactor,
@@ -38,6 +43,10 @@ interface Scenario {
   namespaces?: Array<[string, string]>;
   takeOver?: boolean;
   dryRun?: boolean;
+  /** The stop signal: runs sharing one marked with `markRunsRepeat` are the runs of a loop. */
+  signal?: AbortSignal;
+  /** The process's metrics, shared by the runs of a loop. */
+  metrics?: Metrics;
 }
 
 /** Runs the engine once through core's runner, like an integration does. */
@@ -81,7 +90,12 @@ async function run(s: Scenario) {
       const desired: DesiredResource[] = s.desired.map((d) => ({
         cluster: d.cluster,
         namespace: d.namespace,
-        resource: new OpenshiftResource(structuredClone(d.body), INTEGRATION, VERSION),
+        // A frozen body is the desired cache's: the same object in every run that uses it.
+        resource: new OpenshiftResource(
+          Object.isFrozen(d.body) ? d.body : structuredClone(d.body),
+          INTEGRATION,
+          VERSION,
+        ),
       }));
       await reconcileResources({
         ctx,
@@ -108,6 +122,8 @@ async function run(s: Scenario) {
     redactor,
     env: { vars: {} },
     secrets: () => new ConfigSecretReader(config, redactor),
+    ...(s.signal ? { signal: s.signal } : {}),
+    ...(s.metrics ? { metrics: s.metrics } : {}),
   });
   return { code: result.exitCode, logs, messages: logs.map((l) => l.msg), ctx: ctxSeen };
 }
@@ -638,5 +654,175 @@ describe('reconcileResources against the fake API server', () => {
     expect(r.messages).toContain(
       '[c1/app] unknown kind: Secret. hint: is it missing from managedResourceTypes?',
     );
+  });
+});
+
+// A looping process takes over the clusters whose run planned nothing when nothing they are
+// planned from changed; these runs check that whatever did change (on a cluster, in the
+// desired state, an error) is planned again.
+describe('clusters unchanged since the previous run of a loop', () => {
+  const NS = 'loop';
+  beforeAll(() => {
+    for (const c of ['c1', 'c2']) {
+      server.seed(c, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }]);
+    }
+  });
+
+  /** Desired bodies as the desired cache gives them: frozen, the same objects in every run. */
+  const body = (name: string, value: string) => deepFreeze(cm(name, { value }));
+  const metrics = createMetrics();
+  /** The inventory gauge of a cluster's namespace: `[current, desired]`. */
+  const counted = async (cluster: string) => {
+    const gauge = metrics.registry.getSingleMetric(
+      'qontract_reconcile_openshift_resource_inventory',
+    );
+    const values = (await gauge!.get()).values.filter(
+      (v) => v.labels.cluster === cluster && v.labels.namespace === NS,
+    );
+    return ['current', 'desired'].map(
+      (state) => values.find((v) => v.labels.state === state)?.value,
+    );
+  };
+  const loopRun = async (
+    signal: AbortSignal,
+    desired: ReadonlyArray<{ cluster: string; body: ReturnType<typeof cm> }>,
+    dryRun = false,
+  ) => {
+    const r = await run({
+      signal,
+      dryRun,
+      metrics,
+      namespaces: [
+        ['c1', NS],
+        ['c2', NS],
+      ],
+      desired: desired.map((d) => ({ ...d, namespace: NS })),
+    });
+    const line = r.messages.find((m) => m.startsWith('clusters unchanged since the previous run'));
+    return {
+      ...r,
+      plan: r.messages.filter((m) => m.startsWith("['")),
+      unchanged: Number(/run: (\d+) of/.exec(line ?? '')?.[1] ?? Number.NaN),
+    };
+  };
+  const value = (cluster: string, name: string) => get(cluster, name, NS)?.data?.value;
+  /** `kubectl delete configmap NAME`: a deletion by hand, through the API. */
+  const deleteByHand = (cluster: string, name: string): Promise<number> => {
+    const c = server.cluster(cluster);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        `${c.url}/api/v1/namespaces/${NS}/configmaps/${name}`,
+        { method: 'DELETE', ca: c.caCertificate, headers: { Authorization: `Bearer ${c.token}` } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  };
+
+  it('are taken over only while nothing they are planned from changed', async () => {
+    const loop = new AbortController();
+    markRunsRepeat(loop.signal);
+    const a1 = body('a', '1');
+    const b1 = body('b', '1');
+    const desired = [
+      { cluster: 'c1', body: a1 },
+      { cluster: 'c2', body: b1 },
+    ];
+
+    // Applied, then steady: the run after a run that planned nothing takes both over.
+    expect((await loopRun(loop.signal, desired)).unchanged).toBe(0);
+    const quiet = await loopRun(loop.signal, desired);
+    expect([quiet.code, quiet.unchanged, quiet.plan]).toEqual([0, 0, []]);
+    server.resetLog();
+    const taken = await loopRun(loop.signal, desired);
+    expect([taken.code, taken.unchanged, taken.plan]).toEqual([0, 2, []]);
+    expect(server.mutatingRequests()).toEqual([]);
+    // Its inventory still counts both sides of every taken-over namespace.
+    expect(await counted('c1')).toEqual([1, 1]);
+
+    // Deleted by hand on c1: c1 is read differently, planned again, and the object comes back.
+    expect(await deleteByHand('c1', 'a')).toBe(200);
+    const recreated = await loopRun(loop.signal, desired);
+    expect(recreated.unchanged).toBe(1);
+    expect(recreated.plan).toEqual([
+      `['apply', 'privileged=False', 'c1', '${NS}', 'ConfigMap', 'a']`,
+    ]);
+    expect(value('c1', 'a')).toBe('1');
+
+    // Edited by hand on c2, and in a dry-run: planned, not written, and planned again next time.
+    const live = server.get('c2', 'v1', 'ConfigMap', NS, 'b')!;
+    server.seed('c2', [{ ...live, data: { value: 'by hand' } }], { manager: 'kubectl-edit' });
+    server.resetLog();
+    for (let i = 0; i < 2; i++) {
+      const dry = await loopRun(loop.signal, desired, true);
+      expect(dry.plan).toEqual([`['apply', 'privileged=False', 'c2', '${NS}', 'ConfigMap', 'b']`]);
+    }
+    expect(server.mutatingRequests()).toEqual([]);
+    expect((await loopRun(loop.signal, desired)).plan).toHaveLength(1);
+    expect(value('c2', 'b')).toBe('1');
+    await loopRun(loop.signal, desired);
+    expect((await loopRun(loop.signal, desired)).unchanged).toBe(2);
+
+    // The desired state changes (a new body, an object more, one less): planned again.
+    const changed = await loopRun(loop.signal, [
+      { cluster: 'c1', body: body('a', '2') },
+      { cluster: 'c2', body: b1 },
+      { cluster: 'c2', body: body('c', '1') },
+    ]);
+    expect(changed.unchanged).toBe(0);
+    expect(changed.plan).toEqual([
+      `['apply', 'privileged=False', 'c1', '${NS}', 'ConfigMap', 'a']`,
+      `['apply', 'privileged=False', 'c2', '${NS}', 'ConfigMap', 'c']`,
+    ]);
+    expect(value('c1', 'a')).toBe('2');
+    // Built afresh in each run: equal in content to the last run's, never the same object.
+    const a2 = () => [
+      { cluster: 'c1', body: body('a', '2') },
+      { cluster: 'c2', body: b1 },
+    ];
+    const removed = await loopRun(loop.signal, a2());
+    expect(removed.plan).toEqual([
+      `['delete', 'privileged=False', 'c2', '${NS}', 'ConfigMap', 'c']`,
+    ]);
+    expect(value('c2', 'c')).toBeUndefined();
+    // The gauge follows the counts: c2 read b and c, and wanted b only.
+    expect(await counted('c2')).toEqual([2, 1]);
+    // A body equal in content but not the same object is compared, not recognised.
+    await loopRun(loop.signal, a2());
+    const equalNotSame = await loopRun(loop.signal, a2());
+    expect([equalNotSame.plan, equalNotSame.unchanged]).toEqual([[], 1]);
+    expect(await counted('c2')).toEqual([1, 1]);
+
+    // A cluster failing in a run is not taken over, says so, and the run fails.
+    // Back to a1 on c1 first: applied, then planned once more with nothing to do.
+    expect((await loopRun(loop.signal, desired)).plan).toHaveLength(1);
+    await loopRun(loop.signal, desired);
+    expect((await loopRun(loop.signal, desired)).unchanged).toBe(2);
+    server.faults.set('c2', { verb: 'list', status: 403 });
+    try {
+      const failing = await loopRun(loop.signal, desired);
+      expect(failing.code).toBe(1);
+      expect(failing.unchanged).toBe(1);
+      expect(failing.messages).toContain('[c2] skipping realize_data for cluster with errors');
+    } finally {
+      server.faults.clear();
+    }
+    // Its run failed: the next one compares c2 again (and it is clean: taken over after that).
+    expect((await loopRun(loop.signal, desired)).unchanged).toBe(1);
+    expect((await loopRun(loop.signal, desired)).unchanged).toBe(2);
+    loop.abort();
+  });
+
+  it('are not kept by a single run (no loop)', async () => {
+    const desired = [{ cluster: 'c1', body: body('single', '1') }];
+    const once = new AbortController().signal;
+    await loopRun(once, desired);
+    const again = await loopRun(once, desired);
+    expect(Number.isNaN(again.unchanged)).toBe(true);
+    expect(again.plan).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import {
   EventLoopSlices,
   errorMessage,
   type RunContext,
+  runsRepeat,
   writePlanOut,
 } from '@qontract/core';
 import { Gauge, type Registry } from 'prom-client';
@@ -21,6 +22,16 @@ import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './f
 import { planItem } from './plan.ts';
 import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
+import {
+  allFrozen,
+  concernsCluster,
+  frozenCurrent,
+  sameCurrent,
+  sameDesired,
+  specsKey,
+  type UnchangedCluster,
+  type UnchangedClusters,
+} from './unchanged-clusters.ts';
 
 /** One desired object of the run. */
 export interface DesiredResource {
@@ -139,6 +150,50 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     planned.set(cluster, clusterPlan);
     return clusterPlan;
   };
+
+  // A looping process's previous run: the clusters it planned nothing for. A cluster whose
+  // specs, desired objects and listed objects are those of that run, and that has no error,
+  // gets the same empty plan: its entries are taken over instead of being built and compared
+  // again. Only in polling loops: a watch iteration's inventory is lent to its reactions.
+  const memo = s.readCurrent === undefined ? unchangedClustersOf(ctx, s) : undefined;
+  const previous = memo?.previous;
+  const kept: UnchangedClusters = new Map();
+  const specsOf = new Map<string, CurrentStateSpec[]>();
+  for (const spec of s.specs) {
+    const list = specsOf.get(spec.cluster);
+    if (list) list.push(spec);
+    else specsOf.set(spec.cluster, [spec]);
+  }
+  /** Clusters that may be taken over: their previous run, their desired objects (added if not). */
+  const candidates = new Map<
+    string,
+    { readonly before: UnchangedCluster; readonly desired: readonly DesiredResource[] }
+  >();
+  const desiredOf = new Map<string, DesiredResource[]>();
+  const bodiesOf = new Map<string, OpenshiftResource['body'][]>();
+  const readOf = new Map<string, readonly FetchedState[]>();
+  const warningsOf = new Map<string, string[]>();
+  const takenOver = new Set<string>();
+  /** A cluster's read has ended: its objects are planned, or its previous run's are taken over. */
+  const settle = (cluster: string, states: readonly FetchedState[]): ClusterPlan => {
+    readOf.set(cluster, states);
+    const candidate = candidates.get(cluster);
+    if (candidate) {
+      candidates.delete(cluster);
+      const { before } = candidate;
+      if (sameCurrent(before, states) && !ctx.errors.hasClusterError(cluster)) {
+        inventory.adoptCluster(cluster, before.entries);
+        takenOver.add(cluster);
+        kept.set(cluster, before);
+        const clusterPlan: ClusterPlan = { actions: [], skipped: false, errors: [] };
+        planned.set(cluster, clusterPlan);
+        return clusterPlan;
+      }
+      for (const d of candidate.desired) addDesired(inventory, d, ctx);
+    }
+    addCurrent(states);
+    return planCluster(cluster);
+  };
   /** What planning a cluster found: its skip line and its errors (caller conflicts). */
   const report = (cluster: string) => {
     const p = planned.get(cluster);
@@ -150,20 +205,51 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   async function* batches(): AsyncGenerator<readonly PlannedAction[]> {
     // Nothing is planned before every desired object is in: their errors count for their clusters.
     const desired = await s.desired;
+    if (previous) {
+      for (const d of desired) {
+        const list = desiredOf.get(d.cluster);
+        if (list) list.push(d);
+        else desiredOf.set(d.cluster, [d]);
+      }
+      for (const cluster of inventory.clusters()) {
+        const list = desiredOf.get(cluster) ?? [];
+        // The bodies as built: planning may replace a body (restart annotations copied in).
+        bodiesOf.set(
+          cluster,
+          list.map((d) => d.resource.body),
+        );
+        const before = previous.get(cluster);
+        if (
+          before &&
+          before.specs === specsKey(specsOf.get(cluster) ?? []) &&
+          sameDesired(before, list)
+        ) {
+          candidates.set(cluster, { before, desired: list });
+        }
+      }
+    }
     // The clusters are still being read: their pages are handled between slices.
     const slices = new EventLoopSlices();
     for (const d of desired) {
+      if (candidates.has(d.cluster)) continue;
       addDesired(inventory, d, ctx);
       const pause = slices.due();
       if (pause) await pause;
     }
     if (s.warnUnusedTypes) {
-      for (const item of inventory.items()) {
-        if (item.desired.size === 0) {
-          ctx.log.warn(
-            `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
-          );
-        }
+      for (const cluster of inventory.clusters()) {
+        // A candidate's desired objects are not in yet: its warnings are those of its last run.
+        const candidate = candidates.get(cluster);
+        const lines = candidate
+          ? [...candidate.before.unusedTypeWarnings]
+          : [...inventory.items(cluster)]
+              .filter((item) => item.desired.size === 0)
+              .map(
+                (item) =>
+                  `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
+              );
+        for (const line of lines) ctx.log.warn(line);
+        warningsOf.set(cluster, lines);
       }
     }
     // Each cluster is planned as soon as its read has ended, while the others are read: a
@@ -172,9 +258,8 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     // the inventory's order, so that its output does not depend on which cluster answered first.
     const streamed = new Set<string>();
     for await (const [cluster, states] of clustersRead) {
-      addCurrent(states);
       streamed.add(cluster);
-      const clusterPlan = planCluster(cluster);
+      const clusterPlan = settle(cluster, states);
       if (ctx.dryRun) continue;
       report(cluster);
       const applies = clusterPlan.actions.filter((a) => a.action !== 'delete');
@@ -182,12 +267,24 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     }
     // Everything else: a read from caches, clusters that could not be read.
     const fetched = await fetching;
-    addCurrent(fetched.filter(({ spec }) => !streamed.has(spec.cluster)));
+    const unstreamed = new Map<string, FetchedState[]>();
+    for (const state of fetched) {
+      if (streamed.has(state.spec.cluster)) continue;
+      const list = unstreamed.get(state.spec.cluster);
+      if (list) list.push(state);
+      else unstreamed.set(state.spec.cluster, [state]);
+    }
     for (const cluster of inventory.clusters()) {
-      if (!streamed.has(cluster)) planCluster(cluster);
+      if (!streamed.has(cluster)) settle(cluster, unstreamed.get(cluster) ?? []);
       if (!streamed.has(cluster) || ctx.dryRun) report(cluster);
     }
     publishInventoryMetrics(inventory, ctx.metrics.registry, s.integration);
+    if (memo) {
+      memo.save(unchangedClusters());
+      ctx.log.debug(
+        `clusters unchanged since the previous run: ${takenOver.size} of ${inventory.clusters().length} (their objects not compared again)`,
+      );
+    }
 
     // Deletion is decided once for the whole run: when any error exists now
     // (a read, a desired object, a caller conflict, an apply already done),
@@ -208,6 +305,37 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     yield actions.filter((a) => a.action === 'delete' || ctx.dryRun || !streamed.has(a.cluster));
   }
 
+  /** The clusters this run planned nothing for and found no error in, for the next run. */
+  function unchangedClusters(): UnchangedClusters {
+    for (const cluster of inventory.clusters()) {
+      const p = planned.get(cluster);
+      const clean =
+        p !== undefined &&
+        p.actions.length === 0 &&
+        !p.skipped &&
+        p.errors.length === 0 &&
+        !concernsCluster(ctx.errors.errors, cluster);
+      if (!clean) {
+        kept.delete(cluster);
+        continue;
+      }
+      if (takenOver.has(cluster)) continue; // kept as it was
+      const bodies = bodiesOf.get(cluster) ?? [];
+      const current = frozenCurrent(readOf.get(cluster) ?? []);
+      const entries = inventory.clusterEntries(cluster);
+      if (!current || !entries || !allFrozen(bodies)) continue;
+      kept.set(cluster, {
+        specs: specsKey(specsOf.get(cluster) ?? []),
+        desired: desiredOf.get(cluster) ?? [],
+        bodies,
+        current,
+        entries,
+        unusedTypeWarnings: warningsOf.get(cluster) ?? [],
+      });
+    }
+    return kept;
+  }
+
   fetching.catch(() => {}); // awaited in batches(); a failure before then must not go unhandled
   const results = await executePlan(batches(), {
     dryRun: ctx.dryRun,
@@ -223,6 +351,52 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
   });
   return { inventory, plan, results };
+}
+
+/** The unchanged clusters of the runs of one loop (a stop signal), by integration and settings. */
+const unchangedByLoop = new WeakMap<
+  AbortSignal,
+  Map<string, { skipCurrent: ReconcileSettings['skipCurrent']; clusters: UnchangedClusters }>
+>();
+
+/**
+ * What the previous run of this loop left for this one, and where this run
+ * leaves its own: only where the runs repeat in this process and reuse what
+ * they list (the objects of an unchanged list are then the same objects).
+ * Runs with other settings (another integration, caller, take-over) do not
+ * share them.
+ */
+function unchangedClustersOf(
+  ctx: RunContext,
+  s: ReconcileSettings,
+): { previous: UnchangedClusters; save: (next: UnchangedClusters) => void } | undefined {
+  const signal = ctx.signal;
+  if (!signal || !runsRepeat(signal) || ctx.env.vars.QONTRACT_LIST_REUSE === 'off') {
+    return undefined;
+  }
+  let byKey = unchangedByLoop.get(signal);
+  if (!byKey) {
+    byKey = new Map();
+    unchangedByLoop.set(signal, byKey);
+  }
+  const key = [
+    ctx.integration,
+    s.integration,
+    s.integrationVersion,
+    s.takeOver ?? false,
+    s.caller ?? '',
+    (s.allCallers ?? []).join('\u0001'),
+    s.filterCurrentByCaller ?? true,
+    s.warnUnusedTypes ?? false,
+  ].join('\u0000');
+  const last = byKey.get(key);
+  const store = byKey;
+  // Taken by this run: runs that overlap (shards of one process) do not hand the same entries on.
+  store.delete(key);
+  return {
+    previous: last && last.skipCurrent === s.skipCurrent ? last.clusters : new Map(),
+    save: (clusters) => store.set(key, { skipCurrent: s.skipCurrent, clusters }),
+  };
 }
 
 /** The server-side apply field manager of an integration: stable, one per integration. */
@@ -319,6 +493,9 @@ function planClusterItems(
   return { actions, skipped, errors };
 }
 
+/** The counts each inventory gauge was last given, by series. */
+const publishedCounts = new WeakMap<Gauge, Map<string, number>>();
+
 /** `qontract_reconcile_openshift_resource_inventory{integration, cluster, namespace, kind, state}`, as upstream. */
 function publishInventoryMetrics(
   inventory: ResourceInventory,
@@ -335,7 +512,17 @@ function publishInventoryMetrics(
       registers: [registry],
     });
   const label = integration.replaceAll('_', '-');
+  // A gauge keeps its values: a series whose count is the one this gauge was last given is not
+  // set again (a loop's unchanged clusters: thousands of label sets hashed for nothing).
+  let given = publishedCounts.get(gauge);
+  if (!given) {
+    given = new Map();
+    publishedCounts.set(gauge, given);
+  }
   for (const row of inventory.counts()) {
+    const key = `${label}\u0000${row.cluster}\u0000${row.namespace}\u0000${row.kind}\u0000${row.state}`;
+    if (given.get(key) === row.count) continue;
+    given.set(key, row.count);
     gauge.set(
       {
         integration: label,

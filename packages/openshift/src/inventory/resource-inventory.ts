@@ -47,6 +47,11 @@ interface StoredEntry {
   readonly sources: Map<string, string>;
 }
 
+/** Every entry of one cluster (namespace → kind → entry): opaque outside the inventory. */
+export type ClusterEntries = ReadonlyMap<string, ReadonlyMap<string, unknown>> & {
+  readonly __clusterEntries: never;
+};
+
 export class ResourceInventory {
   readonly #clusters = new Map<string, Map<string, Map<string, StoredEntry>>>();
 
@@ -141,6 +146,24 @@ export class ResourceInventory {
     resource: OpenshiftResource,
   ): void {
     this.#entry(cluster, namespace, type).current.set(name, resource);
+  }
+
+  /** The entries of `cluster`, to hand to `adoptCluster` of a later inventory. */
+  clusterEntries(cluster: string): ClusterEntries | undefined {
+    return this.#clusters.get(cluster) as ClusterEntries | undefined;
+  }
+
+  /**
+   * Takes the entries of an initialised cluster from another inventory, in
+   * place of its own: both sides of every kind, as that inventory holds them.
+   * The caller vouches that they are what this inventory would have been given
+   * (the same managed kinds, desired and current objects).
+   */
+  adoptCluster(cluster: string, entries: ClusterEntries): void {
+    if (!this.#clusters.has(cluster)) {
+      throw new ResourceTypeNotInitializedError(`cluster ${cluster} is not initialized`);
+    }
+    this.#clusters.set(cluster, entries as unknown as Map<string, Map<string, StoredEntry>>);
   }
 
   /** The clusters, in the order they were initialised. */
