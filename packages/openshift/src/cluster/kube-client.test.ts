@@ -31,6 +31,24 @@ beforeEach(() => {
 });
 
 /** `count` ConfigMaps of `namespace`, named and filled by index. */
+/** One run of a loop whose listed objects `store` keeps: a client of c1 for `use`, and the counts. */
+async function inLoopRun<T>(
+  store: ListedObjects,
+  options: { pageSize?: number },
+  use: (client: KubeClient) => Promise<T>,
+): Promise<{ result: T; counts: { reused: number; read: number } }> {
+  const run = store.beginRun();
+  const c = server.cluster('c1');
+  const result = await use(
+    new KubeClient(
+      { name: 'c1', server: c.url, token: c.token, caData: caData() },
+      { ...options, listed: run.forCluster('c1') },
+    ),
+  );
+  run.end();
+  return { result, counts: run.counts };
+}
+
 function configMaps(
   count: number,
   namespace: string,
@@ -96,17 +114,10 @@ describe('KubeClient against the fake API server', () => {
       configMaps(5, 'reused', (i) => ({ i: String(i) })),
     );
     const store = new ListedObjects();
-    const c = server.cluster('c1');
-    const listInRun = async () => {
-      const run = store.beginRun();
-      const runClient = new KubeClient(
-        { name: 'c1', server: c.url, token: c.token, caData: caData() },
-        { pageSize: 2, listed: run.forCluster('c1') },
-      );
-      const items = await runClient.list(r, 'reused', { each: compactObject, reuse: true });
-      run.end();
-      return { items, counts: run.counts };
-    };
+    const listInRun = () =>
+      inLoopRun(store, { pageSize: 2 }, (runClient) =>
+        runClient.list(r, 'reused', { each: compactObject, reuse: true }),
+      ).then(({ result: items, counts }) => ({ items, counts }));
     const first = await listInRun();
     expect(first.counts).toEqual({ reused: 0, read: 5 });
     expect(first.items.every((i) => Object.isFrozen(i) && i.kind === 'ConfigMap')).toBe(true);
@@ -120,6 +131,42 @@ describe('KubeClient against the fake API server', () => {
     const byName = new Map(second.items.map((i) => [i.metadata?.name, i]));
     expect(byName.get('cm-2')?.data).toEqual({ i: 'edited' });
     expect(byName.get('cm-0')).toBe(first.items.find((i) => i.metadata?.name === 'cm-0'));
+  });
+
+  it('reuses across the runs of a loop an object read by name whose bytes did not change', async () => {
+    const catalog = await client.discover();
+    const r = catalog.get('ConfigMap');
+    server.seed(
+      'c1',
+      configMaps(2, 'named', (i) => ({ i: String(i) })),
+    );
+    const store = new ListedObjects();
+    const getInRun = (...names: string[]) =>
+      inLoopRun(store, {}, (runClient) =>
+        Promise.all(
+          names.map((name) =>
+            runClient.get(r, 'named', name, { each: compactObject, reuse: true }),
+          ),
+        ),
+      ).then(({ result: got, counts }) => ({ got, counts }));
+    const first = await getInRun('cm-0', 'cm-1', 'missing');
+    expect(first.counts).toEqual({ reused: 0, read: 2 });
+    expect(first.got[2]).toBeUndefined();
+    expect(first.got.slice(0, 2).every((o) => Object.isFrozen(o) && o?.kind === 'ConfigMap')).toBe(
+      true,
+    );
+    const cm1 = server.get('c1', 'v1', 'ConfigMap', 'named', 'cm-1')!;
+    server.seed('c1', [{ ...cm1, data: { i: 'edited' } }]);
+    const second = await getInRun('cm-0', 'cm-1', 'missing');
+    // Asked again, and only the edited one decoded afresh.
+    expect(second.counts).toEqual({ reused: 1, read: 1 });
+    expect(second.got[0]).toBe(first.got[0]);
+    expect(second.got[1]?.data).toEqual({ i: 'edited' });
+    expect(second.got[1]).not.toBe(first.got[1]);
+    // Without the loop's store: made the same way, not frozen.
+    const plain = await client.get(r, 'named', 'cm-0', { each: compactObject, reuse: true });
+    expect(plain).toEqual(first.got[0]);
+    expect(Object.isFrozen(plain)).toBe(false);
   });
 
   it('lists cluster-wide for some namespaces: the items of the others are not made', async () => {

@@ -8,8 +8,10 @@ import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resour
 import {
   type ClusterListedObjects,
   type ListPage,
+  madeObject,
   namespacesKey,
   readListPage,
+  readObject,
 } from './listed-objects.ts';
 
 type ClientNode = typeof import('@kubernetes/client-node');
@@ -450,15 +452,52 @@ export class KubeClient {
     return items;
   }
 
+  /**
+   * One object of `r`, or undefined when there is none. `each` makes it as a
+   * list's items are made (`apiVersion` and `kind` filled in first). `reuse`
+   * (with `each`, on a client given the process's `listed` objects): the
+   * object is frozen, and an answer whose bytes the previous run's GET of the
+   * same name returned is that run's object, not decoded again.
+   */
   async get(
     r: ApiResource,
     namespace: string | undefined,
     name: string,
+    options: { each?: (item: KubeObject) => KubeObject; reuse?: boolean } = {},
   ): Promise<KubeObject | undefined> {
-    const obj = (await this.request('GET', resourcePath(r, namespace, name), 'get', {
-      allowNotFound: true,
-    })) as KubeObject | undefined;
-    return obj;
+    const settings = {
+      apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+      kind: r.kind,
+      each: options.each,
+    };
+    const path = resourcePath(r, namespace, name);
+    const reuse =
+      options.reuse && options.each
+        ? this.#listed?.list(
+            ['get', settings.apiVersion, r.kind, namespace ?? '', name].join('\u0000'),
+            options.each,
+          )
+        : undefined;
+    if (!reuse) {
+      const obj = (await this.request('GET', path, 'get', { allowNotFound: true })) as
+        | KubeObject
+        | undefined;
+      return obj && options.each ? madeObject(obj, settings) : obj;
+    }
+    const body = (await this.request('GET', path, 'get', { allowNotFound: true, raw: true })) as
+      | Buffer
+      | undefined;
+    if (body === undefined) {
+      reuse.commit();
+      return undefined;
+    }
+    try {
+      const obj = readObject(body, settings, reuse);
+      reuse.commit();
+      return obj;
+    } finally {
+      PAGE_BUFFERS.give(body);
+    }
   }
 
   /**

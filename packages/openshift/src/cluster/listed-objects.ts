@@ -347,7 +347,7 @@ export function readListPage(
     items: (settings.namespaces
       ? items.filter((item) => inNamespaces(item, settings.namespaces))
       : items
-    ).map((item) => made(item, settings)),
+    ).map((item) => madeObject(item, settings)),
     continue: page.metadata?.continue || undefined,
   };
 }
@@ -394,7 +394,7 @@ function fromSplit(
     // Undefined for an item of another namespace, which the bytes did not tell.
     const parsed = () => {
       const item = JSON.parse(body.toString('utf8', start, end)) as KubeObject;
-      return inNamespaces(item, namespaces) ? made(item, settings) : undefined;
+      return inNamespaces(item, namespaces) ? madeObject(item, settings) : undefined;
     };
     if (!reuse) {
       const item = parsed();
@@ -418,7 +418,22 @@ function fromSplit(
   return { items, continue: head.metadata?.continue || undefined };
 }
 
-function made(item: KubeObject, settings: ListItemSettings): KubeObject {
+/**
+ * The object of a single object's answer (a GET): the previous run's object
+ * when `reuse` kept one made of the same bytes, else made (see `madeObject`)
+ * and frozen. The caller commits `reuse`.
+ */
+export function readObject(body: Buffer, settings: ListItemSettings, reuse: ListReuse): KubeObject {
+  const digest = hash('sha256', body, 'base64');
+  const item =
+    reuse.previous(digest) ??
+    deepFreeze(madeObject(JSON.parse(decoder.decode(body)) as KubeObject, settings));
+  reuse.keep(digest, item);
+  return item;
+}
+
+/** A decoded object as the engine keeps it: `apiVersion` and `kind` filled in, then `each`. */
+export function madeObject(item: KubeObject, settings: ListItemSettings): KubeObject {
   // List items of built-in kinds come without kind/apiVersion; the resource
   // model needs them, as `oc get -o json` provides them.
   item.apiVersion ??= settings.apiVersion;

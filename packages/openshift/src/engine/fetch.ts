@@ -76,8 +76,9 @@ export async function fetchCurrentState(
   const results = new Map<string, FetchedState[]>();
   const keep = (items: KubeObject[]) =>
     settings.skip ? items.filter((i) => !settings.skip!(i)) : items;
-  // What the engine keeps of a listed object: no managedFields field sets, no last-applied
-  // copy. In a loop, an object listed unchanged since the previous run is that run's object.
+  // What the engine keeps of a listed or fetched object: no managedFields field sets, no
+  // last-applied copy. In a loop, an object read unchanged since the previous run (the same
+  // bytes, in a list or a GET by name) is that run's object.
   const compact = { each: compactObject, reuse: true };
   const givenUp = new Set<string>();
 
@@ -129,15 +130,8 @@ export async function fetchCurrentState(
             try {
               const ns =
                 resource.namespaced && spec.namespace !== 'cluster' ? spec.namespace : undefined;
-              let obj = await handle.client.get(resource, ns, name);
-              if (obj) {
-                obj = compactObject(obj);
-                obj.apiVersion ??= resource.group
-                  ? `${resource.group}/${resource.version}`
-                  : resource.version;
-                obj.kind ??= resource.kind;
-                items.push(obj);
-              }
+              const obj = await handle.client.get(resource, ns, name, compact);
+              if (obj) items.push(obj);
             } catch (e) {
               failed(spec, e);
             }
