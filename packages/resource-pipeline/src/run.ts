@@ -19,6 +19,7 @@ import {
   clusterMapForNamespaces,
   type DesiredResource,
   type KubeObject,
+  leavesOut,
   type OpenshiftResource,
   reconcileResources,
   runWatchMode,
@@ -225,7 +226,8 @@ async function preparePipeline(
     // takes the thread.
     await setImmediate();
     const stop = new AbortController();
-    const building = desiredResources(ctx, selected, config, {
+    const buildable = readableNamespaces(selected, ctx.integration, opts.internal);
+    const building = desiredResources(ctx, buildable, config, {
       ...buildOptions(resolved, loaded, answerKept),
       stop: stop.signal,
     });
@@ -239,7 +241,7 @@ async function preparePipeline(
       } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
       for (const e of errors) ctx.errors.register(e.scope, e.message);
       // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-      const desired = building.then((built) => desiredOfNamespaces(ctx, built, selected, kept));
+      const desired = building.then((built) => desiredOfNamespaces(ctx, built, buildable, kept));
       return state(clusters, specs, desired);
     } catch (e) {
       // The build ends with this run: a looping process's next run starts with the cache free.
@@ -414,6 +416,30 @@ interface DesiredOptions {
   readonly rememberOrder: boolean;
   /** Stops the build after the objects under way (the run failed before it needed them). */
   readonly stop?: AbortSignal;
+}
+
+/**
+ * The selected namespaces but those of a cluster the cluster map leaves out
+ * (the integration disabled on it, `--internal`/`--external`): no namespace
+ * of such a cluster is read, so its objects are not built (nor its Vault
+ * secrets read). Left out only when every namespace's copy of the cluster
+ * says so: the map takes one of them, and a namespace it reads must have its
+ * objects.
+ */
+function readableNamespaces(
+  selected: readonly SelectedNamespace[],
+  integration: string,
+  internal: boolean | undefined,
+): SelectedNamespace[] {
+  const out = new Map<string, boolean>();
+  for (const { namespace } of selected) {
+    const name = namespace.cluster.name;
+    out.set(
+      name,
+      (out.get(name) ?? true) && leavesOut(namespace.cluster, { integration, internal }),
+    );
+  }
+  return selected.filter((s) => !out.get(s.namespace.cluster.name));
 }
 
 /** What the build made, with its errors: they count only for the namespaces the run reads. */

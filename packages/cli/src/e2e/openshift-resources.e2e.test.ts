@@ -269,7 +269,20 @@ describe('openshift-resources end to end', () => {
     const PRODUCTION = 'data/services/example-app/namespaces/example-app-production.yml';
     const CLUSTER_02 = 'data/openshift/appint-ex-02/cluster.yml';
     const dryRun = () =>
-      runQontractReconcile(['--config', configPath, '--dry-run', 'openshift-resources']);
+      runQontractReconcile([
+        '--config',
+        configPath,
+        '--log-level',
+        'DEBUG',
+        '--dry-run',
+        'openshift-resources',
+      ]);
+    /** How many desired objects the run built or found in its cache. */
+    const objects = (r: Awaited<ReturnType<typeof dryRun>>) => {
+      const line = messages(r, 20).find((m) => m.startsWith('desired objects:')) ?? '';
+      const m = /(\d+) from earlier runs, (\d+) built/.exec(line);
+      return m ? Number(m[1]) + Number(m[2]) : Number.NaN;
+    };
     // Production (on appint-ex-02) loses a variable its template needs.
     await editFile(join(appInterfaceDir, PRODUCTION), (t) =>
       t.replace('      greeting: hello from production\n', ''),
@@ -281,8 +294,7 @@ describe('openshift-resources end to end', () => {
     );
 
     // The integration is disabled on appint-ex-02: its namespaces are not read, so what their
-    // objects would be does not matter to the run, although they are built while the
-    // clusters are connected to.
+    // objects would be does not matter to the run; they are not even built.
     await editFile(join(appInterfaceDir, CLUSTER_02), (t) =>
       t.replace(
         '    - openshift-network-policies\n',
@@ -298,6 +310,7 @@ describe('openshift-resources end to end', () => {
       "['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'ConfigMap', 'example-app-settings']",
     );
     expect(planLines(skipped).filter((l) => l.includes('appint-ex-02'))).toEqual([]);
+    expect(objects(skipped)).toBeLessThan(objects(broken));
 
     // Its token gone: appint-ex-02 is an error of the run, the namespace's template is not.
     await editFile(join(appInterfaceDir, CLUSTER_02), (t) =>
@@ -313,6 +326,8 @@ describe('openshift-resources end to end', () => {
     const said = messages(failing, 50).join('\n');
     expect(said).toMatch(/\[appint-ex-02\] /);
     expect(said).not.toMatch(/example-app-production/);
+    // Built while the clusters were connected to (which one fails is not known before), dropped.
+    expect(objects(failing)).toBe(objects(broken));
     expect(server.mutatingRequests()).toEqual([]);
   });
 

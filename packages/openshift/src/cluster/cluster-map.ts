@@ -346,6 +346,19 @@ export class ClusterMap {
   }
 }
 
+/**
+ * Whether a cluster map leaves this cluster out without a word: the
+ * integration is disabled on it (`disable.integrations`), or `--internal` /
+ * `--external` excludes it.
+ */
+export function leavesOut(
+  info: ClusterInfo,
+  settings: Pick<ClusterMapSettings, 'integration' | 'internal'>,
+): boolean {
+  if (info.disable?.integrations?.includes(settings.integration)) return true;
+  return settings.internal !== undefined && Boolean(info.internal) !== settings.internal;
+}
+
 function tokenRef(info: ClusterInfo, privileged: boolean): SecretRef | undefined {
   const list = privileged ? info.clusterAdminAutomationTokens : info.automationTokens;
   const active = list?.find((t) => t.active && !t.delete && t.secret)?.secret;
@@ -369,9 +382,7 @@ async function connect(
     level: 'error',
     message: `[${name}] ${message}`,
   });
-  if (info.disable?.integrations?.includes(settings.integration)) return undefined;
-  if (settings.internal !== undefined && Boolean(info.internal) !== settings.internal)
-    return undefined;
+  if (leavesOut(info, settings)) return undefined;
   const ref = tokenRef(info, privileged);
   if (!ref)
     return problem(privileged ? 'has no clusterAdminAutomationToken' : 'has no automationToken');
