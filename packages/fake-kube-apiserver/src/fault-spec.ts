@@ -18,6 +18,7 @@ const FIELDS = {
   verb: 'verb',
   resource: 'text',
   namespace: 'text',
+  name: 'text',
   latencyMs: 'count',
   errorRate: 'rate',
   status: 'status',

@@ -8,6 +8,8 @@ export interface FaultRule {
   readonly resource?: string;
   /** Only requests in this namespace. */
   readonly namespace?: string;
+  /** Only requests for the object of this name (a get, an apply, a delete). */
+  readonly name?: string;
   /**
    * Only list requests that carry a `continue` token (true) or none (false):
    * `{ verb: 'list', continued: true, status: 410 }` is a token that expired
@@ -69,7 +71,7 @@ export class FaultInjector {
   decide(
     cluster: string,
     verb: Verb,
-    target: { resource?: string; namespace?: string; continued?: boolean } = {},
+    target: { resource?: string; namespace?: string; name?: string; continued?: boolean } = {},
   ): FaultDecision {
     const list = this.rules.get(cluster);
     if (!list) return { action: 'pass', latencyMs: 0 };
@@ -79,6 +81,7 @@ export class FaultInjector {
       if (active.remaining <= 0 || (rule.verb !== undefined && rule.verb !== verb)) continue;
       if (rule.resource !== undefined && rule.resource !== target.resource) continue;
       if (rule.namespace !== undefined && rule.namespace !== target.namespace) continue;
+      if (rule.name !== undefined && rule.name !== target.name) continue;
       if (rule.continued !== undefined && rule.continued !== (target.continued ?? false)) continue;
       latencyMs += rule.latencyMs ?? 0;
       const failing = rule.status !== undefined || rule.drop === true || rule.hang === true;

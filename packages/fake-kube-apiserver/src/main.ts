@@ -26,8 +26,8 @@ request log while it runs.
   --fault             a fault rule, as key=value pairs or JSON, e.g.
                       cluster=k8s,verb=list,resource=secrets,status=503,times=1
                       (no cluster: every cluster). Fields: verb, resource,
-                      namespace, latencyMs, errorRate, status, retryAfter,
-                      drop, hang, times
+                      namespace, name, latencyMs, errorRate, status,
+                      retryAfter, drop, hang, continued, times
   --fault-seed        seed of the error-rate dice (default: random)
   --seed              YAML objects seeded into every cluster, or documents
                       {cluster: NAME, objects: [...]} for one cluster

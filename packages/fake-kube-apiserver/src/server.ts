@@ -221,6 +221,7 @@ export async function startFakeKubeApiServer(
     const decision = faults.decide(cluster.name, route.verb, {
       resource: route.plural,
       namespace: route.namespace,
+      name: route.name,
       continued: url.searchParams.has('continue'),
     });
     if (options.compression) allowCompression(req, res);

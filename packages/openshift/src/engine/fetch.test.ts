@@ -131,6 +131,15 @@ describe('fetchCurrentState', () => {
     expect(server.requests({ verb: 'list' })).toEqual([]);
   });
 
+  it('returns named resources in the order of their names, whichever answer came first', async () => {
+    server.faults.set('c1', { verb: 'get', name: 'cm-0', latencyMs: 150 });
+    const result = await fetchCurrentState(
+      [spec('c1', 'b', { resourceNames: ['cm-0', 'cm-2', 'cm-1'] })],
+      settings(),
+    );
+    expect(result[0]?.items.map((i) => i.metadata?.name)).toEqual(['cm-0', 'cm-2', 'cm-1']);
+  });
+
   it('warns about kinds the cluster does not serve, without an error', async () => {
     const s = settings();
     const result = await fetchCurrentState([spec('c1', 'a', { kind: 'Route' })], s);

@@ -121,23 +121,25 @@ export async function fetchCurrentState(
     const named = group.filter((s) => s.resourceNames !== undefined);
     const listed = group.filter((s) => s.resourceNames === undefined);
 
-    // Named resources: one GET per name, a missing one is simply absent.
+    // Named resources: one GET per name, a missing one is simply absent. The objects are in
+    // the order of the names, whichever answer came first (a loop compares them run to run).
     for (const spec of named) {
-      const items: KubeObject[] = [];
+      const names = spec.resourceNames ?? [];
+      const found: Array<KubeObject | undefined> = new Array(names.length);
       await Promise.all(
-        (spec.resourceNames ?? []).map((name) =>
+        names.map((name, i) =>
           limit(async () => {
             try {
               const ns =
                 resource.namespaced && spec.namespace !== 'cluster' ? spec.namespace : undefined;
-              const obj = await handle.client.get(resource, ns, name, compact);
-              if (obj) items.push(obj);
+              found[i] = await handle.client.get(resource, ns, name, compact);
             } catch (e) {
               failed(spec, e);
             }
           }),
         ),
       );
+      const items = found.filter((o): o is KubeObject => o !== undefined);
       results.push({ spec, items: keep(items) });
     }
 
