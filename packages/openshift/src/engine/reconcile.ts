@@ -158,18 +158,13 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   const memo = s.readCurrent === undefined ? unchangedClustersOf(ctx, s) : undefined;
   const previous = memo?.previous;
   const kept: UnchangedClusters = new Map();
-  const specsOf = new Map<string, CurrentStateSpec[]>();
-  for (const spec of s.specs) {
-    const list = specsOf.get(spec.cluster);
-    if (list) list.push(spec);
-    else specsOf.set(spec.cluster, [spec]);
-  }
+  const specsOf = Map.groupBy(s.specs, (spec) => spec.cluster);
   /** Clusters that may be taken over: their previous run, their desired objects (added if not). */
   const candidates = new Map<
     string,
     { readonly before: UnchangedCluster; readonly desired: readonly DesiredResource[] }
   >();
-  const desiredOf = new Map<string, DesiredResource[]>();
+  let desiredOf = new Map<string, DesiredResource[]>();
   const bodiesOf = new Map<string, OpenshiftResource['body'][]>();
   const readOf = new Map<string, readonly FetchedState[]>();
   const warningsOf = new Map<string, string[]>();
@@ -206,11 +201,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     // Nothing is planned before every desired object is in: their errors count for their clusters.
     const desired = await s.desired;
     if (previous) {
-      for (const d of desired) {
-        const list = desiredOf.get(d.cluster);
-        if (list) list.push(d);
-        else desiredOf.set(d.cluster, [d]);
-      }
+      desiredOf = Map.groupBy(desired, (d) => d.cluster);
       for (const cluster of inventory.clusters()) {
         const list = desiredOf.get(cluster) ?? [];
         // The bodies as built: planning may replace a body (restart annotations copied in).
@@ -267,13 +258,10 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     }
     // Everything else: a read from caches, clusters that could not be read.
     const fetched = await fetching;
-    const unstreamed = new Map<string, FetchedState[]>();
-    for (const state of fetched) {
-      if (streamed.has(state.spec.cluster)) continue;
-      const list = unstreamed.get(state.spec.cluster);
-      if (list) list.push(state);
-      else unstreamed.set(state.spec.cluster, [state]);
-    }
+    const unstreamed = Map.groupBy(
+      fetched.filter((state) => !streamed.has(state.spec.cluster)),
+      (state) => state.spec.cluster,
+    );
     for (const cluster of inventory.clusters()) {
       if (!streamed.has(cluster)) settle(cluster, unstreamed.get(cluster) ?? []);
       if (!streamed.has(cluster) || ctx.dryRun) report(cluster);
