@@ -230,6 +230,30 @@ describe('remote transport', () => {
     expect(posts()).toBe(3);
   });
 
+  it('reads an answer that arrives in pieces split inside characters, a byte order mark first', async () => {
+    const t = await transport();
+    const value = 'é€😀 ünïcödé';
+    const bytes = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(JSON.stringify({ data: { settings: [{ vault: false, name: value }] } })),
+    ]);
+    // Cut points inside the BOM and inside the two-, three- and four-byte characters.
+    const start = bytes.indexOf(Buffer.from('é'));
+    const cuts = [0, 2, start + 1, start + 3, start + 6, start + 9, bytes.length];
+    stub.handler = (req, res) => {
+      if (req.method !== 'POST') return happy(req, res);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const send = (i: number): void => {
+        if (i + 1 >= cuts.length) return void res.end();
+        res.write(bytes.subarray(cuts[i], cuts[i + 1]));
+        setTimeout(() => send(i + 1), 5);
+      };
+      send(0);
+      return 'hang';
+    };
+    const result = await t.execute(QUERY, undefined, 'Settings');
+    expect(result.data).toEqual({ settings: [{ vault: false, name: value }] });
+  });
   it('does not retry a 401 from a proxy, says what came back and never shows the token', async () => {
     const t = await transport();
     stub.handler = (req, res) =>

@@ -42,12 +42,22 @@ class HttpError extends Error {
   }
 }
 
+/**
+ * An answer as sent: its UTF-8 bytes, made once. A kept answer (the namespaces
+ * answer of a large app-interface is tens of megabytes) is then sent again
+ * without encoding its text for each client.
+ */
+interface GraphqlAnswer {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
 /** The bundles one server holds, by sha; `current` is what `/sha256` and `/graphql` answer. */
 interface ServedBundles {
   readonly current: EmbeddedEngine;
   readonly bySha: ReadonlyMap<string, EmbeddedEngine>;
   /** Answers by sha and request, when caching. */
-  readonly answers: Map<string, Promise<{ status: number; body: string }>> | null;
+  readonly answers: Map<string, Promise<GraphqlAnswer>> | null;
 }
 
 /**
@@ -324,10 +334,10 @@ async function graphql(
     );
     return {
       status: phase === 'execute' ? 200 : 400,
-      body: JSON.stringify(withErrorCodes(result, phase)),
+      body: Buffer.from(JSON.stringify(withErrorCodes(result, phase))),
     };
   };
-  let pending: Promise<{ status: number; body: string }>;
+  let pending: Promise<GraphqlAnswer>;
   if (answers) {
     const key = JSON.stringify([engine.sha256, request.query, variables, operationName]);
     const cached = answers.get(key);
@@ -371,7 +381,12 @@ function sendErrors(res: ServerResponse, status: number, message: string): void 
 }
 
 /** `contentType` null: no content type, as Express's `res.send()` of nothing. */
-function send(res: ServerResponse, status: number, contentType: string | null, body: string): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string | null,
+  body: string | Buffer,
+): void {
   res.writeHead(status, {
     ...(contentType ? { 'content-type': contentType } : {}),
     'content-length': Buffer.byteLength(body),
