@@ -25,7 +25,9 @@ export function measureInChild(
   const child = spawn(process.execPath, [...launcher, ...profile, CHILD, JSON.stringify(task)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     // The parent's event loop serves the simulated clusters; the child must not inherit --inspect etc.
-    env: { ...process.env, NODE_OPTIONS: '' },
+    // It runs in production, as the launcher of every command sets it (graphql-js skips its
+    // development checks), unless NODE_ENV says otherwise.
+    env: { ...process.env, NODE_OPTIONS: '', NODE_ENV: process.env.NODE_ENV ?? 'production' },
   });
   let stdout = '';
   let stderr = '';
