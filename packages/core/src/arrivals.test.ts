@@ -26,4 +26,18 @@ describe('arrivals', () => {
     for await (const v of channel) read.push(v);
     expect(read).toEqual([]);
   });
+
+  it('hands over what came before a failure, then throws it in the reader', async () => {
+    const channel = arrivals<string>();
+    channel.push('a');
+    channel.push('b');
+    channel.fail(new Error('the source broke'));
+    const read: string[] = [];
+    await expect(
+      (async () => {
+        for await (const v of channel) read.push(v);
+      })(),
+    ).rejects.toThrow('the source broke');
+    expect(read).toEqual(['a', 'b']);
+  });
 });

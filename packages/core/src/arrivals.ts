@@ -5,6 +5,8 @@ export interface Arrivals<T> extends AsyncIterable<T> {
   push(value: T): void;
   /** No more values: the reader gets what was pushed before, then its loop ends. */
   end(): void;
+  /** The source failed: the reader gets what was pushed before, then `error` is thrown in its loop. */
+  fail(error: unknown): void;
 }
 
 /**
@@ -21,6 +23,9 @@ export function arrivals<T>(): Arrivals<T> {
     },
     end: () => {
       emitter.emit('end');
+    },
+    fail: (error) => {
+      emitter.emit('error', error);
     },
     async *[Symbol.asyncIterator]() {
       for await (const [value] of events) yield value as T;

@@ -180,12 +180,14 @@ async function preparePipeline(
     clusters: ClusterMap,
     specs: WatchedState['specs'],
     desired: Promise<DesiredResource[]>,
+    desiredOfCluster?: WatchedState['desiredOfCluster'],
   ): WatchedState => ({
     integration: config.identity,
     integrationVersion: config.version,
     clusters,
     specs,
     desired,
+    ...(desiredOfCluster ? { desiredOfCluster } : {}),
     takeOver: false,
     concurrency: opts.threadPoolSize,
     skipCurrent: managedByArgoCd,
@@ -214,9 +216,14 @@ async function preparePipeline(
     ]);
     const selected = selectNamespaces(namespaces, filter);
     if (selected.length === 0) return nothingToDo();
+    // Built cluster by cluster, in the order the clusters are read: a wet run applies a
+    // cluster's changes once its read has ended and its own objects are built.
+    const buildable = clusterByCluster(
+      readableNamespaces(selected, ctx.integration, opts.internal),
+    );
     // Started first: the files load on worker threads while the clusters are discovered and read.
     // The answer of the previous run: its files were built then (the broken few fail here again).
-    const loaded = answer.reused ? undefined : await loadResourceFiles(ctx, selected, config);
+    const loaded = answer.reused ? undefined : await loadResourceFiles(ctx, buildable, config);
     // The objects are built while the clusters are connected to (a warm run's builds are cache
     // lookups that would otherwise wait for every /version answer). Which namespaces the run
     // reads is known once the clusters are: only theirs are kept, with their errors.
@@ -226,12 +233,18 @@ async function preparePipeline(
     // takes the thread.
     await setImmediate();
     const stop = new AbortController();
-    const buildable = readableNamespaces(selected, ctx.integration, opts.internal);
+    const parts = new Map(
+      buildable.map((sel) => [sel.namespace.cluster.name, Promise.withResolvers<BuiltDesired>()]),
+    );
     const building = desiredResources(ctx, buildable, config, {
       ...buildOptions(resolved, loaded, answerKept),
       stop: stop.signal,
+      onCluster: (cluster, part) => parts.get(cluster)?.resolve(part),
     });
-    building.catch(() => {}); // awaited below, or before the run fails
+    building.catch((e: unknown) => {
+      for (const part of parts.values()) part.reject(e); // those built already stay so
+    });
+    for (const part of parts.values()) part.promise.catch(() => {}); // awaited below
     try {
       const clusters = await connecting;
       const {
@@ -241,8 +254,20 @@ async function preparePipeline(
       } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
       for (const e of errors) ctx.errors.register(e.scope, e.message);
       // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-      const desired = building.then((built) => desiredOfNamespaces(ctx, built, buildable, kept));
-      return state(clusters, specs, desired);
+      // Each cluster's build errors are registered as soon as its objects are built.
+      const ofCluster = new Map(
+        [...parts].map(([cluster, part]) => [
+          cluster,
+          part.promise.then((built) => desiredOfNamespaces(ctx, built, buildable, kept)),
+        ]),
+      );
+      for (const objects of ofCluster.values()) objects.catch(() => {}); // the engine's
+      const desired = building.then(async (built) => {
+        await Promise.all(ofCluster.values());
+        return desiredOfNamespaces(ctx, { objects: built.objects, errors: [] }, buildable, kept);
+      });
+      desired.catch(() => {}); // the engine's
+      return state(clusters, specs, desired, (cluster) => ofCluster.get(cluster) ?? NOTHING);
     } catch (e) {
       // The build ends with this run: a looping process's next run starts with the cache free.
       stop.abort();
@@ -416,6 +441,12 @@ interface DesiredOptions {
   readonly rememberOrder: boolean;
   /** Stops the build after the objects under way (the run failed before it needed them). */
   readonly stop?: AbortSignal;
+  /**
+   * Called once every object of a cluster is built, with those objects (in
+   * the build's order) and their errors; for every cluster of the namespaces
+   * built for, before the build ends.
+   */
+  readonly onCluster?: (cluster: string, built: BuiltDesired) => void;
 }
 
 /**
@@ -440,6 +471,18 @@ function readableNamespaces(
     );
   }
   return selected.filter((s) => !out.get(s.namespace.cluster.name));
+}
+
+/** The desired objects of a cluster nothing was built for. */
+const NOTHING: Promise<DesiredResource[]> = Promise.resolve([]);
+
+/**
+ * The namespaces grouped by cluster, the clusters in the order they first
+ * come (the order the engine reads them in), each cluster's namespaces in
+ * their order.
+ */
+function clusterByCluster(selected: readonly SelectedNamespace[]): SelectedNamespace[] {
+  return [...Map.groupBy(selected, (sel) => sel.namespace.cluster.name).values()].flat();
 }
 
 /** What the build made, with its errors: they count only for the namespaces the run reads. */
@@ -476,7 +519,7 @@ async function desiredResources(
   ctx: RunContext,
   namespaces: readonly SelectedNamespace[],
   config: PipelineConfig,
-  { repoUrl, concurrency, bundleSha, loaded, rememberOrder, stop }: DesiredOptions,
+  { repoUrl, concurrency, bundleSha, loaded, rememberOrder, stop, onCluster }: DesiredOptions,
 ): Promise<BuiltDesired> {
   const render = config.render(ctx);
   // QONTRACT_DESIRED_CACHE=off builds everything on every run (a comparison, a suspicion).
@@ -499,12 +542,42 @@ async function desiredResources(
   const order = buildOrder(config.identity, items, rememberOrder);
   const built: Array<DesiredResource | undefined> = new Array(items.length);
   const errors: Array<BuiltDesired['errors'][number]> = [];
+  const clusterOf = (i: number) => items[i]![0].namespace.cluster.name;
+  /** Per cluster: its items in the build's order, how many are left, its errors. */
+  const clusters = new Map(
+    namespaces.map((sel) => [
+      sel.namespace.cluster.name,
+      { order: [] as number[], left: 0, errors: [] as Array<BuiltDesired['errors'][number]> },
+    ]),
+  );
+  if (onCluster) {
+    for (const i of order) {
+      const c = clusters.get(clusterOf(i))!;
+      c.order.push(i);
+      c.left++;
+    }
+  }
+  const clusterBuilt = (cluster: string) => {
+    const c = clusters.get(cluster)!;
+    clusters.delete(cluster);
+    const objects: DesiredResource[] = [];
+    for (const i of c.order) {
+      const d = built[i];
+      if (d) objects.push(d);
+    }
+    onCluster?.(cluster, { objects, errors: c.errors });
+  };
+  if (onCluster) {
+    for (const [cluster, c] of clusters) if (c.left === 0) clusterBuilt(cluster);
+  }
   try {
     await buildAll();
   } finally {
     loaded?.close();
     cache.end();
   }
+  // A stopped build: what it made of the clusters it had not finished.
+  if (onCluster) for (const cluster of [...clusters.keys()]) clusterBuilt(cluster);
   ctx.log.debug(
     `desired objects: ${cache.hits.objects} from earlier runs, ${cache.misses.objects} built; ` +
       `templates: ${cache.hits.templates} from earlier runs, ${cache.misses.templates} rendered`,
@@ -538,6 +611,8 @@ async function desiredResources(
         const [sel, r] = items[i]!;
         const now = buildOneNow(sel, r);
         built[i] = now === LATER ? await buildOne(sel, r) : now;
+        const c = onCluster ? clusters.get(sel.namespace.cluster.name) : undefined;
+        if (c && --c.left === 0) clusterBuilt(sel.namespace.cluster.name);
         const pause = slices.due();
         if (pause) await pause;
       }
@@ -595,10 +670,12 @@ async function desiredResources(
     // Some refusals (an invalid name) only say what the object is: add its file.
     const source = describeResource(r);
     const named = message.includes(source) ? message : `${message} (${source})`;
-    errors.push({
+    const error = {
       namespace: `${cluster}/${sel.namespace.name}`,
       message: `[${cluster}/${sel.namespace.name}] ${named}`,
-    });
+    };
+    errors.push(error);
+    clusters.get(cluster)?.errors.push(error);
   }
 }
 

@@ -429,6 +429,71 @@ describe('openshift-resources end to end', () => {
     expect(run.stderr).not.toContain('ghp_example_token_not_real');
   });
 
+  it("a wet run applies a cluster's objects while another cluster's template still waits on GitHub", async () => {
+    const env = await start();
+    // Every GitHub answer comes 3 s late: the template below keeps appint-ex-01's build busy.
+    const github = await startFakeGitHub({ token: 'ghp_example_token_not_real', latencyMs: 3000 });
+    onTestFinished(() => github.close());
+    github.addFile({
+      repo: 'app-sre-example/configs',
+      ref: 'main',
+      path: 'banner.txt',
+      content: 'from GitHub',
+    });
+    const { configPath, appInterfaceDir, server } = env;
+    await writeFile(
+      join(appInterfaceDir, 'resources/example-app/slow-github.yml.j2'),
+      [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata:',
+        '  name: slow-github',
+        'data:',
+        "  banner: \"{{ github('app-sre-example/configs', 'banner.txt', 'main') }}\"",
+        '',
+      ].join('\n'),
+    );
+    await editFile(join(appInterfaceDir, STAGE), (t) =>
+      t.replace(
+        'openshiftResources:\n',
+        'openshiftResources:\n  - provider: resource-template\n    path: /example-app/slow-github.yml.j2\n',
+      ),
+    );
+    await createNamespaces(env);
+    server.resetLog();
+    // Watches the run: when GitHub first answered (its log records answers), and when
+    // appint-ex-02 got its first apply.
+    const seen: { github?: number; applied?: number } = {};
+    let running = true;
+    const watching = (async () => {
+      while (running) {
+        const now = Date.now();
+        if (seen.github === undefined && github.requestLog.length > 0) seen.github = now;
+        if (
+          seen.applied === undefined &&
+          server.mutatingRequests().some((q) => q.cluster === 'appint-ex-02')
+        ) {
+          seen.applied = now;
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const run = await runQontractReconcile(['--config', configPath, 'openshift-resources'], {
+      GITHUB_API: github.url,
+    });
+    running = false;
+    await watching;
+    expect(run.code).toBe(0);
+    expect(cm(env, 'appint-ex-01', 'example-app-stage', 'slow-github')?.data).toEqual({
+      banner: 'from GitHub',
+    });
+    // appint-ex-02's objects went out while GitHub had not answered yet (its answer takes 3 s).
+    // Before, every cluster waited for the last object of the run: the answer, then the applies.
+    expect(seen.github).toBeDefined();
+    expect(seen.applied).toBeDefined();
+    expect(seen.github! - seen.applied!).toBeGreaterThan(1000);
+  });
+
   it('reads objects and lists keys from S3 with an AWS account of app-interface (s3(), s3_ls())', async () => {
     const env = await start();
     const s3 = await startFakeS3({ buckets: ['example-configs'] });

@@ -47,6 +47,17 @@ interface Scenario {
   signal?: AbortSignal;
   /** The process's metrics, shared by the runs of a loop. */
   metrics?: Metrics;
+  /**
+   * Hands the engine each cluster's desired objects on their own too
+   * (`desiredOfCluster`), once `gate(cluster)` resolves; `error` is registered
+   * for that cluster's namespace first, as a failed build would; `fail`
+   * rejects instead.
+   */
+  byCluster?: {
+    gate?: (cluster: string) => Promise<void>;
+    error?: Record<string, string>;
+    fail?: Record<string, string>;
+  };
 }
 
 /** Runs the engine once through core's runner, like an integration does. */
@@ -97,13 +108,33 @@ async function run(s: Scenario) {
           VERSION,
         ),
       }));
+      const byCluster = s.byCluster;
+      const parts = new Map<string, Promise<DesiredResource[]>>();
+      const ofCluster = (cluster: string): Promise<DesiredResource[]> => {
+        let part = parts.get(cluster);
+        if (!part) {
+          part = (async () => {
+            await byCluster?.gate?.(cluster);
+            const failure = byCluster?.fail?.[cluster];
+            if (failure) throw new Error(failure);
+            const error = byCluster?.error?.[cluster];
+            if (error) ctx.errors.register(`${cluster}/app`, error);
+            return desired.filter((d) => d.cluster === cluster);
+          })();
+          parts.set(cluster, part);
+        }
+        return part;
+      };
       await reconcileResources({
         ctx,
         integration: INTEGRATION,
         integrationVersion: VERSION,
         clusters,
         specs,
-        desired,
+        desired: byCluster
+          ? Promise.all(namespaces.map(([c]) => ofCluster(c))).then(() => desired)
+          : desired,
+        ...(byCluster ? { desiredOfCluster: ofCluster } : {}),
         takeOver: s.takeOver ?? false,
       });
     },
@@ -344,6 +375,108 @@ describe('reconcileResources against the fake API server', () => {
     expect(get('c1', 'coming')).toBeDefined();
     expect(get('c2', 'x')).toBeDefined();
     expect(get('c1', 'going')).toBeUndefined();
+  });
+
+  describe("a cluster's own desired objects (desiredOfCluster)", () => {
+    /** Opens c2's gate once c1's apply of `name` reached the fake (or after 3 s), and says when. */
+    const afterC1Applies = (name: string) => {
+      const seen = { c1AppliedFirst: false, opened: false };
+      const gate = async (cluster: string) => {
+        if (cluster !== 'c2') return;
+        const until = Date.now() + 3000;
+        while (Date.now() < until) {
+          if (server.requests({ cluster: 'c1', verb: 'apply' }).some((q) => q.name === name)) {
+            seen.c1AppliedFirst = true;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        seen.opened = true;
+        server.resetLog();
+      };
+      return { seen, gate };
+    };
+
+    it("applies a cluster once its read and its own objects are in, before another cluster's are built; deletes wait for all", async () => {
+      await run({
+        desired: [{ cluster: 'c1', namespace: 'app', body: cm('old', { k: 'v' }) }],
+        namespaces: [['c1', 'app']],
+      });
+      server.resetLog();
+      const { seen, gate } = afterC1Applies('new');
+      const r = await run({
+        desired: [
+          { cluster: 'c1', namespace: 'app', body: cm('new', { k: 'v' }) },
+          { cluster: 'c2', namespace: 'app', body: cm('other', { k: 'v' }) },
+        ],
+        byCluster: { gate },
+      });
+      expect(r.code).toBe(0);
+      expect(seen.c1AppliedFirst).toBe(true);
+      // After the gate opened (the log was reset then): c2's apply and c1's delete.
+      expect(server.requests({ cluster: 'c1', verb: 'delete' }).map((q) => q.name)).toEqual([
+        'old',
+      ]);
+      expect(server.requests({ cluster: 'c2', verb: 'apply' }).map((q) => q.name)).toEqual([
+        'other',
+      ]);
+      expect(get('c1', 'old')).toBeUndefined();
+      expect(get('c2', 'other')).toBeDefined();
+    });
+
+    it("holds every delete back when a cluster built later has an error, after the others' applies", async () => {
+      await run({
+        desired: [{ cluster: 'c1', namespace: 'app', body: cm('stays', { k: 'v' }) }],
+        namespaces: [['c1', 'app']],
+      });
+      server.resetLog();
+      const { seen, gate } = afterC1Applies('added');
+      const r = await run({
+        desired: [{ cluster: 'c1', namespace: 'app', body: cm('added', { k: 'v' }) }],
+        byCluster: { gate, error: { c2: '[c2/app] a template failed' } },
+      });
+      expect(r.code).toBe(1);
+      expect(seen.c1AppliedFirst).toBe(true);
+      expect(get('c1', 'added')).toBeDefined();
+      expect(get('c1', 'stays')).toBeDefined();
+      expect(server.mutatingRequests().filter((q) => q.verb === 'delete')).toEqual([]);
+      expect(r.messages).toContain("'delete' action is disabled due to previous errors.");
+    });
+
+    it('fails the run and deletes nothing when a cluster cannot be built', async () => {
+      await run({
+        desired: [{ cluster: 'c2', namespace: 'app', body: cm('kept', { k: 'v' }) }],
+        namespaces: [['c2', 'app']],
+      });
+      server.resetLog();
+      const r = await run({
+        desired: [{ cluster: 'c1', namespace: 'app', body: cm('one', { k: 'v' }) }],
+        byCluster: { fail: { c2: 'the build broke' } },
+      });
+      expect(r.code).toBe(1);
+      expect(r.messages.join('\n')).toContain('the build broke');
+      expect(get('c2', 'kept')).toBeDefined();
+      expect(server.mutatingRequests().filter((q) => q.verb === 'delete')).toEqual([]);
+    });
+
+    it('is not used by a dry-run: it plans once everything is in, in the inventory order', async () => {
+      server.faults.set('c1', { verb: 'list', latencyMs: 300 });
+      server.resetLog();
+      const r = await run({
+        dryRun: true,
+        desired: [
+          { cluster: 'c1', namespace: 'app', body: cm('first', { k: 'v' }) },
+          { cluster: 'c2', namespace: 'app', body: cm('second', { k: 'v' }) },
+        ],
+        byCluster: {},
+      });
+      expect(r.code).toBe(0);
+      expect(r.messages.filter((m) => m.startsWith("['apply'"))).toEqual([
+        "['apply', 'privileged=False', 'c1', 'app', 'ConfigMap', 'first']",
+        "['apply', 'privileged=False', 'c2', 'app', 'ConfigMap', 'second']",
+      ]);
+      expect(server.mutatingRequests()).toEqual([]);
+    });
   });
 
   it("deletes nothing when a cluster read after another cluster's applies fails", async () => {

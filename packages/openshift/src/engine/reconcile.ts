@@ -64,6 +64,14 @@ export interface ReconcileSettings {
    * trips of the lists).
    */
   readonly desired: readonly DesiredResource[] | Promise<readonly DesiredResource[]>;
+  /**
+   * One cluster's desired objects (those of `desired`, in its order), once all
+   * of them are built and their errors registered: a builder that finishes
+   * cluster by cluster gives it. A wet run then plans and applies a cluster as
+   * soon as its read has ended and its own objects are in, instead of waiting
+   * for every cluster's; it still awaits `desired` before deciding deletes.
+   */
+  readonly desiredOfCluster?: (cluster: string) => Promise<readonly DesiredResource[]>;
   readonly takeOver?: boolean;
   readonly caller?: string | undefined;
   /**
@@ -164,7 +172,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     string,
     { readonly before: UnchangedCluster; readonly desired: readonly DesiredResource[] }
   >();
-  let desiredOf = new Map<string, DesiredResource[]>();
+  const desiredOf = new Map<string, readonly DesiredResource[]>();
   const bodiesOf = new Map<string, OpenshiftResource['body'][]>();
   const readOf = new Map<string, readonly FetchedState[]>();
   const warningsOf = new Map<string, string[]>();
@@ -196,65 +204,113 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     for (const e of p?.errors ?? []) ctx.errors.register(e.scope, e.message);
   };
 
-  let plan: Plan = { actions: [], deletionsSuppressed: 0 };
-  async function* batches(): AsyncGenerator<readonly PlannedAction[]> {
-    // Nothing is planned before every desired object is in: their errors count for their clusters.
-    const desired = await s.desired;
-    if (previous) {
-      desiredOf = Map.groupBy(desired, (d) => d.cluster);
-      for (const cluster of inventory.clusters()) {
-        const list = desiredOf.get(cluster) ?? [];
-        // The bodies as built: planning may replace a body (restart annotations copied in).
-        bodiesOf.set(
-          cluster,
-          list.map((d) => d.resource.body),
-        );
-        const before = previous.get(cluster);
-        if (
-          before &&
-          before.specs === specsKey(specsOf.get(cluster) ?? []) &&
-          sameDesired(before, list)
-        ) {
-          candidates.set(cluster, { before, desired: list });
-        }
-      }
+  /** A cluster's desired objects as given: a candidate to take over, or remembered for the next run. */
+  const considerCandidate = (cluster: string, list: readonly DesiredResource[]) => {
+    if (!previous) return;
+    desiredOf.set(cluster, list);
+    // The bodies as built: planning may replace a body (restart annotations copied in).
+    bodiesOf.set(
+      cluster,
+      list.map((d) => d.resource.body),
+    );
+    const before = previous.get(cluster);
+    if (
+      before &&
+      before.specs === specsKey(specsOf.get(cluster) ?? []) &&
+      sameDesired(before, list)
+    ) {
+      candidates.set(cluster, { before, desired: list });
     }
-    // The clusters are still being read: their pages are handled between slices.
-    const slices = new EventLoopSlices();
-    for (const d of desired) {
+  };
+  /** Adds desired objects, handing the thread back between slices (the clusters are still read). */
+  const addAllDesired = async (list: readonly DesiredResource[], slices: EventLoopSlices) => {
+    for (const d of list) {
       if (candidates.has(d.cluster)) continue;
       addDesired(inventory, d, ctx);
       const pause = slices.due();
       if (pause) await pause;
     }
-    if (s.warnUnusedTypes) {
-      for (const cluster of inventory.clusters()) {
-        // A candidate's desired objects are not in yet: its warnings are those of its last run.
-        const candidate = candidates.get(cluster);
-        const lines = candidate
-          ? [...candidate.before.unusedTypeWarnings]
-          : [...inventory.items(cluster)]
-              .filter((item) => item.desired.size === 0)
-              .map(
-                (item) =>
-                  `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
-              );
-        for (const line of lines) ctx.log.warn(line);
-        warningsOf.set(cluster, lines);
-      }
+  };
+  /** The unused-type warnings of a cluster whose desired objects are in. */
+  const unusedTypeWarnings = (cluster: string): string[] => {
+    // A candidate's desired objects are not in yet: its warnings are those of its last run.
+    const candidate = candidates.get(cluster);
+    return candidate
+      ? [...candidate.before.unusedTypeWarnings]
+      : [...inventory.items(cluster)]
+          .filter((item) => item.desired.size === 0)
+          .map(
+            (item) =>
+              `[${item.cluster}/${item.namespace}] unused resource type: ${item.kind}. please remove it in a following PR.`,
+          );
+  };
+  const warnUnusedTypes = (clusters: readonly string[]) => {
+    if (!s.warnUnusedTypes) return;
+    for (const cluster of clusters) {
+      const lines = warningsOf.get(cluster) ?? unusedTypeWarnings(cluster);
+      for (const line of lines) ctx.log.warn(line);
+      warningsOf.set(cluster, lines);
     }
-    // Each cluster is planned as soon as its read has ended, while the others are read: a
-    // cluster's plan depends on its own objects and errors only. A wet run applies it at once
-    // and says what planning found then; a dry-run says it once every cluster is planned, in
-    // the inventory's order, so that its output does not depend on which cluster answered first.
+  };
+
+  let plan: Plan = { actions: [], deletionsSuppressed: 0 };
+  async function* batches(): AsyncGenerator<readonly PlannedAction[]> {
+    const slices = new EventLoopSlices();
     const streamed = new Set<string>();
-    for await (const [cluster, states] of clustersRead) {
-      streamed.add(cluster);
-      const clusterPlan = settle(cluster, states);
-      if (ctx.dryRun) continue;
-      report(cluster);
-      const applies = clusterPlan.actions.filter((a) => a.action !== 'delete');
-      if (applies.length > 0) yield applies;
+    const ofCluster = ctx.dryRun ? undefined : s.desiredOfCluster;
+    let desired: readonly DesiredResource[];
+    if (ofCluster) {
+      // A wet run whose desired objects come cluster by cluster: each cluster is planned and
+      // applied once its read has ended and its own objects are in (their errors registered),
+      // while the other clusters are still read or built. Its warnings wait for the end, in
+      // the inventory's order.
+      for await (const [cluster, states, list] of readyClusters(clustersRead, ofCluster)) {
+        streamed.add(cluster);
+        considerCandidate(cluster, list);
+        await addAllDesired(list, slices);
+        if (s.warnUnusedTypes) warningsOf.set(cluster, unusedTypeWarnings(cluster));
+        const clusterPlan = settle(cluster, states);
+        report(cluster);
+        const applies = clusterPlan.actions.filter((a) => a.action !== 'delete');
+        if (applies.length > 0) yield applies;
+      }
+      // Every desired object is in before anything else is planned or any delete decided.
+      desired = await s.desired;
+      const rest = Map.groupBy(
+        desired.filter((d) => !streamed.has(d.cluster)),
+        (d) => d.cluster,
+      );
+      for (const cluster of inventory.clusters()) {
+        if (!streamed.has(cluster)) considerCandidate(cluster, rest.get(cluster) ?? []);
+      }
+      await addAllDesired(
+        desired.filter((d) => !streamed.has(d.cluster)),
+        slices,
+      );
+      warnUnusedTypes(inventory.clusters());
+    } else {
+      // Nothing is planned before every desired object is in: their errors count for their
+      // clusters.
+      desired = await s.desired;
+      if (previous) {
+        const all = Map.groupBy(desired, (d) => d.cluster);
+        for (const cluster of inventory.clusters())
+          considerCandidate(cluster, all.get(cluster) ?? []);
+      }
+      await addAllDesired(desired, slices);
+      warnUnusedTypes(inventory.clusters());
+      // Each cluster is planned as soon as its read has ended, while the others are read: a
+      // cluster's plan depends on its own objects and errors only. A wet run applies it at once
+      // and says what planning found then; a dry-run says it once every cluster is planned, in
+      // the inventory's order, so that its output does not depend on which cluster answered first.
+      for await (const [cluster, states] of clustersRead) {
+        streamed.add(cluster);
+        const clusterPlan = settle(cluster, states);
+        if (ctx.dryRun) continue;
+        report(cluster);
+        const applies = clusterPlan.actions.filter((a) => a.action !== 'delete');
+        if (applies.length > 0) yield applies;
+      }
     }
     // Everything else: a read from caches, clusters that could not be read.
     const fetched = await fetching;
@@ -325,6 +381,8 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   }
 
   fetching.catch(() => {}); // awaited in batches(); a failure before then must not go unhandled
+  // Awaited in batches() too, unless a cluster's own objects failed first (desiredOfCluster).
+  if (s.desired instanceof Promise) s.desired.catch(() => {});
   const results = await executePlan(batches(), {
     dryRun: ctx.dryRun,
     clusters: s.clusters,
@@ -429,6 +487,45 @@ function addDesired(inventory: ResourceInventory, d: DesiredResource, ctx: RunCo
     }
     ctx.errors.register(`${d.cluster}/${d.namespace}`, message);
   }
+}
+
+/**
+ * The clusters of `reads` once their own desired objects are in too, with
+ * those objects, in the order both became ready. A cluster whose objects
+ * could not be built ends the loop with that error.
+ */
+async function* readyClusters(
+  reads: AsyncIterable<readonly [string, readonly FetchedState[]]>,
+  desiredOfCluster: (cluster: string) => Promise<readonly DesiredResource[]>,
+): AsyncGenerator<readonly [string, readonly FetchedState[], readonly DesiredResource[]]> {
+  const ready = arrivals<readonly [string, readonly FetchedState[], readonly DesiredResource[]]>();
+  let waiting = 0;
+  let readsEnded = false;
+  let failed = false;
+  const endIfDone = () => {
+    if (readsEnded && waiting === 0 && !failed) ready.end();
+  };
+  void (async () => {
+    for await (const [cluster, states] of reads) {
+      waiting++;
+      desiredOfCluster(cluster).then(
+        (list) => {
+          waiting--;
+          ready.push([cluster, states, list]);
+          endIfDone();
+        },
+        (e: unknown) => {
+          // Once: the reader has stopped at the first.
+          if (failed) return;
+          failed = true;
+          ready.fail(e);
+        },
+      );
+    }
+    readsEnded = true;
+    endIfDone();
+  })();
+  yield* ready;
 }
 
 /** `metadata.namespace` of a desired body, when it sets one. */
