@@ -234,7 +234,10 @@ async function preparePipeline(
     await setImmediate();
     const stop = new AbortController();
     const parts = new Map(
-      buildable.map((sel) => [sel.namespace.cluster.name, Promise.withResolvers<BuiltDesired>()]),
+      [...new Set(buildable.map((sel) => sel.namespace.cluster.name))].map((cluster) => [
+        cluster,
+        Promise.withResolvers<BuiltDesired>(),
+      ]),
     );
     const building = desiredResources(ctx, buildable, config, {
       ...buildOptions(resolved, loaded, answerKept),

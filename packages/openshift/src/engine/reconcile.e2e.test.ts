@@ -396,13 +396,17 @@ describe('reconcileResources against the fake API server', () => {
       };
       return { seen, gate };
     };
-
-    it("applies a cluster once its read and its own objects are in, before another cluster's are built; deletes wait for all", async () => {
+    /** A run that leaves our `name` in `cluster` alone, then a clean request log. */
+    const leave = async (cluster: string, name: string) => {
       await run({
-        desired: [{ cluster: 'c1', namespace: 'app', body: cm('old', { k: 'v' }) }],
-        namespaces: [['c1', 'app']],
+        desired: [{ cluster, namespace: 'app', body: cm(name, { k: 'v' }) }],
+        namespaces: [[cluster, 'app']],
       });
       server.resetLog();
+    };
+
+    it("applies a cluster once its read and its own objects are in, before another cluster's are built; deletes wait for all", async () => {
+      await leave('c1', 'old');
       const { seen, gate } = afterC1Applies('new');
       const r = await run({
         desired: [
@@ -425,11 +429,7 @@ describe('reconcileResources against the fake API server', () => {
     });
 
     it("holds every delete back when a cluster built later has an error, after the others' applies", async () => {
-      await run({
-        desired: [{ cluster: 'c1', namespace: 'app', body: cm('stays', { k: 'v' }) }],
-        namespaces: [['c1', 'app']],
-      });
-      server.resetLog();
+      await leave('c1', 'stays');
       const { seen, gate } = afterC1Applies('added');
       const r = await run({
         desired: [{ cluster: 'c1', namespace: 'app', body: cm('added', { k: 'v' }) }],
@@ -444,11 +444,7 @@ describe('reconcileResources against the fake API server', () => {
     });
 
     it('fails the run and deletes nothing when a cluster cannot be built', async () => {
-      await run({
-        desired: [{ cluster: 'c2', namespace: 'app', body: cm('kept', { k: 'v' }) }],
-        namespaces: [['c2', 'app']],
-      });
-      server.resetLog();
+      await leave('c2', 'kept');
       const r = await run({
         desired: [{ cluster: 'c1', namespace: 'app', body: cm('one', { k: 'v' }) }],
         byCluster: { fail: { c2: 'the build broke' } },
