@@ -276,17 +276,12 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
       }
       // Every desired object is in before anything else is planned or any delete decided.
       desired = await s.desired;
-      const rest = Map.groupBy(
-        desired.filter((d) => !streamed.has(d.cluster)),
-        (d) => d.cluster,
-      );
+      const left = desired.filter((d) => !streamed.has(d.cluster));
+      const rest = Map.groupBy(left, (d) => d.cluster);
       for (const cluster of inventory.clusters()) {
         if (!streamed.has(cluster)) considerCandidate(cluster, rest.get(cluster) ?? []);
       }
-      await addAllDesired(
-        desired.filter((d) => !streamed.has(d.cluster)),
-        slices,
-      );
+      await addAllDesired(left, slices);
       warnUnusedTypes(inventory.clusters());
     } else {
       // Nothing is planned before every desired object is in: their errors count for their
