@@ -177,6 +177,30 @@ const get = (cluster: string, name: string, ns = 'app', kind = 'ConfigMap', apiV
       }
     | undefined;
 
+/**
+ * A dry-run of two clusters, c1 answering last: planned once everything is
+ * in, said in the inventory's order, nothing written (`byCluster`: with each
+ * cluster's desired objects given on their own too).
+ */
+async function dryRunPlansInInventoryOrder(byCluster?: Scenario['byCluster']): Promise<void> {
+  server.faults.set('c1', { verb: 'list', latencyMs: 300 });
+  server.resetLog();
+  const r = await run({
+    dryRun: true,
+    desired: [
+      { cluster: 'c1', namespace: 'app', body: cm('first', { k: 'v' }) },
+      { cluster: 'c2', namespace: 'app', body: cm('second', { k: 'v' }) },
+    ],
+    ...(byCluster ? { byCluster } : {}),
+  });
+  expect(r.code).toBe(0);
+  expect(r.messages.filter((m) => m.startsWith("['apply'"))).toEqual([
+    "['apply', 'privileged=False', 'c1', 'app', 'ConfigMap', 'first']",
+    "['apply', 'privileged=False', 'c2', 'app', 'ConfigMap', 'second']",
+  ]);
+  expect(server.mutatingRequests()).toEqual([]);
+}
+
 describe('reconcileResources against the fake API server', () => {
   beforeAll(() => {
     server.seed('c1', [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }]);
@@ -456,22 +480,7 @@ describe('reconcileResources against the fake API server', () => {
     });
 
     it('is not used by a dry-run: it plans once everything is in, in the inventory order', async () => {
-      server.faults.set('c1', { verb: 'list', latencyMs: 300 });
-      server.resetLog();
-      const r = await run({
-        dryRun: true,
-        desired: [
-          { cluster: 'c1', namespace: 'app', body: cm('first', { k: 'v' }) },
-          { cluster: 'c2', namespace: 'app', body: cm('second', { k: 'v' }) },
-        ],
-        byCluster: {},
-      });
-      expect(r.code).toBe(0);
-      expect(r.messages.filter((m) => m.startsWith("['apply'"))).toEqual([
-        "['apply', 'privileged=False', 'c1', 'app', 'ConfigMap', 'first']",
-        "['apply', 'privileged=False', 'c2', 'app', 'ConfigMap', 'second']",
-      ]);
-      expect(server.mutatingRequests()).toEqual([]);
+      await dryRunPlansInInventoryOrder({});
     });
   });
 
@@ -498,22 +507,7 @@ describe('reconcileResources against the fake API server', () => {
   });
 
   it('plans a dry-run once every cluster is read, in the inventory order, and writes nothing', async () => {
-    server.faults.set('c1', { verb: 'list', latencyMs: 300 });
-    server.resetLog();
-    const r = await run({
-      dryRun: true,
-      desired: [
-        { cluster: 'c1', namespace: 'app', body: cm('first', { k: 'v' }) },
-        { cluster: 'c2', namespace: 'app', body: cm('second', { k: 'v' }) },
-      ],
-    });
-    expect(r.code).toBe(0);
-    const lines = r.messages.filter((m) => m.startsWith("['apply'"));
-    expect(lines).toEqual([
-      "['apply', 'privileged=False', 'c1', 'app', 'ConfigMap', 'first']",
-      "['apply', 'privileged=False', 'c2', 'app', 'ConfigMap', 'second']",
-    ]);
-    expect(server.mutatingRequests()).toEqual([]);
+    await dryRunPlansInInventoryOrder();
   });
 
   it("says what planning found in the inventory's order, whichever cluster answered first", async () => {
