@@ -38,6 +38,17 @@ function rolloutTimeoutMs(ctx: RunContext): number {
   return (Number.isFinite(s) && s > 0 ? s : 1800) * 1000;
 }
 
+/**
+ * How long an apply waits for its namespace to be created (openshift-namespaces
+ * runs beside the deploy job): the original's `wait_for_namespace` tries 30
+ * times, sleeping 1, 2, … 29 s between tries, about 435 s in all.
+ */
+function namespaceWaitMs(ctx: RunContext): number {
+  const raw = ctx.env.vars.QONTRACT_SAAS_DEPLOY_NAMESPACE_WAIT_SECONDS;
+  const s = raw ? Number(raw) : Number.NaN;
+  return (Number.isFinite(s) && s >= 0 ? s : 435) * 1000;
+}
+
 function rolloutPollMs(ctx: RunContext): number {
   const s = Number(ctx.env.vars.QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS ?? '');
   return Number.isFinite(s) && s > 0 ? s : 5000;
@@ -142,7 +153,7 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
     }
   }
 
-  await reconcileResources({
+  const { results } = await reconcileResources({
     ctx,
     integration: QONTRACT_INTEGRATION,
     integrationVersion: QONTRACT_INTEGRATION_VERSION,
@@ -159,11 +170,21 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
     recyclePods: true,
     ...(ctx.dryRun
       ? {}
-      : { waitForReady: { timeoutMs: rolloutTimeoutMs(ctx), pollMs: rolloutPollMs(ctx) } }),
+      : {
+          waitForReady: { timeoutMs: rolloutTimeoutMs(ctx), pollMs: rolloutPollMs(ctx) },
+          waitForNamespace: { timeoutMs: namespaceWaitMs(ctx), pollMs: rolloutPollMs(ctx) },
+        }),
   });
 
   if (notify) {
-    await publishPromotions(ctx, state, promotion.targets, !ctx.errors.hasErrors);
+    // The commit is published with success only when the run registered no
+    // error and every apply of it was written (and its rollout became ready):
+    // a skipped apply deployed nothing, so the commit never ran here.
+    const success =
+      !ctx.errors.hasErrors &&
+      !ctx.signal.aborted &&
+      results.every((r) => r.outcome !== 'skipped' || r.action.action === 'delete');
+    await publishPromotions(ctx, state, promotion.targets, success);
   }
 }
 

@@ -229,12 +229,12 @@ describe('executeActions', () => {
     expect(executed).toEqual([]);
   });
 
-  it('does not count an action the handler skipped', async () => {
+  it('counts an action the handler skipped as skipped, not as done', async () => {
     const { run, counts } = recordingRun(false);
     const skipping: ActionHandler<TestAction> = { ...handler([]), execute: async () => 'skipped' };
     const results = await executeActions(run, [{ verb: 'create', name: 'a' }], skipping);
     expect(results[0]?.outcome).toBe('skipped');
-    expect(counts).toEqual({});
+    expect(counts).toEqual({ 'create skipped': 1 });
   });
 
   it('never runs more than `concurrency` actions at once', async () => {

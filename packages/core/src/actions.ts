@@ -24,7 +24,8 @@ export interface ActionHandler<A> {
   destructive(action: A): boolean;
   /**
    * Writes the action (wet run only). Resolving to `'skipped'` says nothing was
-   * written and nothing failed; anything else counts as done.
+   * written and nothing failed (the summary counts it as `<name> skipped`);
+   * anything else counts as done.
    */
   execute(action: A): Promise<unknown>;
   /** Read-only work a dry-run does for an action (e.g. list the pods a change would restart). */
@@ -159,7 +160,10 @@ async function executeOne<A>(
     run.errors.register(scope, message);
     return 'failed';
   }
-  if (outcome !== 'skipped') {
+  if (outcome === 'skipped') {
+    // Said in the summary: an action line followed by "no actions" would hide it.
+    run.report?.count(`${name} skipped`);
+  } else {
     for (const counted of handler.counts?.(action) ?? [name]) run.report?.count(counted);
   }
   return outcome;

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { type CliRun, editFile, messages, planLines } from './harness.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { type CliRun, createNamespaces, editFile, messages, planLines } from './harness.ts';
 import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
 
 const start = useSaasEnvironment();
@@ -128,6 +128,57 @@ describe('openshift-saas-deploy end to end', () => {
     expect(imageOf(deployment(e, 'appint-ex-02', 'example-app-production', 'example-app'))).toBe(
       imageOf(d),
     );
+  });
+
+  it('a stage target whose namespace does not exist yet fails after the wait: no success is published and production refuses the commit', async () => {
+    const e = await start({ namespaces: false });
+    const stage = await e.run([...APP, ...STAGE], {
+      env: { QONTRACT_SAAS_DEPLOY_NAMESPACE_WAIT_SECONDS: '1' },
+    });
+    expect(stage.code).toBe(1);
+    expect(messages(stage)).toContain(
+      '[appint-ex-01/example-app-stage] namespace does not exist (yet). waiting...',
+    );
+    expect(messages(stage, 50)).toContain(
+      '[appint-ex-01/example-app-stage] namespace example-app-stage does not exist after waiting 1s',
+    );
+    expect(messages(stage).at(-1)).toMatch(/finished: failed \(exit code 1\), [1-9]\d* error\(s\)/);
+    // The failure is recorded, never a success: subscribers refuse the commit.
+    expect(Object.values(await promotionRecords(e))).toEqual([
+      expect.objectContaining({ success: false, has_succeeded_once: false }),
+    ]);
+
+    await createNamespaces(e.env);
+    const production = await e.run([...APP, ...PRODUCTION]);
+    expect(production.code).toBe(1);
+    expect(messages(production, 50)).toContain('invalid promotions');
+    expect(deployment(e, 'appint-ex-02', 'example-app-production', 'example-app')).toBeUndefined();
+
+    // Once stage has really deployed the commit, production takes it.
+    expect((await e.run([...APP, ...STAGE])).code).toBe(0);
+    const promoted = await e.run([...APP, ...PRODUCTION]);
+    expect(promoted.code, promoted.stderr).toBe(0);
+    expect(deployment(e, 'appint-ex-02', 'example-app-production', 'example-app')).toBeDefined();
+  });
+
+  it('an apply waits for its namespace and goes on once openshift-namespaces has created it', async () => {
+    const e = await start({ namespaces: false });
+    const running = e.run([...APP, ...STAGE], {
+      env: { QONTRACT_SAAS_DEPLOY_NAMESPACE_WAIT_SECONDS: '60' },
+    });
+    const probes = () =>
+      e.env.server.requests({ cluster: 'appint-ex-01', name: 'example-app-stage', verb: 'get' })
+        .length;
+    await vi.waitFor(() => expect(probes()).toBeGreaterThan(0), { timeout: 30_000 });
+    e.env.server.seed('appint-ex-01', [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'example-app-stage' } },
+    ]);
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(deployment(e, 'appint-ex-01', 'example-app-stage', 'example-app')).toBeDefined();
+    expect(Object.values(await promotionRecords(e))).toEqual([
+      expect.objectContaining({ success: true }),
+    ]);
   });
 
   it('a new commit on a moving ref redeploys; a parameter change redeploys only its target', async () => {

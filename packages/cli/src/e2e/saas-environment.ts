@@ -23,25 +23,31 @@ export interface SaasEnvironment {
   readonly registry: FakeRegistry;
   readonly seed: ExampleSaasSeed;
   /** `qontract-reconcile [--dry-run] openshift-saas-deploy ARGS` against the fakes. */
-  run(args?: readonly string[], options?: { dryRun?: boolean }): Promise<CliRun>;
+  run(
+    args?: readonly string[],
+    options?: { dryRun?: boolean; env?: Record<string, string> },
+  ): Promise<CliRun>;
   /** Mutating requests at every fake (clusters, GitHub, GitLab, registry). */
   writes(): number;
 }
 
 /**
- * The example environment (namespaces created) with a fake GitHub, GitLab
- * and registry seeded with what the example saas files deploy; the
- * app-interface copy points at them. Closed when the test ends.
+ * The example environment (namespaces created, unless `namespaces` is false)
+ * with a fake GitHub, GitLab and registry seeded with what the example saas
+ * files deploy; the app-interface copy points at them. Closed when the test
+ * ends.
  */
-export function useSaasEnvironment(): () => Promise<SaasEnvironment> {
+export function useSaasEnvironment(): (options?: {
+  namespaces?: boolean;
+}) => Promise<SaasEnvironment> {
   const start = useExampleEnvironment();
   const fakes: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {
     await Promise.all(fakes.splice(0).map((f) => f.close()));
   });
-  return async () => {
+  return async ({ namespaces = true } = {}) => {
     const [env, github, gitlab, registry] = await Promise.all([
-      start({ namespaces: true }),
+      start({ namespaces }),
       startFakeGitHub({ token: EXAMPLE_TOKEN }),
       startFakeGitlab({ token: GITLAB_TOKEN, tls: true }),
       startFakeRegistry(),
@@ -58,7 +64,7 @@ export function useSaasEnvironment(): () => Promise<SaasEnvironment> {
       gitlab,
       registry,
       seed,
-      run: (args = [], { dryRun = false } = {}) =>
+      run: (args = [], { dryRun = false, env: vars = {} } = {}) =>
         runQontractReconcile(
           [
             '--config',
@@ -72,6 +78,7 @@ export function useSaasEnvironment(): () => Promise<SaasEnvironment> {
             QONTRACT_GITHUB_RETRY_UNIT_MS: '20',
             QONTRACT_GITLAB_RETRY_UNIT_MS: '20',
             QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '50',
+            ...vars,
           },
         ),
       writes: () =>

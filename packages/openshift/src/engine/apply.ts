@@ -15,6 +15,7 @@ import {
 } from '../cluster/cluster-map.ts';
 import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
 import { takeOverClientSideApplyFields } from './managed-fields.ts';
+import { type NamespaceWait, namespaceWaiter } from './namespace-wait.ts';
 import type { PlannedAction } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
 import { waitForReady } from './readiness.ts';
@@ -38,6 +39,13 @@ export interface ExecuteSettings {
   readonly showDiff?: boolean;
   /** Wait for applied workloads to become ready. */
   readonly waitForReady?: { readonly timeoutMs: number; readonly pollMs?: number };
+  /**
+   * Wait (bounded) for a namespace that does not exist yet, then fail the
+   * apply (openshift-saas-deploy, as the original's `wait_for_namespace`).
+   * Without it such an apply is skipped with a warning: openshift-namespaces
+   * creates the namespace and the next run applies.
+   */
+  readonly waitForNamespace?: NamespaceWait;
 }
 
 export interface ActionResult {
@@ -67,6 +75,7 @@ export async function executePlan(
 }
 
 function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
+  const namespaceWait = s.waitForNamespace && namespaceWaiter(s.waitForNamespace, s.signal);
   /** The cluster's handle, or undefined (logged) when the cluster cannot be written. */
   const handleFor = (action: PlannedAction): ClusterHandle | undefined => {
     const handle = s.clusters.get(action.cluster, action.privileged);
@@ -106,7 +115,9 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
         await deleteObject(handle, action);
         return;
       }
-      if ((await applyObject(handle, action, s)) === 'namespace-missing') return 'skipped';
+      if ((await applyObject(handle, action, s, namespaceWait)) === 'namespace-missing') {
+        return 'skipped';
+      }
       if (s.waitForReady) {
         await waitForReady(
           handle.client,
@@ -157,6 +168,7 @@ async function applyObject(
   handle: ClusterHandle,
   action: PlannedAction,
   settings: ExecuteSettings,
+  namespaceWait?: (handle: ClusterHandle, namespace: string) => Promise<void>,
 ): Promise<'applied' | 'namespace-missing'> {
   const resource = await apiResourceOf(handle, action.kind);
   const namespace = requestNamespace(resource, action.namespace);
@@ -196,11 +208,20 @@ async function applyObject(
     switch (recovery) {
       case 'none':
         throw e;
-      case 'namespace-missing':
-        settings.log.warn(
-          `[${action.cluster}/${action.namespace}] namespace does not exist (yet).`,
-        );
-        return 'namespace-missing';
+      case 'namespace-missing': {
+        const missing = `[${action.cluster}/${action.namespace}] namespace does not exist (yet).`;
+        if (!namespaceWait) {
+          settings.log.warn(missing);
+          return 'namespace-missing';
+        }
+        settings.log.info(`${missing} waiting...`);
+        await namespaceWait(handle, action.namespace);
+        // Once: a namespace that is there but still refuses (terminating) fails the apply.
+        if ((await applyObject(handle, action, settings)) === 'namespace-missing') {
+          throw new Error(`namespace ${action.namespace} does not exist`);
+        }
+        return 'applied';
+      }
       case 'read-and-retry':
         await apply(await client.get(resource, namespace, action.name));
         return 'applied';

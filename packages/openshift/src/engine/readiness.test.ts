@@ -38,6 +38,17 @@ describe('isReady', () => {
     ],
     [{ kind: 'Job', status: { succeeded: 1 } }, true],
     [{ kind: 'Job', status: {} }, false],
+    [
+      { kind: 'ClowdApp', status: { deployments: { managedDeployments: 2, readyDeployments: 2 } } },
+      true,
+    ],
+    [
+      { kind: 'ClowdApp', status: { deployments: { managedDeployments: 2, readyDeployments: 1 } } },
+      false,
+    ],
+    [{ kind: 'ClowdApp', status: {} }, false],
+    [{ kind: 'ClowdJobInvocation', status: { completed: false } }, false],
+    [{ kind: 'ClowdJobInvocation', status: { completed: true, jobMap: { t: 'Complete' } } }, true],
   ])('decides readiness of %j', (obj, ready) => {
     expect(isReady(obj)).toBe(ready);
   });

@@ -3,7 +3,11 @@ import type { ApiResource } from '../cluster/api-resources.ts';
 import type { KubeClient, KubeObject } from '../cluster/kube-client.ts';
 import { pyRepr } from './py-repr.ts';
 
-/** The kinds whose rollout is waited for (the original's validate_realized_data, plus DaemonSet). */
+/**
+ * The kinds whose rollout is waited for: every kind the original's
+ * `validate_realized_data` checks (Clowder's ClowdApp and
+ * ClowdJobInvocation included), plus DaemonSet.
+ */
 const WORKLOADS = new Set([
   'Deployment',
   'DeploymentConfig',
@@ -11,6 +15,8 @@ const WORKLOADS = new Set([
   'DaemonSet',
   'Job',
   'Subscription',
+  'ClowdApp',
+  'ClowdJobInvocation',
 ]);
 
 /** Whether a workload has rolled out: the controller saw the latest generation and every replica is ready and updated. */
@@ -24,6 +30,26 @@ export function isReady(obj: KubeObject): boolean {
     const failed = status.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
     if (failed) throw new Error(`${obj.metadata?.name}: ${failed.reason ?? 'Failed'}`);
     return (status.succeeded ?? 0) > 0;
+  }
+  if (obj.kind === 'ClowdApp') {
+    // Clowder reports the Deployments it manages and how many of them are ready.
+    const deployments = (obj.status as { deployments?: Record<string, unknown> } | undefined)
+      ?.deployments;
+    return (
+      Boolean(deployments) && deployments?.managedDeployments === deployments?.readyDeployments
+    );
+  }
+  if (obj.kind === 'ClowdJobInvocation') {
+    // A post-deploy test: done once completed, failed when any of its jobs failed.
+    const cji = (obj.status ?? {}) as { completed?: boolean; jobMap?: Record<string, string> };
+    if (!cji.completed) return false;
+    const failed = Object.entries(cji.jobMap ?? {})
+      .filter(([, state]) => state === 'Failed')
+      .map(([job]) => job);
+    if (failed.length > 0) {
+      throw new Error(`ClowdJobInvocation ${obj.metadata?.name} failed jobs: ${failed.join(', ')}`);
+    }
+    return true;
   }
   if (obj.kind === 'Subscription') {
     return (obj.status as { state?: string } | undefined)?.state === 'AtLatestKnown';

@@ -47,6 +47,8 @@ interface Scenario {
   signal?: AbortSignal;
   /** The process's metrics, shared by the runs of a loop. */
   metrics?: Metrics;
+  /** Wait for the applied workloads' rollout (openshift-saas-deploy does). */
+  waitForReady?: { timeoutMs: number; pollMs: number };
   /**
    * Hands the engine each cluster's desired objects on their own too
    * (`desiredOfCluster`), once `gate(cluster)` resolves; `error` is registered
@@ -136,6 +138,7 @@ async function run(s: Scenario) {
           : desired,
         ...(byCluster ? { desiredOfCluster: ofCluster } : {}),
         takeOver: s.takeOver ?? false,
+        ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
       });
     },
   });
@@ -344,6 +347,85 @@ describe('reconcileResources against the fake API server', () => {
     expect(r.code).toBe(0);
     expect(r.messages).toContain("['delete_and_apply', 'c1', 'app', 'Service', 'svc']");
     expect(get('c1', 'svc', 'app', 'Service')?.spec?.clusterIP).toBe('10.0.0.9');
+  });
+
+  it('skips an apply into a namespace that does not exist yet, with a warning and a summary that says so', async () => {
+    const r = await run({
+      desired: [{ cluster: 'c1', namespace: 'not-yet', body: cm('early', { k: 'v' }) }],
+      namespaces: [['c1', 'not-yet']],
+    });
+    expect(r.code).toBe(0);
+    expect(r.messages).toContain(
+      "['apply', 'privileged=False', 'c1', 'not-yet', 'ConfigMap', 'early']",
+    );
+    expect(r.messages).toContain('[c1/not-yet] namespace does not exist (yet).');
+    expect(r.messages.at(-1)).toMatch(/finished: success, 0 error\(s\), 1 apply skipped in /);
+  });
+
+  it('any other refusal of an apply is an error: exit 1, nothing deleted', async () => {
+    await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('kept', { k: 'v' }) }],
+      namespaces: [['c1', 'app']],
+    });
+    server.faults.set('c1', { verb: 'apply', name: 'refused', status: 403 });
+    const r = await run({
+      desired: [{ cluster: 'c1', namespace: 'app', body: cm('refused', { k: 'v' }) }],
+      namespaces: [['c1', 'app']],
+    });
+    expect(r.code).toBe(1);
+    expect(r.logs.some((l) => l.level === 50 && l.msg.startsWith('[c1/app] '))).toBe(true);
+    expect(get('c1', 'kept')).toBeDefined();
+    expect(r.messages.at(-1)).toMatch(/finished: failed \(exit code 1\), 1 error\(s\)/);
+  });
+
+  it("waits for Clowder's ClowdApp and ClowdJobInvocation as for a Deployment: a failed post-deploy test fails the run", async () => {
+    const crd = (kind: string, plural: string) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${plural}.cloud.redhat.com` },
+      spec: {
+        group: 'cloud.redhat.com',
+        scope: 'Namespaced',
+        names: { plural, singular: kind.toLowerCase(), kind },
+        versions: [{ name: 'v1alpha1', served: true, storage: true }],
+      },
+    });
+    server.seed('c1', [
+      crd('ClowdApp', 'clowdapps'),
+      crd('ClowdJobInvocation', 'clowdjobinvocations'),
+      // What Clowder reported: the app's two Deployments, one ready; the test job failed.
+      {
+        apiVersion: 'cloud.redhat.com/v1alpha1',
+        kind: 'ClowdApp',
+        metadata: { name: 'app', namespace: 'app' },
+        status: { deployments: { managedDeployments: 2, readyDeployments: 1 } },
+      },
+      {
+        apiVersion: 'cloud.redhat.com/v1alpha1',
+        kind: 'ClowdJobInvocation',
+        metadata: { name: 'smoke', namespace: 'app' },
+        status: { completed: true, jobMap: { 'smoke-iqe': 'Failed' } },
+      },
+    ]);
+    const body = (kind: string, name: string) => ({
+      apiVersion: 'cloud.redhat.com/v1alpha1',
+      kind,
+      metadata: { name },
+      spec: { envName: 'stage' },
+    });
+    const r = await run({
+      desired: [
+        { cluster: 'c1', namespace: 'app', body: body('ClowdApp', 'app') },
+        { cluster: 'c1', namespace: 'app', body: body('ClowdJobInvocation', 'smoke') },
+      ],
+      namespaces: [['c1', 'app']],
+      kinds: ['ClowdApp', 'ClowdJobInvocation'],
+      waitForReady: { timeoutMs: 300, pollMs: 50 },
+    });
+    expect(r.code).toBe(1);
+    const errors = r.logs.filter((l) => l.level === 50).map((l) => l.msg);
+    expect(errors).toContain('[c1/app] ClowdApp/app is not ready after 0s');
+    expect(errors).toContain('[c1/app] ClowdJobInvocation smoke failed jobs: smoke-iqe');
   });
 
   it('goes on with the other clusters when one is down, exits 1, and deletes nothing', async () => {

@@ -19,6 +19,7 @@ import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
 import { type ActionResult, executePlan } from './apply.ts';
 import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './fetch.ts';
+import type { NamespaceWait } from './namespace-wait.ts';
 import { planItem } from './plan.ts';
 import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
@@ -84,6 +85,8 @@ export interface ReconcileSettings {
   readonly concurrency?: number | undefined;
   readonly recyclePods?: boolean;
   readonly waitForReady?: { readonly timeoutMs: number; readonly pollMs?: number };
+  /** Wait (bounded) for a missing namespace, then fail the apply (see `ExecuteSettings`). */
+  readonly waitForNamespace?: NamespaceWait;
   /** Current objects the integration must not see (e.g. managed by Argo CD). */
   readonly skipCurrent?: (item: KubeObject) => boolean;
   /** Warn about managed kinds nothing is desired of (openshift-resources does). */
@@ -390,6 +393,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     recyclePods: s.recyclePods ?? true,
     showDiff: Boolean(ctx.globals.diff),
     ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
+    ...(s.waitForNamespace ? { waitForNamespace: s.waitForNamespace } : {}),
   });
   return { inventory, plan, results };
 }
