@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -110,11 +111,16 @@ interface Check {
   stderr: string;
 }
 
-async function check(scenario: string): Promise<Check> {
-  const head = join(env.dir, `head-${scenario}`);
+async function check(
+  scenario: string,
+  edit?: (head: string) => Promise<void>,
+  name = scenario,
+): Promise<Check> {
+  const head = join(env.dir, `head-${name}`);
   await run(process.execPath, [MAKE_HEAD, env.appInterfaceDir, head, scenario]);
-  const md = join(env.dir, `${scenario}.md`);
-  const json = join(env.dir, `${scenario}.json`);
+  await edit?.(head);
+  const md = join(env.dir, `${name}.md`);
+  const json = join(env.dir, `${name}.json`);
   const state = await stateFiles();
   let stderr = '';
   const code = await main(
@@ -295,6 +301,38 @@ describe('qontract-mr-check', () => {
         expect(text).not.toContain(value);
         expect(text).not.toContain(b64(value));
       }
+    }
+  });
+
+  it("a secret read by a template's vault() into a ConfigMap reaches no part of the report", async () => {
+    const value = `canary-mr-${randomBytes(9).toString('hex')}`;
+    await appendFile(env.configPath, `\n[app-interface.canary]\ntoken = "${value}"\n`);
+    const c = await check(
+      'unrelated',
+      async (head) => {
+        await writeFile(
+          join(head, 'resources/canary.yml.j2'),
+          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: canary\ndata:\n  token: \"{{ vault('app-interface/canary', 'token') }}\"\n",
+        );
+        const stage = join(head, 'data/services/example-app/namespaces/example-app-stage.yml');
+        const text = await readFile(stage, 'utf8');
+        await writeFile(
+          stage,
+          text.replace(
+            'openshiftResources:\n',
+            'openshiftResources:\n  - provider: resource-template\n    path: /canary.yml.j2\n',
+          ),
+        );
+      },
+      'canary',
+    );
+    expect(c.code, c.stderr).toBe(0);
+    const action = of(c, 'openshift-resources').actions?.find((a) => a.name === 'canary');
+    expect(action?.unifiedDiff).toContain('+  token: ***');
+    const b64 = Buffer.from(value).toString('base64');
+    for (const text of [c.markdown, JSON.stringify(c.report), c.stderr]) {
+      expect(text).not.toContain(value);
+      expect(text).not.toContain(b64);
     }
   });
 
