@@ -23,11 +23,12 @@ export interface GqlClientOptions {
   readonly schemaSink?: Set<string>;
   /** Use this backend instead of the one `[graphql] server` names (tests). */
   readonly transport?: GqlTransport;
-  /** Remote backend tuning (tests): retries, time-outs, fetch. */
+  /** Remote backend tuning: the deadline (`QONTRACT_GQL_DEADLINE_SECS`); retries, time-outs, fetch (tests). */
   readonly remote?: {
     readonly retry?: RetryPolicy;
     readonly queryTimeoutMs?: number;
     readonly metadataTimeoutMs?: number;
+    readonly deadlineMs?: number;
     readonly fetch?: typeof fetch;
     readonly sleep?: (ms: number) => Promise<void>;
   };

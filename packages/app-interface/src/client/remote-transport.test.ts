@@ -336,6 +336,22 @@ describe('remote transport', () => {
     expect(posts()).toBe(1);
   });
 
+  it('gives up at the deadline, which counts only the time spent waiting for the server', async () => {
+    const t = await transport({ deadlineMs: 300, queryTimeoutMs: 60_000 });
+    // Idle time between queries (a run's cluster work) is not spent.
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await t.execute(QUERY, undefined, 'Settings')).data).toBeDefined();
+    stub.handler = (req, res) => (req.method === 'POST' ? 'hang' : happy(req, res));
+    const deadline =
+      `GraphQL query Settings failed: the GraphQL server at ${stub.origin}/graphql did not answer ` +
+      'within 0.3s, the deadline for all GraphQL requests of a run (QONTRACT_GQL_DEADLINE_SECS)';
+    await expect(t.execute(QUERY, undefined, 'Settings')).rejects.toThrow(deadline);
+    // Once it has passed, no request is sent any more.
+    const sent = posts();
+    await expect(t.execute(QUERY, undefined, 'Settings')).rejects.toThrow(deadline);
+    expect(posts()).toBe(sent);
+  });
+
   it('reports a server that cannot be reached', async () => {
     const closed = await startStubServer(happy);
     await closed.close();

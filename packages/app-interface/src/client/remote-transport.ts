@@ -1,5 +1,6 @@
 import type { Logger, SecretRedactor } from '@qontract/core';
 import { ClientError, GraphQLClient } from 'graphql-request';
+import { DEFAULT_GQL_DEADLINE_MS, GQL_DEADLINE_VARIABLE, GqlDeadline } from './deadline.ts';
 import { GqlBackendError, GqlQueryError } from './errors.ts';
 import {
   credentialsRedactor,
@@ -27,6 +28,8 @@ export interface RemoteTransportOptions {
   readonly queryTimeoutMs?: number;
   /** Per `/sha256` and `/git-commit-info` request; the original uses 60 s. */
   readonly metadataTimeoutMs?: number;
+  /** All requests of this transport and the waits between attempts together (`GqlDeadline`). */
+  readonly deadlineMs?: number;
   readonly fetch?: typeof fetch;
   readonly sleep?: (ms: number) => Promise<void>;
   /** The run's stop signal: aborts requests in flight and retry waits (SIGTERM). */
@@ -50,38 +53,47 @@ export async function createRemoteTransport(
   const log = options.log;
   const metadataTimeoutMs = options.metadataTimeoutMs ?? 60_000;
   const runSignal = options.signal;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_GQL_DEADLINE_MS;
+  const deadline = new GqlDeadline(
+    deadlineMs,
+    () =>
+      new GqlBackendError(
+        `the GraphQL server at ${display} did not answer within ${deadlineMs / 1000}s, the deadline for all GraphQL requests of a run (${GQL_DEADLINE_VARIABLE})`,
+      ),
+  );
+  // What stops a request or a wait: the run's stop signal, or the deadline.
+  const signal = runSignal ? AbortSignal.any([runSignal, deadline.signal]) : deadline.signal;
 
   /** One GET, retried while the answer may change; any other answer is returned. */
   const get = (path: string, what: string): Promise<HttpAnswer> =>
-    withRetries(
-      retry,
-      async () => {
-        const url = new URL(path, serverUrl.origin);
-        const answer = await fetchAnswer(
-          baseFetch,
-          url,
-          { headers, ...(runSignal ? { signal: runSignal } : {}) },
-          metadataTimeoutMs,
-        );
-        if (isRetryableStatus(answer.status)) {
-          throw new RetryableError(describeStatus(answer, redactor), {
-            retryAfterMs: retryAfterMs(answer),
-          });
-        }
-        return answer;
-      },
-      (e, n, waitMs) =>
-        log.warn(
-          `${what} failed (attempt ${n}/${retry.attempts}), retrying in ${waitMs / 1000}s: ${e.message}`,
-        ),
-      options.sleep,
-      runSignal,
+    deadline.within(() =>
+      withRetries(
+        retry,
+        async () => {
+          const url = new URL(path, serverUrl.origin);
+          const answer = await fetchAnswer(baseFetch, url, { headers, signal }, metadataTimeoutMs);
+          if (isRetryableStatus(answer.status)) {
+            throw new RetryableError(describeStatus(answer, redactor), {
+              retryAfterMs: retryAfterMs(answer),
+            });
+          }
+          return answer;
+        },
+        (e, n, waitMs) =>
+          log.warn(
+            `${what} failed (attempt ${n}/${retry.attempts}), retrying in ${waitMs / 1000}s: ${e.message}`,
+          ),
+        options.sleep,
+        signal,
+      ),
     );
 
   let sha = options.sha;
   if (sha === undefined && options.pinToCurrentBundle) {
     const cannot = `cannot read the current bundle sha from ${display}`;
     const answer = await get('/sha256', 'reading the bundle sha').catch((e: unknown) => {
+      // The deadline's error names the server and the deadline already.
+      if (deadline.signal.aborted) throw deadline.signal.reason;
       throw new GqlBackendError(`${cannot}: ${messageOf(e)}`);
     });
     if (answer.status !== 200) {
@@ -136,11 +148,10 @@ export async function createRemoteTransport(
       headers,
       errorPolicy: 'all',
       fetch: async (input: string | URL | Request, init?: RequestInit) => {
-        const signals = [init?.signal, runSignal].filter((x): x is AbortSignal => !!x);
         answer = await fetchAnswer(
           baseFetch,
           input,
-          { ...init, ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) },
+          { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal },
           queryTimeoutMs,
           endpoint,
         );
@@ -190,15 +201,17 @@ export async function createRemoteTransport(
     gitCommit,
     async execute(query, variables, operationName) {
       try {
-        return await withRetries(
-          retry,
-          () => sendOnce(query, variables),
-          (e, n, waitMs) =>
-            log.warn(
-              `GraphQL query ${operationName} failed (attempt ${n}/${retry.attempts}), retrying in ${waitMs / 1000}s: ${e.message}`,
-            ),
-          options.sleep,
-          runSignal,
+        return await deadline.within(() =>
+          withRetries(
+            retry,
+            () => sendOnce(query, variables),
+            (e, n, waitMs) =>
+              log.warn(
+                `GraphQL query ${operationName} failed (attempt ${n}/${retry.attempts}), retrying in ${waitMs / 1000}s: ${e.message}`,
+              ),
+            options.sleep,
+            signal,
+          ),
         );
       } catch (e) {
         if (runSignal?.aborted) throw runSignal.reason;

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { defineClient, type GlobalOptions, type RunContext } from '@qontract/core';
 import { createGqlClient } from './client.ts';
+import { gqlDeadlineFromEnv } from './deadline.ts';
 import type { GqlClient, GqlTransport } from './types.ts';
 
 /**
@@ -46,7 +47,7 @@ export const gqlTransportSource = defineClient<GqlTransportSource | null>(
  */
 export async function createRunGqlClient(
   ctx: Pick<RunContext, 'config' | 'globals' | 'integration' | 'log'> &
-    Partial<Pick<RunContext, 'signal' | 'client'>>,
+    Partial<Pick<RunContext, 'signal' | 'client' | 'env'>>,
   options: { readonly sha?: string } = {},
 ): Promise<GqlClient> {
   const source = ctx.client ? await ctx.client(gqlTransportSource) : null;
@@ -54,6 +55,7 @@ export async function createRunGqlClient(
     schemaSink: schemaSinkFor(ctx.globals),
     sha: options.sha,
     signal: ctx.signal,
+    remote: { deadlineMs: gqlDeadlineFromEnv(ctx.env?.vars ?? {}) },
     ...(source ? { transport: await source(options.sha) } : {}),
   });
 }
