@@ -1,4 +1,5 @@
-import type { Octokit } from '@qontract/github';
+import { QontractError } from '@qontract/core';
+import { githubErrorMessage, type Octokit } from '@qontract/github';
 import type { LimitFunction } from 'p-limit';
 import { z } from 'zod';
 import { type AggregatedItem, orgParams, teamParams } from './aggregated.ts';
@@ -50,7 +51,12 @@ export async function readOrgState(
             per_page: 100,
           }),
         ),
-      ]);
+      ]).catch((e: unknown) => {
+        throw new QontractError(
+          `could not read the members of team '${team.name}': ${githubErrorMessage(e)}`,
+          { cause: e },
+        );
+      });
       const logins = [
         ...z
           .array(Member)

@@ -2,13 +2,17 @@ import { gqlClient } from '@qontract/app-interface';
 import {
   commonOptions,
   defineIntegration,
-  errorMessage,
   executeActions,
   QontractError,
   type RunContext,
   writePlanOut,
 } from '@qontract/core';
-import { type GithubOrgClients, githubOrgs, type Octokit } from '@qontract/github';
+import {
+  type GithubOrgClients,
+  githubErrorMessage,
+  githubOrgs,
+  type Octokit,
+} from '@qontract/github';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { AggregatedList } from './aggregated.ts';
 import { GithubClustersDocument } from './clusters.generated.ts';
@@ -97,7 +101,7 @@ async function readCurrent(ctx: RunContext, gh: GithubOrgClients, limit: LimitFu
         unreadable.add(org.name);
         ctx.errors.register(
           org.name,
-          `[${org.name}] could not read the GitHub organisation: ${errorMessage(e)}`,
+          `[${org.name}] could not read the GitHub organisation: ${githubErrorMessage(e)}`,
         );
         return [];
       }
@@ -170,7 +174,7 @@ async function realize(
       if (a.action === 'create_team') failedTeams.add(teamKey(a.org, a.team));
       const where = 'team' in a ? `${a.org}/${a.team}` : a.org;
       const who = 'member' in a ? `${a.member}: ` : '';
-      return { scope: where, message: `[${where}] ${a.action} ${who}${errorMessage(e)}` };
+      return { scope: where, message: `[${where}] ${a.action} ${who}${githubErrorMessage(e)}` };
     },
   };
   const creations = actions.filter((a) => a.action === 'create_team');

@@ -1,3 +1,4 @@
+import { QontractError } from '@qontract/core';
 import {
   type FakeGitHub,
   primaryRateLimit,
@@ -119,6 +120,55 @@ describe('createOctokit', () => {
     const error = await api.rest.orgs.get({ org: 'org' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 503 });
     expect(statuses(gh).slice(4)).toEqual([503, 503, 503, 503]);
+  });
+
+  it('retries a failing write once, not as often as a read', async () => {
+    const gh = await orgWithTeams(1);
+    gh.faults.add({ method: 'PUT', status: 500 });
+    const { api } = client(gh);
+    const write = api.rest.orgs.setMembershipForUser({ org: 'org', username: 'u', role: 'member' });
+    await expect(write).rejects.toMatchObject({ status: 500 });
+    expect(gh.requestLog.map((r) => `${r.method} ${r.status}`)).toEqual(['PUT 500', 'PUT 500']);
+
+    // The shared default options are not changed: reads keep their 3 retries.
+    gh.faults.add({ method: 'GET', status: 500 });
+    await expect(api.rest.orgs.get({ org: 'org' })).rejects.toMatchObject({ status: 500 });
+    expect(statuses(gh).slice(2)).toEqual([500, 500, 500, 500]);
+
+    const none = client(gh, { writeRetries: 0 }).api;
+    gh.faults.add({ method: 'DELETE', status: 502 });
+    await expect(
+      none.rest.orgs.removeMembershipForUser({ org: 'org', username: 'u' }),
+    ).rejects.toMatchObject({ status: 502 });
+    expect(statuses(gh).slice(6)).toEqual([502]);
+  });
+
+  it('waits out a rate limit on a write, and does not retry what follows it (a 404)', async () => {
+    const gh = await orgWithTeams(1);
+    gh.faults.add(primaryRateLimit({ times: 1, method: 'PUT' }));
+    const { api, warnings } = client(gh);
+    const write = api.rest.teams.addOrUpdateMembershipForUserInOrg({
+      org: 'org',
+      team_slug: 'nope',
+      username: 'u',
+    });
+    await expect(write).rejects.toMatchObject({ status: 404 });
+    expect(statuses(gh)).toEqual([403, 404]);
+    expect(warnings()).toEqual([
+      expect.stringMatching(/primary rate limit on PUT .*retry 1 of 3$/),
+    ]);
+  });
+
+  it('says that GitHub could not be reached when nothing answers, not that it answered 500', async () => {
+    const closed = await startFakeGitHub({ token: TOKEN });
+    await closed.close();
+    const { api } = client(closed);
+    const error = await api.rest.teams.list({ org: 'org' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QontractError);
+    const port = new URL(closed.url).port;
+    expect((error as Error).message).toBe(
+      `could not reach GitHub at ${closed.url}: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
   });
 
   it('does not retry a refused token and never shows it, in the error or the log', async () => {

@@ -1,7 +1,7 @@
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
-import { QontractError } from '@qontract/core';
+import { errorMessage, QontractError } from '@qontract/core';
 import Bottleneck from 'bottleneck';
 import { z } from 'zod';
 
@@ -23,6 +23,13 @@ export interface OctokitTuning {
   readonly writeIntervalMs?: number | undefined;
   /** How often a rate-limited or failing (5xx, connection) request is retried (default 3). */
   readonly retries?: number | undefined;
+  /**
+   * How often a failing (5xx, connection) write is retried (default 1). Writes
+   * are paced and one at a time per client, so retrying each of them as often
+   * as a read made a GitHub answering 500 to every write hold the run for
+   * (1 + 4 + 9 s) per write; rate limits are still waited out `retries` times.
+   */
+  readonly writeRetries?: number | undefined;
   /**
    * Milliseconds per second of any wait: the `retry-after` and
    * `x-ratelimit-reset` GitHub asks for, and the 1, 4, 9... backoff of
@@ -46,7 +53,34 @@ const DEFAULT_API = 'https://api.github.com';
 /** Statuses a retry cannot fix; 403 and 429 are the throttling plugin's (rate limits). */
 const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
 
-const RateLimitedOctokit = Octokit.plugin(retry, throttling);
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/**
+ * Gives a failing write `writeRetries` (an option of the client) instead of
+ * the retry plugin's `retries`. Listed before the retry plugin, its error hook
+ * runs just before the plugin reads `request.retries` of the failed request.
+ * It is set anew on each failure, to 0 for one the plugin does not retry: the
+ * plugin copies the count into the errors of later attempts and would retry
+ * any of them (a 404 after a rate limit) while it is above 0.
+ */
+function boundWriteRetries(
+  octokit: Pick<Octokit, 'hook'>,
+  options: Readonly<Record<string, unknown>>,
+): Record<string, never> {
+  const writeRetries = typeof options.writeRetries === 'number' ? options.writeRetries : 1;
+  octokit.hook.error('request', (error, request) => {
+    if (!READ_METHODS.has(request.method)) {
+      const status = (error as { status?: unknown }).status;
+      const retried = typeof status === 'number' && status >= 400 && !DO_NOT_RETRY.includes(status);
+      // A copy: without per-request options, `request` is the client's shared default.
+      request.request = { ...request.request, retries: retried ? writeRetries : 0 };
+    }
+    throw error;
+  });
+  return {};
+}
+
+const RateLimitedOctokit = Octokit.plugin(boundWriteRetries, retry, throttling);
 
 /**
  * An Octokit that waits out GitHub's primary (`x-ratelimit-reset`) and
@@ -59,7 +93,9 @@ const RateLimitedOctokit = Octokit.plugin(retry, throttling);
  */
 export function createOctokit(settings: OctokitSettings): Octokit {
   const retries = settings.retries ?? 3;
+  const writeRetries = settings.writeRetries ?? 1;
   const unit = settings.retryUnitMs ?? 1000;
+  const baseUrl = (settings.baseUrl || DEFAULT_API).replace(/\/+$/, '');
   const maxWait = settings.maxRateLimitWaitSeconds ?? 900;
   const { log } = settings;
 
@@ -92,9 +128,10 @@ export function createOctokit(settings: OctokitSettings): Octokit {
       return true;
     };
 
-  return new RateLimitedOctokit({
+  const octokit = new RateLimitedOctokit({
     auth: settings.token,
-    baseUrl: (settings.baseUrl || DEFAULT_API).replace(/\/+$/, ''),
+    baseUrl,
+    writeRetries,
     request: settings.signal ? { signal: settings.signal } : {},
     log: {
       debug: (message: string) => log.debug(message),
@@ -115,6 +152,54 @@ export function createOctokit(settings: OctokitSettings): Octokit {
       onSecondaryRateLimit: onLimit('secondary'),
     },
   });
+  // Added after the plugins, this hook wraps them: it sees the error left once every retry is spent.
+  octokit.hook.error('request', (error) => {
+    throw networkFailure(error, baseUrl) ?? error;
+  });
+  return octokit;
+}
+
+/**
+ * What a failed GitHub request says in an error: `GitHub answered <status>`
+ * and GitHub's message when it answered, else the error's own message (a
+ * network failure says `could not reach GitHub at <url>: ...`).
+ */
+export function githubErrorMessage(e: unknown): string {
+  const status = (e as { status?: unknown }).status;
+  const data = (e as { response?: { data?: unknown } }).response?.data;
+  if (typeof status !== 'number' || data === undefined) return errorMessage(e);
+  const message =
+    data !== null &&
+    typeof data === 'object' &&
+    typeof (data as { message?: unknown }).message === 'string'
+      ? (data as { message: string }).message
+      : '';
+  return `GitHub answered ${status}${message ? ` ${message}` : ''}`;
+}
+
+/**
+ * Octokit reports a request that got no answer (refused, reset, DNS) as a
+ * RequestError with status 500 and no response, which reads as if GitHub had
+ * answered 500; this says what happened instead.
+ */
+function networkFailure(error: unknown, baseUrl: string): QontractError | undefined {
+  const e = error as { name?: unknown; status?: unknown; response?: unknown; message?: unknown };
+  if (e?.name !== 'HttpError' || e.status !== 500 || e.response !== undefined) return undefined;
+  return new QontractError(`could not reach GitHub at ${shown(baseUrl)}: ${String(e.message)}`, {
+    cause: error,
+  });
+}
+
+/** A URL as errors show it: without user information. */
+function shown(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/+$/, '');
+  } catch {
+    return url;
+  }
 }
 
 let clients = 0;
@@ -138,7 +223,7 @@ const EnvNumber = z.coerce.number().int().nonnegative();
 /**
  * The tuning of the run's GitHub clients from the environment:
  * `QONTRACT_GITHUB_WRITE_INTERVAL_MS`, `QONTRACT_GITHUB_RETRIES`,
- * `QONTRACT_GITHUB_RETRY_UNIT_MS` (tests and benchmarks set them; production
+ * `QONTRACT_GITHUB_WRITE_RETRIES`, `QONTRACT_GITHUB_RETRY_UNIT_MS` (tests and benchmarks set them; production
  * keeps the defaults).
  */
 export function tuningFromEnv(vars: Readonly<Record<string, string | undefined>>): OctokitTuning {
@@ -154,6 +239,7 @@ export function tuningFromEnv(vars: Readonly<Record<string, string | undefined>>
   return {
     writeIntervalMs: read('QONTRACT_GITHUB_WRITE_INTERVAL_MS'),
     retries: read('QONTRACT_GITHUB_RETRIES'),
+    writeRetries: read('QONTRACT_GITHUB_WRITE_RETRIES'),
     retryUnitMs: read('QONTRACT_GITHUB_RETRY_UNIT_MS'),
   };
 }

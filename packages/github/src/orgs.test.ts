@@ -140,6 +140,22 @@ describe('githubOrgs (the run client)', () => {
     expect(reads).toEqual(['creds/other']);
   });
 
+  it('bounds the retries of a write by QONTRACT_GITHUB_WRITE_RETRIES', async () => {
+    const gh = await twoOrgs();
+    const { ctx } = runContext(ORGS, {
+      GITHUB_API: gh.url,
+      QONTRACT_GITHUB_RETRY_UNIT_MS: '1',
+      QONTRACT_GITHUB_WRITE_INTERVAL_MS: '0',
+      QONTRACT_GITHUB_WRITE_RETRIES: '2',
+    });
+    gh.faults.add({ method: 'PUT', status: 500 });
+    const api = await (await ctx.client(githubOrgs)).forOrg('other');
+    await expect(
+      api.rest.orgs.setMembershipForUser({ org: 'other', username: 'u', role: 'member' }),
+    ).rejects.toMatchObject({ status: 500 });
+    expect(gh.mutatingRequests()).toHaveLength(3);
+  });
+
   it('refuses a tuning variable that is not a number', async () => {
     const { ctx } = runContext(ORGS, { QONTRACT_GITHUB_WRITE_INTERVAL_MS: 'fast' });
     await expect(ctx.client(githubOrgs)).rejects.toThrow(

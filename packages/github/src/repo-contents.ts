@@ -1,7 +1,7 @@
 import type { Octokit } from '@octokit/rest';
 import { errorMessage, QontractError, type RunContext, type SecretRef } from '@qontract/core';
 import { z } from 'zod';
-import { createOctokit, tuningFromEnv } from './octokit.ts';
+import { createOctokit, githubErrorMessage, tuningFromEnv } from './octokit.ts';
 
 /** GitHub's contents API leaves out the content of files of 1 MiB and more. */
 const MAX_FILE_CONTENT_SIZE = 1024 * 1024;
@@ -163,18 +163,10 @@ async function call(what: string, request: () => Promise<{ data: unknown }>): Pr
 
 function problem(e: unknown): string {
   const status = (e as { status?: unknown }).status;
-  if (typeof status !== 'number') return errorMessage(e);
-  const data = (e as { response?: { data?: unknown } }).response?.data;
-  const message =
-    data !== null &&
-    typeof data === 'object' &&
-    typeof (data as { message?: unknown }).message === 'string'
-      ? (data as { message: string }).message
-      : '';
   // GitHub hides private repositories from tokens that may not see them.
   if (status === 404) return 'not found on GitHub (or not visible with the token used)';
-  if (status === 422 && /no commit found/i.test(message)) return 'no such commit on GitHub';
-  return `GitHub answered ${status}${message ? ` ${message}` : ''}`;
+  if (status === 422 && /no commit found/i.test(errorMessage(e))) return 'no such commit on GitHub';
+  return githubErrorMessage(e);
 }
 
 function parse<T>(what: string, schema: z.ZodType<T>, data: unknown): T {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { primaryRateLimit, secondaryRateLimit } from '@qontract/testing';
+import { primaryRateLimit, secondaryRateLimit, startFakeGitHub } from '@qontract/testing';
 import { describe, expect, it } from 'vitest';
 import {
   addSecondOrg,
@@ -132,6 +132,61 @@ describe('github end to end', () => {
       expect(run.stderr).not.toContain(token === 'ghp_wrong_token' ? token : EXAMPLE_TOKEN);
     },
   );
+
+  it('names a GitHub it cannot reach as such, not as an answer 500', async () => {
+    const env = await start();
+    const closed = await startFakeGitHub({ token: EXAMPLE_TOKEN });
+    await closed.close();
+
+    const run = await runQontractReconcile(
+      ['--config', env.configPath, 'github'],
+      githubEnv(closed, { QONTRACT_GITHUB_RETRIES: '1' }),
+    );
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toContain(
+      `[${ORG}] could not read the GitHub organisation: could not reach GitHub at ${closed.url}: connect ECONNREFUSED 127.0.0.1:${new URL(closed.url).port}`,
+    );
+  });
+
+  it('names the team whose members cannot be read', async () => {
+    const env = await start();
+    const fake = await startExampleGitHub();
+    fake.faults.add({ method: 'GET', path: `/orgs/${ORG}/teams/developers/members`, status: 500 });
+
+    const run = await runQontractReconcile(
+      ['--config', env.configPath, 'github'],
+      githubEnv(fake, { QONTRACT_GITHUB_RETRIES: '1' }),
+    );
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toContain(
+      `[${ORG}] could not read the GitHub organisation: could not read the members of team 'developers': GitHub answered 500 injected fault`,
+    );
+    expect(fake.mutatingRequests()).toEqual([]);
+  });
+
+  it('retries a write GitHub answers 500 to once, not three times', async () => {
+    const env = await start();
+    const fake = await startExampleGitHub();
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'])
+      fake.faults.add({ method, status: 500 });
+
+    // The default write retries (QONTRACT_GITHUB_WRITE_RETRIES unset).
+    const run = await runQontractReconcile(['--config', env.configPath, 'github'], githubEnv(fake));
+    expect(run.code).toBe(1);
+    const attempts = new Map<string, number>();
+    for (const r of fake.mutatingRequests()) {
+      const key = `${r.method} ${r.path}`;
+      attempts.set(key, (attempts.get(key) ?? 0) + 1);
+    }
+    expect(attempts.get(`POST /orgs/${ORG}/teams`)).toBe(2);
+    expect(attempts.get(`PUT /orgs/${ORG}/memberships/alice-gh`)).toBe(2);
+    expect(new Set(attempts.values())).toEqual(new Set([2]));
+    expect(
+      messages(run, 50).some((m) =>
+        m.startsWith(`[${ORG}] add_to_org alice-gh: GitHub answered 500`),
+      ),
+    ).toBe(true);
+  });
 
   it('holds a removal back once a write has failed', async () => {
     const env = await start();
