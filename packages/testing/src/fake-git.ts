@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { crc32, createGzip, deflateRawSync } from 'node:zlib';
+import { pack } from 'tar-stream';
 
 /**
  * The files a test pushes: path → content; `null` deletes the path.
@@ -168,6 +170,21 @@ export class FakeGitRepository {
     return [...out.values()].sort(byGitOrder);
   }
 
+  /** The snapshot and directory (`''`: the root) whose git tree id is `sha`, or undefined. */
+  findTree(sha: string): { commit: FakeGitCommit; dir: string } | undefined {
+    for (const commit of this.commits.values()) {
+      if (commit.treeSha === sha) return { commit, dir: '' };
+      const dirs = new Set<string>();
+      for (const path of commit.tree.keys()) {
+        for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) {
+          dirs.add(path.slice(0, i));
+        }
+      }
+      for (const dir of dirs) if (hashTree(commit.tree, `${dir}/`) === sha) return { commit, dir };
+    }
+    return undefined;
+  }
+
   /** Every file at or below `dir` (recursive), in git's tree order (byte order of full paths). */
   filesUnder(commit: FakeGitCommit, dir: string): Array<{ path: string; content: Buffer }> {
     const base = normalizePath(dir);
@@ -231,4 +248,119 @@ function hashTree(tree: ReadonlyMap<string, Buffer>, prefix: string): string {
     entries.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.sha, 'hex')]),
   );
   return gitObjectSha('tree', body);
+}
+
+/** A file of an archive: path below the archive's top folder, content. */
+interface ArchiveFile {
+  readonly path: string;
+  readonly content: Buffer;
+}
+
+/**
+ * The entries of an archive of `files` under folder `top`, in `git archive`'s
+ * order: each folder (name ending in `/`, no content) before the first file in it.
+ */
+function archiveEntries(
+  top: string,
+  files: readonly ArchiveFile[],
+): Array<{ name: string; content: Buffer | undefined }> {
+  const out: Array<{ name: string; content: Buffer | undefined }> = [];
+  const seen = new Set<string>();
+  const folder = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    out.push({ name: `${name}/`, content: undefined });
+  };
+  folder(top);
+  for (const file of files) {
+    const parts = file.path.split('/');
+    for (let i = 1; i < parts.length; i++) folder(`${top}/${parts.slice(0, i).join('/')}`);
+    out.push({ name: `${top}/${file.path}`, content: file.content });
+  }
+  return out;
+}
+
+/**
+ * A gzip-compressed tar of `files` under folder `top`, as `git archive`
+ * writes it (what GitLab's repository archive and GitHub's tarball serve).
+ */
+export async function tarGz(
+  top: string,
+  files: readonly ArchiveFile[],
+  mtimeSeconds: number,
+): Promise<Buffer> {
+  const tar = pack();
+  const mtime = new Date(mtimeSeconds * 1000);
+  for (const { name, content } of archiveEntries(top, files)) {
+    if (content === undefined) tar.entry({ name, type: 'directory', mode: 0o775, mtime });
+    else tar.entry({ name, mode: 0o664, mtime }, content);
+  }
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar.pipe(createGzip())) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A zip of `files` under folder `top` (deflated files, folders included), as
+ * `git archive --format=zip` writes it (GitHub's zipball). Node has no zip
+ * writer and the format is small: local headers, a central directory, its end.
+ */
+export function zipArchive(
+  top: string,
+  files: readonly ArchiveFile[],
+  mtimeSeconds: number,
+): Buffer {
+  const d = new Date(mtimeSeconds * 1000);
+  const time = (d.getUTCHours() << 11) | (d.getUTCMinutes() << 5) | (d.getUTCSeconds() >> 1);
+  const date = ((d.getUTCFullYear() - 1980) << 9) | ((d.getUTCMonth() + 1) << 5) | d.getUTCDate();
+  const entries = archiveEntries(top, files);
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name);
+    const content = entry.content ?? Buffer.alloc(0);
+    const folder = entry.content === undefined;
+    const data = folder ? content : deflateRawSync(content);
+    // The fields both headers share: version needed, flags, method, time, date, crc,
+    // sizes, name and extra field lengths.
+    const common = Buffer.alloc(26);
+    common.writeUInt16LE(20, 0);
+    common.writeUInt16LE(folder ? 0 : 8, 4);
+    common.writeUInt16LE(time, 6);
+    common.writeUInt16LE(date, 8);
+    common.writeUInt32LE(crc32(content), 10);
+    common.writeUInt32LE(data.length, 14);
+    common.writeUInt32LE(content.length, 18);
+    common.writeUInt16LE(name.length, 22);
+    const local = Buffer.concat([u32(0x04034b50), common, name, data]);
+    // Comment length, disk, internal attributes (all 0), external attributes, local header offset.
+    const tail = Buffer.alloc(14);
+    tail.writeUInt32LE(folder ? 0x10 : 0, 6);
+    tail.writeUInt32LE(offset, 10);
+    centrals.push(Buffer.concat([u32(0x02014b50), u16(20), common, tail, name]));
+    locals.push(local);
+    offset += local.length;
+  }
+  const central = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(central.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, central, end]);
+}
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(n);
+  return b;
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
 }

@@ -5,7 +5,7 @@
  * answers keep the spelling they were created with.
  */
 
-import { FakeGitRepository } from './fake-git.ts';
+import { type FakeGitCommit, FakeGitRepository } from './fake-git.ts';
 
 export type OrgRole = 'admin' | 'member';
 export type TeamRole = 'member' | 'maintainer';
@@ -196,6 +196,11 @@ export class GitHubModel {
     return repo;
   }
 
+  /** The repositories `login` owns, in the order they were created. */
+  reposOwnedBy(login: string): RepoState[] {
+    return [...this.#repos.values()].filter((r) => key(r.owner) === key(login));
+  }
+
   hasOrg(login: string): boolean {
     return this.#orgs.has(key(login));
   }
@@ -381,6 +386,13 @@ export class GitHubModel {
     );
   }
 
+  /** The teams a pending invitation adds the user to. */
+  invitationTeams(invitation: InvitationState): TeamState[] {
+    return [...invitation.teamIds]
+      .map((id) => this.#teamsById.get(id)?.team)
+      .filter((t): t is TeamState => t !== undefined);
+  }
+
   teamSlugs(invitation: InvitationState): string[] {
     return [...invitation.teamIds]
       .map((id) => this.#teamsById.get(id)?.team.team.slug)
@@ -444,6 +456,19 @@ export class GitHubShapes {
       following: 0,
       created_at: '2015-01-01T00:00:00Z',
       updated_at: '2015-01-01T00:00:00Z',
+    };
+  }
+
+  /** `GET /users/{login}`: a user, or an organisation seen as an account (GitHub answers both). */
+  account(login: string) {
+    const user = this.#model.user(login);
+    if (user) return this.publicUser(user);
+    if (!this.#model.hasOrg(login)) throw new NotFound(`no account ${login}`);
+    const org = this.#model.org(login).org;
+    return {
+      ...this.publicUser({ login: org.login, id: org.id, name: org.name, email: null }),
+      node_id: nodeId('012:Organization', org.id),
+      type: 'Organization',
     };
   }
 
@@ -654,6 +679,81 @@ export class GitHubShapes {
     };
   }
 
+  /** A commit as the REST commit API answers it (`GET /repos/{owner}/{repo}/commits[/{ref}]`). */
+  commit(fullName: string, commit: FakeGitCommit) {
+    const repoUrl = `${this.#api}/repos/${fullName}`;
+    const signature = { name: 'Fake Git', email: 'fake@example.com', date: commit.date };
+    return {
+      sha: commit.sha,
+      node_id: nodeId('06:Commit', commit.sha),
+      url: `${repoUrl}/commits/${commit.sha}`,
+      html_url: `https://github.com/${fullName}/commit/${commit.sha}`,
+      comments_url: `${repoUrl}/commits/${commit.sha}/comments`,
+      commit: {
+        url: `${repoUrl}/git/commits/${commit.sha}`,
+        author: signature,
+        committer: signature,
+        message: commit.message,
+        comment_count: 0,
+        tree: { sha: commit.treeSha, url: `${repoUrl}/git/trees/${commit.treeSha}` },
+      },
+      author: null,
+      committer: null,
+      parents: commit.parents.map((sha) => ({
+        sha,
+        url: `${repoUrl}/commits/${sha}`,
+        html_url: `https://github.com/${fullName}/commit/${sha}`,
+      })),
+    };
+  }
+
+  /** The git object of a commit (`GET /repos/{owner}/{repo}/git/commits/{sha}`). */
+  gitCommit(fullName: string, commit: FakeGitCommit) {
+    const repoUrl = `${this.#api}/repos/${fullName}`;
+    const signature = { name: 'Fake Git', email: 'fake@example.com', date: commit.date };
+    return {
+      sha: commit.sha,
+      node_id: nodeId('06:Commit', commit.sha),
+      url: `${repoUrl}/git/commits/${commit.sha}`,
+      html_url: `https://github.com/${fullName}/commit/${commit.sha}`,
+      author: signature,
+      committer: signature,
+      message: commit.message,
+      tree: { sha: commit.treeSha, url: `${repoUrl}/git/trees/${commit.treeSha}` },
+      parents: commit.parents.map((sha) => ({
+        sha,
+        url: `${repoUrl}/git/commits/${sha}`,
+        html_url: `https://github.com/${fullName}/commit/${sha}`,
+      })),
+      verification: {
+        verified: false,
+        reason: 'unsigned',
+        signature: null,
+        payload: null,
+        verified_at: null,
+      },
+    };
+  }
+
+  branch(fullName: string, name: string, sha: string) {
+    return {
+      name,
+      commit: { sha, url: `${this.#api}/repos/${fullName}/commits/${sha}` },
+      protected: false,
+    };
+  }
+
+  tag(fullName: string, name: string, sha: string) {
+    const repoUrl = `${this.#api}/repos/${fullName}`;
+    return {
+      name,
+      zipball_url: `${repoUrl}/zipball/refs/tags/${name}`,
+      tarball_url: `${repoUrl}/tarball/refs/tags/${name}`,
+      commit: { sha, url: `${repoUrl}/commits/${sha}` },
+      node_id: Buffer.from(`03:Ref${fullName}:refs/tags/${name}`).toString('base64'),
+    };
+  }
+
   orgMembership(org: FakeGitHubOrg, user: FakeGitHubUser, role: OrgRole, state: string) {
     return {
       url: `${this.#api}/orgs/${org.login}/memberships/${user.login}`,
@@ -682,6 +782,6 @@ type InvitationStateView = {
 };
 
 /** GitHub's legacy global node id: base64 of `<type>:<id>`. */
-function nodeId(prefix: string, id: number): string {
+function nodeId(prefix: string, id: number | string): string {
   return Buffer.from(`${prefix}${id}`).toString('base64');
 }

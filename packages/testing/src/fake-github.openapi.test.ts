@@ -5,6 +5,7 @@ import { Octokit } from '@octokit/rest';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGitHub, startFakeGitHub } from './fake-github.ts';
+import { crawl, urlsInJson } from './url-crawl.ts';
 
 /**
  * Every answer of the fake GitHub, driven by a real Octokit, is checked
@@ -50,7 +51,10 @@ const OPERATIONS = [
   '/repos/{owner}/{repo}/commits/{ref}',
   '/repos/{owner}/{repo}/git/blobs/{file_sha}',
 ];
-/** The legacy team-invitations route the original uses is not in the description; it answers as the current one. */
+/**
+ * The team URL GitHub hands out (by ids) is not in the description; under it
+ * GitHub serves what it serves under the team's `/orgs/{org}/teams/{team_slug}`.
+ */
 const LEGACY = '/organizations/{org_id}/team/{team_id}/invitations';
 const ALIASES: Record<string, string> = { [LEGACY]: '/orgs/{org}/teams/{team_slug}/invitations' };
 const matchers = [...OPERATIONS, LEGACY].map((template) => ({
@@ -60,6 +64,16 @@ const matchers = [...OPERATIONS, LEGACY].map((template) => ({
 
 const seen = new Set<string>();
 const problems: string[] = [];
+
+/** The schema of the answer `status` of an operation, compiled once. */
+function validator(operation: string, method: string, status: number, schema: object) {
+  let validate = validators.get(`${operation} ${method} ${status}`);
+  if (!validate) {
+    validate = ajv.compile(jsonSchema(schema) as object);
+    validators.set(`${operation} ${method} ${status}`, validate);
+  }
+  return validate;
+}
 
 function check(method: string, url: string, status: number, body: unknown): void {
   const path = url.includes('{')
@@ -81,11 +95,7 @@ function check(method: string, url: string, status: number, body: unknown): void
   }
   const schema = declared.content?.['application/json']?.schema;
   if (!schema) return;
-  let validate = validators.get(`${operation} ${method} ${status}`);
-  if (!validate) {
-    validate = ajv.compile(jsonSchema(schema) as object);
-    validators.set(`${operation} ${method} ${status}`, validate);
-  }
+  const validate = validator(operation, method, status, schema);
   if (!validate(body)) {
     problems.push(`${key}: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 600)}`);
   }
@@ -432,6 +442,175 @@ describe("the fake GitHub's answers match GitHub's OpenAPI description", () => {
       expect(basicError(await bad.json())).toBe(true);
     } finally {
       await limited.close();
+    }
+  });
+});
+
+/** Every path of the description, the most specific first: fewest parameters, then most literal text. */
+const DESCRIBED = Object.keys(spec.paths)
+  .map((template) => ({
+    template,
+    // `{path}` and `{ref}` may hold slashes (`dir/a.txt`, `refs/tags/v1`); the root's path is empty.
+    regex: new RegExp(
+      `^${template
+        .replace(/\{path\}$/, '.*')
+        .replace(/\{ref\}$/, '.+')
+        .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+    ),
+    params: template.split('{').length - 1,
+    literal: template.replace(/\{[^}]+\}/g, '').length,
+  }))
+  .sort((a, b) => a.params - b.params || b.literal - a.literal);
+
+/** The description's path of an API path; paths by organisation and team id as their by-name twins. */
+function describedPath(path: string): string | undefined {
+  const byName = path
+    .replace(/^\/organizations\/\d+\/team\/\d+(?=\/|$)/, '/orgs/o/teams/t')
+    .replace(/^\/organizations\/\d+(?=\/)/, '/orgs/o');
+  return DESCRIBED.find((d) => d.regex.test(byName))?.template;
+}
+
+describe('every URL the fake GitHub hands out answers as GitHub describes it', () => {
+  it('follows the URLs, Link and Location headers of its answers on a GitHub Enterprise base URL', async () => {
+    const gh = await startFakeGitHub({ token: 'ghp_admin', pathPrefix: '/api/v3' });
+    try {
+      gh.addToken('ghp_bot', { user: 'app-sre-bot' });
+      const org = gh.addOrg('app-sre', { name: 'App SRE' });
+      gh.addOrgMember('app-sre', 'app-sre-bot', 'admin');
+      const team = gh.addTeam('app-sre', 'SRE');
+      gh.addTeamMember('app-sre', 'SRE', 'alice', 'maintainer');
+      gh.addTeamMember('app-sre', 'SRE', 'bob');
+      gh.addInvitation('app-sre', 'newcomer', { teams: ['sre'] });
+      gh.addUser('outsider');
+      gh.addRepo('app-sre', 'cfg');
+      gh.pushCommit('app-sre/cfg', 'main', {
+        'README.md': 'hello\n',
+        'deploy/a.yaml': 'kind: A\n',
+        'deploy/sub/b.yaml': 'kind: B\n',
+      });
+      gh.tag('app-sre/cfg', 'v1', 'main');
+      gh.pushCommit('app-sre/cfg', 'main', { 'deploy/a.yaml': 'kind: A2\n' });
+      gh.pushCommit('app-sre/cfg', 'feature', { 'x.txt': 'x' });
+      // Not empty: GitHub answers 404 and 409 to reading the contents and commits of an empty one.
+      gh.addRepo('app-sre', 'secret', { private: true });
+      gh.pushCommit('app-sre/secret', 'main', { 'token.txt': 's3cret' });
+      gh.addRepo('alice', 'dotfiles');
+      gh.pushCommit('alice/dotfiles', 'main', { '.bashrc': 'set -o vi\n' });
+
+      // Writes hand out URLs too: the memberships they create.
+      const api = new Octokit({ auth: 'ghp_bot', baseUrl: gh.url, log: quiet });
+      const written = [
+        await api.rest.orgs.setMembershipForUser({ org: 'app-sre', username: 'outsider' }),
+        await api.rest.teams.addOrUpdateMembershipForUserInOrg({
+          org: 'app-sre',
+          team_slug: 'sre',
+          username: 'bob',
+          role: 'member',
+        }),
+      ].flatMap((r) => urlsInJson(r.data).map((u) => u.url));
+      const origin = new URL(gh.url).origin;
+      const results = await crawl({
+        start: [
+          ...[
+            '/orgs/app-sre',
+            '/orgs/app-sre/teams',
+            '/orgs/app-sre/invitations',
+            '/orgs/app-sre/members',
+            '/users/outsider',
+            '/repos/app-sre/cfg',
+            '/repos/app-sre/cfg/contents/deploy',
+            '/repos/app-sre/cfg/contents/README.md',
+            '/repos/app-sre/cfg/commits/main',
+          ].map((p) => `${gh.url}${p}`),
+          ...written,
+        ],
+        // The whole host: GitHub Enterprise serves archives (codeload) outside `/api/v3`.
+        within: origin,
+        headers: { authorization: 'token ghp_bot' },
+      });
+
+      const problems: string[] = [];
+      const writeTargets = new Set<string>();
+      const undescribed = new Set<string>();
+      for (const r of results) {
+        const path = new URL(r.url).pathname;
+        const where = `${r.url} (${r.key} of ${r.from})`;
+        if (path.startsWith('/_codeload/')) {
+          const type = path.includes('/legacy.zip/') ? 'application/zip' : 'application/x-gzip';
+          if (r.status !== 200 || r.contentType !== type) {
+            problems.push(`${where}: ${r.status} ${r.contentType}`);
+          }
+          continue;
+        }
+        const apiPath = path.replace(/^\/api\/v3/, '');
+        const template = describedPath(apiPath);
+        const json = r.body !== undefined && typeof r.body !== 'string';
+        if (json && r.contentType !== 'application/json; charset=utf-8') {
+          problems.push(`${where}: content type ${r.contentType}`);
+        }
+        if (template === undefined) {
+          undescribed.add(apiPath);
+          if (r.status !== 200) problems.push(`${where}: ${r.status}, not in the description`);
+          continue;
+        }
+        const get = spec.paths[template]!.get;
+        if (!get) {
+          // URLs of things to create (`git/blobs`, `merges`): GitHub has nothing to GET there.
+          writeTargets.add(template);
+          if (r.status !== 404) problems.push(`${where}: ${r.status} where GitHub answers 404`);
+          continue;
+        }
+        const declared = get.responses[String(r.status)];
+        if (!declared) {
+          problems.push(`${where}: ${r.status}, not declared for GET ${template}`);
+          continue;
+        }
+        const notFound = r.status >= 400;
+        // GitHub answers 404 to "do I watch this repository?" when the token's account does not.
+        if (notFound && template !== '/repos/{owner}/{repo}/subscription') {
+          problems.push(`${where}: ${r.status}`);
+        }
+        const schema = declared.content?.['application/json']?.schema;
+        if (!schema || notFound) continue;
+        // An empty list matches any list schema; compiling the big ones (events) takes seconds.
+        if (
+          Array.isArray(r.body) &&
+          r.body.length === 0 &&
+          (schema as { type?: string }).type === 'array'
+        ) {
+          continue;
+        }
+        const validate = validator(template, 'get', r.status, schema);
+        if (!validate(r.body)) {
+          problems.push(
+            `${where}: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 400)}`,
+          );
+        }
+      }
+      expect(problems).toEqual([]);
+      expect([...writeTargets].sort()).toEqual([
+        '/repos/{owner}/{repo}/git/blobs',
+        '/repos/{owner}/{repo}/git/commits',
+        '/repos/{owner}/{repo}/git/refs',
+        '/repos/{owner}/{repo}/git/tags',
+        '/repos/{owner}/{repo}/git/trees',
+        '/repos/{owner}/{repo}/merges',
+      ]);
+      // The Downloads API is gone from the description; GitHub still hands its URL out.
+      expect([...undescribed].sort()).toEqual([
+        '/repos/alice/dotfiles/downloads',
+        '/repos/app-sre/cfg/downloads',
+        '/repos/app-sre/secret/downloads',
+      ]);
+      // The team's URLs by id, which clients other than ours follow, are among them.
+      const teamUrl = `${gh.url}/organizations/${org.id}/team/${team.id}`;
+      const answered = new Map(results.map((r) => [r.url, r.status]));
+      for (const suffix of ['', '/members', '/repos', '/memberships/bob']) {
+        expect(answered.get(`${teamUrl}${suffix}`)).toBe(200);
+      }
+      expect(results.length).toBeGreaterThan(150);
+    } finally {
+      await gh.close();
     }
   });
 });

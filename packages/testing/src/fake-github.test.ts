@@ -1,4 +1,7 @@
+import { Readable } from 'node:stream';
+import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { Octokit } from '@octokit/rest';
+import { extract } from 'tar-stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type FakeGitHub,
@@ -135,6 +138,61 @@ describe('fake GitHub: organisations, teams and invitations', () => {
     expect((await get(gh, '/orgs/b', 'ghp_a')).status).toBe(200);
     expect((await get(gh, '/orgs/b/teams', 'ghp_a')).status).toBe(403);
     expect((await get(gh, '/orgs/b/teams')).status).toBe(200);
+  });
+});
+
+describe('fake GitHub: the URLs it hands out by id', () => {
+  it('serves under a team URL (`/organizations/{org_id}/team/{team_id}`) what it serves under the slug', async () => {
+    const gh = await start();
+    gh.addToken('ghp_other', { orgs: ['elsewhere'] });
+    gh.addOrg('org');
+    const team = gh.addTeam('org', 'Team A');
+    gh.addTeamMember('org', 'team-a', 'alice', 'maintainer');
+    gh.addTeamMember('org', 'team-a', 'bob');
+    gh.addInvitation('org', 'carol', { teams: ['team-a'] });
+    const api = octokit(gh);
+    const listed = await api.rest.teams.list({ org: 'org' });
+    const url = listed.data[0]!.url;
+    const orgId = (await api.rest.orgs.get({ org: 'org' })).data.id;
+    expect(url).toBe(`${gh.url}/organizations/${orgId}/team/${team.id}`);
+
+    // What another client does with the URL: request it and what lies under it.
+    const byId = await api.request(`GET ${url}`);
+    expect(byId.data).toMatchObject({ id: team.id, slug: 'team-a', members_count: 2 });
+    const members = await api.request(`GET ${url}/members`);
+    expect((members.data as Array<{ login: string }>).map((m) => m.login)).toEqual([
+      'alice',
+      'bob',
+    ]);
+    const maintainers = await api.request(`GET ${url}/members?role=maintainer`);
+    expect((maintainers.data as Array<{ login: string }>).map((m) => m.login)).toEqual(['alice']);
+    expect((await api.request(`GET ${url}/memberships/alice`)).data).toMatchObject({
+      role: 'maintainer',
+      state: 'active',
+    });
+    expect((await api.request(`GET ${url}/memberships/carol`)).data).toMatchObject({
+      role: 'member',
+      state: 'pending',
+    });
+    expect((await api.request(`GET ${url}/repos`)).data).toEqual([]);
+    await api.request(`PUT ${url}/memberships/carol`, { role: 'member' });
+    await api.request(`DELETE ${url}/memberships/bob`);
+    expect(gh.teamMembers('org', 'team-a')).toEqual(['alice']);
+
+    expect((await get(gh, `/organizations/${orgId}/team/999/members`)).status).toBe(404);
+    expect((await get(gh, `/organizations/999/team/${team.id}/members`)).status).toBe(404);
+    expect(
+      (await get(gh, `/organizations/${orgId}/team/${team.id}/members`, 'ghp_other')).status,
+    ).toBe(403);
+    const invitation = gh.invitations('org')[0]!;
+    const teams = await get(gh, `/organizations/${orgId}/invitations/${invitation.id}/teams`);
+    expect(((await teams.json()) as Array<{ slug: string }>).map((t) => t.slug)).toEqual([
+      'team-a',
+    ]);
+    expect(
+      (await api.rest.orgs.getMembershipForUser({ org: 'org', username: 'carol' })).data,
+    ).toMatchObject({ state: 'pending', role: 'member' });
+    expect((await get(gh, `/orgs/org/memberships/nobody`)).status).toBe(404);
   });
 });
 
@@ -281,3 +339,100 @@ describe('fake GitHub: repository files', () => {
     ).toBe(404);
   });
 });
+
+describe('fake GitHub: git data, branches, tags and archives', () => {
+  it('serves what a repository answer links to: trees, commits, branches, tags, tarball and zipball', async () => {
+    const gh = await start({ pathPrefix: '/api/v3' });
+    gh.addRepo('o', 'r');
+    const first = gh.pushCommit('o/r', 'main', { 'README.md': 'hi\n', 'deploy/a.yaml': 'a: 1\n' });
+    gh.tag('o/r', 'v1', first);
+    const second = gh.pushCommit('o/r', 'main', { 'deploy/sub/b.yaml': 'b: 2\n' });
+    gh.pushCommit('o/r', 'feature', { 'x.txt': 'x' });
+    const api = octokit(gh);
+    const owner = 'o';
+    const repo = 'r';
+
+    const commit = await api.rest.git.getCommit({ owner, repo, commit_sha: second });
+    expect(commit.data.parents.map((p) => p.sha)).toEqual([first]);
+    const root = await api.rest.git.getTree({ owner, repo, tree_sha: commit.data.tree.sha });
+    expect(root.data.tree.map((e) => [e.path, e.type])).toEqual([
+      ['README.md', 'blob'],
+      ['deploy', 'tree'],
+    ]);
+    const deploy = root.data.tree[1]!;
+    const sub = await api.rest.git.getTree({ owner, repo, tree_sha: deploy.sha! });
+    expect(sub.data.tree.map((e) => e.path)).toEqual(['a.yaml', 'sub']);
+    const recursive = await api.rest.git.getTree({ owner, repo, tree_sha: 'main', recursive: '1' });
+    expect(recursive.data.tree.map((e) => e.path)).toEqual([
+      'README.md',
+      'deploy',
+      'deploy/a.yaml',
+      'deploy/sub',
+      'deploy/sub/b.yaml',
+    ]);
+
+    const branches = await api.rest.repos.listBranches({ owner, repo });
+    expect(branches.data.map((b) => b.name)).toEqual(['feature', 'main']);
+    const commits = await api.rest.repos.listCommits({ owner, repo });
+    expect(commits.data.map((c) => c.sha)).toEqual([second, first]);
+    const tags = await api.rest.repos.listTags({ owner, repo });
+    expect(tags.data).toMatchObject([
+      {
+        name: 'v1',
+        commit: { sha: first },
+        tarball_url: `${gh.url}/repos/o/r/tarball/refs/tags/v1`,
+      },
+    ]);
+
+    // The archive links redirect to the host's codeload, as on GitHub Enterprise.
+    const redirect = await fetch(tags.data[0]!.tarball_url, {
+      headers: { authorization: `token ${gh.token}` },
+      redirect: 'manual',
+    });
+    expect(redirect.status).toBe(302);
+    const codeload = `${new URL(gh.url).origin}/_codeload/o/r/legacy.tar.gz/${first}`;
+    expect(redirect.headers.get('location')).toBe(codeload);
+    const tarball = await api.rest.repos.downloadTarballArchive({ owner, repo, ref: 'v1' });
+    const names: string[] = [];
+    const tar = extract();
+    tar.on('entry', (header, stream, next) => {
+      names.push(header.name);
+      stream.resume();
+      stream.on('end', next);
+    });
+    Readable.from(gunzipSync(Buffer.from(tarball.data as ArrayBuffer))).pipe(tar);
+    await new Promise<void>((resolve) => tar.on('finish', () => resolve()));
+    const top = `o-r-${first.slice(0, 7)}`;
+    expect(names).toEqual([
+      `${top}/`,
+      `${top}/README.md`,
+      `${top}/deploy/`,
+      `${top}/deploy/a.yaml`,
+    ]);
+    const zipball = await api.rest.repos.downloadZipballArchive({ owner, repo, ref: 'main' });
+    const files = unzip(Buffer.from(zipball.data as ArrayBuffer));
+    const zipTop = `o-r-${second.slice(0, 7)}`;
+    expect([...files.keys()]).toContain(`${zipTop}/deploy/`);
+    expect(files.get(`${zipTop}/deploy/sub/b.yaml`)).toBe('b: 2\n');
+  });
+});
+
+/** The files of a zip, read as unzip does: from the central directory to each local header. */
+function unzip(zip: Buffer): Map<string, string> {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  const out = new Map<string, string>();
+  for (let i = 0; i < count; i++) {
+    const method = zip.readUInt16LE(at + 10);
+    const size = zip.readUInt32LE(at + 20);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const local = zip.readUInt32LE(at + 42);
+    const name = zip.subarray(at + 46, at + 46 + nameLength).toString();
+    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+    const data = zip.subarray(start, start + size);
+    out.set(name, (method === 8 ? inflateRawSync(data) : data).toString());
+    at += 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+  }
+  return out;
+}

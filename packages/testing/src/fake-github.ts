@@ -1,4 +1,11 @@
-import { type FakeGitFiles, gitBlobSha, normalizePath } from './fake-git.ts';
+import {
+  type FakeGitCommit,
+  type FakeGitFiles,
+  gitBlobSha,
+  normalizePath,
+  tarGz,
+  zipArchive,
+} from './fake-git.ts';
 import {
   type FakeGitHubInvitation,
   type FakeGitHubOrg,
@@ -240,7 +247,7 @@ interface Routed {
   readonly params: Readonly<Record<string, string>>;
 }
 
-type Handler = (r: Routed) => FakeResponse;
+type Handler = (r: Routed) => FakeResponse | Promise<FakeResponse>;
 
 interface Route {
   readonly method: string;
@@ -347,7 +354,7 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     'x-ratelimit-resource': 'core',
   });
 
-  const handle = (req: FakeRequest): FakeResponse => {
+  const handle = async (req: FakeRequest): Promise<FakeResponse> => {
     const auth = req.headers.authorization ?? '';
     const presented = /^(?:token|bearer)\s+(.+)$/i.exec(auth)?.[1];
     const token = presented === undefined ? undefined : tokens.get(presented);
@@ -378,8 +385,18 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     token.quota.used += 1;
     const headers = rateHeaders(quotaOf(token));
     const path = req.url.pathname;
-    if (prefix && !path.startsWith(`${prefix}/`)) return withHeaders(notFound(), headers);
-    const route = path.slice(prefix.length);
+    // GitHub Enterprise serves archive downloads (codeload) at the host's root, outside the API prefix.
+    const outside = path.startsWith('/_codeload/');
+    if (prefix && !outside && !path.startsWith(`${prefix}/`)) {
+      return withHeaders(notFound(), headers);
+    }
+    let route: string;
+    try {
+      route = byName(outside ? path : path.slice(prefix.length), model);
+    } catch (e) {
+      if (e instanceof NotFound) return withHeaders(notFound(), headers);
+      throw e;
+    }
     for (const r of routes) {
       if (r.method !== req.method) continue;
       const m = r.pattern.exec(route);
@@ -389,8 +406,8 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
         if (v !== undefined) params[k] = decodeURIComponent(v);
       }
       try {
-        const denied = r.publicOrg ? undefined : orgAccessDenied(token, params, model);
-        return withHeaders(denied ?? r.handle({ req, token, params }), headers);
+        const denied = r.publicOrg ? undefined : orgAccessDenied(token, params);
+        return withHeaders(denied ?? (await r.handle({ req, token, params })), headers);
       } catch (e) {
         if (e instanceof NotFound) return withHeaders(notFound(), headers);
         throw e;
@@ -474,6 +491,45 @@ function githubRoutes(deps: {
   };
   const page = (items: readonly unknown[], req: FakeRequest) =>
     paginate(items, req, deps.baseUrl());
+  const teamOf = (params: Readonly<Record<string, string>>) => {
+    const org = model.org(params.org!);
+    const team = org.teams.get(params.team!.toLowerCase());
+    if (!team) throw new NotFound('team');
+    return { org, team };
+  };
+  const repositoryShape = (repo: RepoState) =>
+    shapes().repository({ ...repo, defaultBranch: repo.git.defaultBranch ?? 'main' });
+  /** A git tree (`GET /repos/{owner}/{repo}/git/trees/{sha}`): paths relative to the tree. */
+  const treeShape = (
+    repo: RepoState,
+    tree: { commit: FakeGitCommit; dir: string; sha: string },
+    recursive: boolean,
+  ) => {
+    const { commit, dir, sha } = tree;
+    const repoUrl = `${deps.baseUrl()}/repos/${repo.fullName}`;
+    const base = dir === '' ? '' : `${dir}/`;
+    const list = (d: string): unknown[] =>
+      repo.git.entries(commit, d).flatMap((e) => [
+        e.type === 'dir'
+          ? {
+              path: e.path.slice(base.length),
+              mode: '040000',
+              type: 'tree',
+              sha: e.sha,
+              url: `${repoUrl}/git/trees/${e.sha}`,
+            }
+          : {
+              path: e.path.slice(base.length),
+              mode: '100644',
+              type: 'blob',
+              sha: e.sha,
+              size: e.size,
+              url: `${repoUrl}/git/blobs/${e.sha}`,
+            },
+        ...(recursive && e.type === 'dir' ? list(e.path) : []),
+      ]);
+    return { sha, url: `${repoUrl}/git/trees/${sha}`, tree: list(dir), truncated: false };
+  };
   const ORG = '(?<org>[^/]+)';
   const TEAM = '(?<team>[^/]+)';
   const USER = '(?<user>[^/]+)';
@@ -541,15 +597,11 @@ function githubRoutes(deps: {
       return { status: 201, body: shapes().teamFull(org, state) };
     }),
     route('GET', `/orgs/${ORG}/teams/${TEAM}`, ({ params }) => {
-      const org = model.org(params.org!);
-      const team = org.teams.get(params.team!.toLowerCase());
-      if (!team) throw new NotFound('team');
+      const { org, team } = teamOf(params);
       return { status: 200, body: shapes().teamFull(org, team) };
     }),
     route('GET', `/orgs/${ORG}/teams/${TEAM}/members`, ({ params, req }) => {
-      const org = model.org(params.org!);
-      const team = org.teams.get(params.team!.toLowerCase());
-      if (!team) throw new NotFound('team');
+      const { team } = teamOf(params);
       const role = req.url.searchParams.get('role') ?? 'all';
       const users = model.usersOf(team.members, role === 'all' ? undefined : role);
       return page(
@@ -558,30 +610,36 @@ function githubRoutes(deps: {
       );
     }),
     route('GET', `/orgs/${ORG}/teams/${TEAM}/invitations`, ({ params, req }) => {
-      const org = model.org(params.org!);
-      const team = org.teams.get(params.team!.toLowerCase());
-      if (!team) throw new NotFound('team');
+      const { org, team } = teamOf(params);
       return page(
         model.invitationsOf(org, team.team.id).map((i) => shapes().invitation(org.org, i)),
         req,
       );
     }),
-    route(
-      'GET',
-      '/organizations/(?<orgId>\\d+)/team/(?<teamId>\\d+)/invitations',
-      ({ params, req }) => {
-        const org = model.orgById(Number(params.orgId));
-        const team = model.teamById(org.org.id, Number(params.teamId));
-        return page(
-          model.invitationsOf(org, team.team.id).map((i) => shapes().invitation(org.org, i)),
-          req,
-        );
-      },
-    ),
+    route('GET', `/orgs/${ORG}/teams/${TEAM}/repos`, ({ params, req }) => {
+      teamOf(params);
+      // The fake grants teams no repositories.
+      return page([], req);
+    }),
+    route('GET', `/orgs/${ORG}/teams/${TEAM}/memberships/${USER}`, ({ params }) => {
+      const { org, team } = teamOf(params);
+      const user = model.existingUser(params.user!);
+      const role = team.members.get(user.login.toLowerCase());
+      if (role !== undefined) {
+        return {
+          status: 200,
+          body: shapes().teamMembership(org.org, team.team, user.login, role, 'active'),
+        };
+      }
+      const invitation = org.invitations.get(user.login.toLowerCase());
+      if (!invitation?.teamIds.has(team.team.id)) throw new NotFound('membership');
+      return {
+        status: 200,
+        body: shapes().teamMembership(org.org, team.team, user.login, 'member', 'pending'),
+      };
+    }),
     route('PUT', `/orgs/${ORG}/teams/${TEAM}/memberships/${USER}`, ({ params, req, token }) => {
-      const org = model.org(params.org!);
-      const team = org.teams.get(params.team!.toLowerCase());
-      if (!team) throw new NotFound('team');
+      const { org, team } = teamOf(params);
       const body = (req.body ?? {}) as Record<string, unknown>;
       const role = body.role ?? 'member';
       if (role !== 'member' && role !== 'maintainer') {
@@ -603,9 +661,7 @@ function githubRoutes(deps: {
       };
     }),
     route('DELETE', `/orgs/${ORG}/teams/${TEAM}/memberships/${USER}`, ({ params }) => {
-      const org = model.org(params.org!);
-      const team = org.teams.get(params.team!.toLowerCase());
-      if (!team) throw new NotFound('team');
+      const { org, team } = teamOf(params);
       model.removeTeamMembership(org.org.login, team.team.slug, params.user!);
       return { status: 204 };
     }),
@@ -629,6 +685,39 @@ function githubRoutes(deps: {
         model.invitationsOf(org).map((i) => shapes().invitation(org.org, i)),
         req,
       );
+    }),
+    route('GET', `/orgs/${ORG}/invitations/(?<id>\\d+)/teams`, ({ params, req }) => {
+      const org = model.org(params.org!);
+      const invitation = model.invitationsOf(org).find((i) => i.id === Number(params.id));
+      if (!invitation) throw new NotFound('invitation');
+      return page(
+        model.invitationTeams(invitation).map((t) => shapes().team(org.org, t)),
+        req,
+      );
+    }),
+    route('GET', `/orgs/${ORG}/memberships/${USER}`, ({ params }) => {
+      const org = model.org(params.org!);
+      const user = model.existingUser(params.user!);
+      const role = org.members.get(user.login.toLowerCase());
+      if (role !== undefined) {
+        return { status: 200, body: shapes().orgMembership(org.org, user, role, 'active') };
+      }
+      const invitation = org.invitations.get(user.login.toLowerCase());
+      if (!invitation) throw new NotFound('membership');
+      const invited = invitation.role === 'admin' ? 'admin' : 'member';
+      return { status: 200, body: shapes().orgMembership(org.org, user, invited, 'pending') };
+    }),
+    route('GET', `/orgs/${ORG}/repos`, ({ params, req, token }) => {
+      const org = model.org(params.org!);
+      const repos = model
+        .reposOwnedBy(org.org.login)
+        .filter((r) => !r.private || seesPrivate(token, r));
+      return page(repos.map(repositoryShape), req);
+    }),
+    // What the fake does not model: none exists, as in a new organisation.
+    route('GET', `/orgs/${ORG}/(?:events|hooks|issues|public_members)`, ({ params, req }) => {
+      model.org(params.org!);
+      return page([], req);
     }),
     route('PUT', `/orgs/${ORG}/memberships/${USER}`, ({ params, req, token }) => {
       const org = model.org(params.org!);
@@ -671,16 +760,137 @@ function githubRoutes(deps: {
     }),
     route('GET', `/users/${USER}`, ({ params }) => ({
       status: 200,
-      body: shapes().publicUser(model.existingUser(params.user!)),
+      body: shapes().account(params.user!),
     })),
-
-    route('GET', `/repos/${REPO}`, ({ params, token }) => {
-      const repo = repoOf(params, token);
-      return {
-        status: 200,
-        body: shapes().repository({ ...repo, defaultBranch: repo.git.defaultBranch ?? 'main' }),
-      };
+    route('GET', `/users/${USER}/repos`, ({ params, req }) => {
+      const { login } = shapes().account(params.user!);
+      // Another account's repositories: the public ones.
+      return page(
+        model
+          .reposOwnedBy(login)
+          .filter((r) => !r.private)
+          .map(repositoryShape),
+        req,
+      );
     }),
+    // Memberships are private by default, and the fake models no social activity.
+    route(
+      'GET',
+      `/users/${USER}/(?:events|followers|following|gists|orgs|received_events|starred|subscriptions)`,
+      ({ params, req }) => {
+        shapes().account(params.user!);
+        return page([], req);
+      },
+    ),
+
+    route('GET', `/repos/${REPO}`, ({ params, token }) => ({
+      status: 200,
+      body: repositoryShape(repoOf(params, token)),
+    })),
+    route('GET', `/repos/${REPO}/branches`, ({ params, req, token }) => {
+      const repo = repoOf(params, token);
+      const branches = [...repo.git.branches].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return page(
+        branches.map(([name, sha]) => shapes().branch(repo.fullName, name, sha)),
+        req,
+      );
+    }),
+    route('GET', `/repos/${REPO}/tags`, ({ params, req, token }) => {
+      const repo = repoOf(params, token);
+      // GitHub lists the newest-looking names first.
+      const tags = [...repo.git.tags].sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0));
+      return page(
+        tags.map(([name, sha]) => shapes().tag(repo.fullName, name, sha)),
+        req,
+      );
+    }),
+    route('GET', `/repos/${REPO}/commits`, ({ params, req, token }) => {
+      const repo = repoOf(params, token);
+      if (!repo.git.defaultBranch) return conflict('Git Repository is empty.');
+      const ref = req.url.searchParams.get('sha') ?? repo.git.defaultBranch;
+      const commit = resolveRef(repo, ref);
+      if (!commit) return notFound(`No commit found for SHA: ${ref}`);
+      return page(
+        repo.git.log(commit.sha).map((c) => shapes().commit(repo.fullName, c)),
+        req,
+      );
+    }),
+    route('GET', `/repos/${REPO}/commits/(?<sha>[^/]+)/comments`, ({ params, req, token }) => {
+      repoOf(params, token);
+      return page([], req);
+    }),
+    route('GET', `/repos/${REPO}/git/commits/(?<sha>[0-9a-f]{40})`, ({ params, token }) => {
+      const repo = repoOf(params, token);
+      const commit = repo.git.commits.get(params.sha!);
+      if (!commit) throw new NotFound('commit');
+      return { status: 200, body: shapes().gitCommit(repo.fullName, commit) };
+    }),
+    route('GET', `/repos/${REPO}/git/trees/(?<tree>.+)`, ({ params, req, token }) => {
+      const repo = repoOf(params, token);
+      // A tree sha, or a ref naming its commit's root tree.
+      const sha = params.tree!;
+      const byRef = resolveRef(repo, sha);
+      const found = repo.git.findTree(sha);
+      const tree = found
+        ? { ...found, sha }
+        : byRef && { commit: byRef, dir: '', sha: byRef.treeSha };
+      if (!tree) throw new NotFound('tree');
+      const recursive = !['', '0', 'false'].includes(req.url.searchParams.get('recursive') ?? '');
+      return { status: 200, body: treeShape(repo, tree, recursive) };
+    }),
+    route('GET', `/repos/${REPO}/languages`, ({ params, token }) => {
+      repoOf(params, token);
+      return { status: 200, body: {} };
+    }),
+    route('GET', `/repos/${REPO}/contributors`, ({ params, req, token }) => {
+      const repo = repoOf(params, token);
+      // The fake's commits are by no GitHub account: no contributors, and 204 for an empty repository.
+      return repo.git.defaultBranch ? page([], req) : { status: 204 };
+    }),
+    route(
+      'GET',
+      `/repos/${REPO}/(?<format>tarball|zipball)(?:/(?<ref>.+))?`,
+      ({ params, token }) => {
+        const repo = repoOf(params, token);
+        const commit = resolveRef(repo, params.ref ?? repo.git.defaultBranch ?? '');
+        if (!commit) throw new NotFound('ref');
+        const ext = params.format === 'tarball' ? 'tar.gz' : 'zip';
+        const origin = new URL(deps.baseUrl()).origin;
+        const location = `${origin}/_codeload/${repo.fullName}/legacy.${ext}/${commit.sha}`;
+        return { status: 302, headers: { Location: location } };
+      },
+    ),
+    route(
+      'GET',
+      `/_codeload/${REPO}/legacy\\.(?<ext>tar\\.gz|zip)/(?<ref>[0-9a-f]{40})`,
+      async ({ params, token }) => {
+        const repo = repoOf(params, token);
+        const commit = repo.git.commits.get(params.ref!);
+        if (!commit) throw new NotFound('commit');
+        // GitHub's top folder: `<owner>-<repo>-<short sha>`.
+        const top = `${repo.owner}-${repo.name}-${commit.sha.slice(0, 7)}`;
+        const files = repo.git.filesUnder(commit, '');
+        const mtime = Math.floor(Date.parse(commit.date) / 1000);
+        const tar = params.ext === 'tar.gz';
+        return {
+          status: 200,
+          body: tar ? await tarGz(top, files, mtime) : zipArchive(top, files, mtime),
+          headers: {
+            'Content-Type': tar ? 'application/x-gzip' : 'application/zip',
+            'Content-Disposition': `attachment; filename=${top}.${params.ext}`,
+          },
+        };
+      },
+    ),
+    // What the fake does not model: none exists, as in a new repository.
+    route(
+      'GET',
+      `/repos/${REPO}/(?:assignees|collaborators|comments|deployments|downloads|events|forks|hooks|issues|issues/comments|issues/events|keys|labels|milestones|notifications|pulls|releases|stargazers|subscribers|teams)`,
+      ({ params, req, token }) => {
+        repoOf(params, token);
+        return page([], req);
+      },
+    ),
     route('GET', `/repos/${REPO}/contents(?:/(?<path>.*))?`, ({ params, req, token }) => {
       const repo = repoOf(params, token);
       const ref = req.url.searchParams.get('ref') ?? repo.git.defaultBranch ?? 'main';
@@ -747,33 +957,12 @@ function githubRoutes(deps: {
     }),
     route('GET', `/repos/${REPO}/commits/(?<ref>.+)`, ({ params, token }) => {
       const repo = repoOf(params, token);
-      const commit = repo.git.resolve(params.ref!);
+      const commit = resolveRef(repo, params.ref!);
       if (!commit) return validationFailed([], `No commit found for SHA: ${params.ref}`);
-      const repoUrl = `${deps.baseUrl()}/repos/${repo.fullName}`;
-      const signature = { name: 'Fake Git', email: 'fake@example.com', date: commit.date };
       return {
         status: 200,
         body: {
-          sha: commit.sha,
-          node_id: Buffer.from(`06:Commit${commit.sha}`).toString('base64'),
-          url: `${repoUrl}/commits/${commit.sha}`,
-          html_url: `https://github.com/${repo.fullName}/commit/${commit.sha}`,
-          comments_url: `${repoUrl}/commits/${commit.sha}/comments`,
-          commit: {
-            url: `${repoUrl}/git/commits/${commit.sha}`,
-            author: signature,
-            committer: signature,
-            message: commit.message,
-            comment_count: 0,
-            tree: { sha: commit.treeSha, url: `${repoUrl}/git/trees/${commit.treeSha}` },
-          },
-          author: null,
-          committer: null,
-          parents: commit.parents.map((sha) => ({
-            sha,
-            url: `${repoUrl}/commits/${sha}`,
-            html_url: `https://github.com/${repo.fullName}/commit/${sha}`,
-          })),
+          ...shapes().commit(repo.fullName, commit),
           files: [],
           stats: { additions: 0, deletions: 0, total: 0 },
         },
@@ -802,13 +991,9 @@ function githubRoutes(deps: {
 function orgAccessDenied(
   token: TokenState,
   params: Readonly<Record<string, string>>,
-  model: GitHubModel,
 ): FakeResponse | undefined {
   if (!token.orgs) return undefined;
-  let org = params.org;
-  if (org === undefined && params.orgId !== undefined) {
-    org = model.orgById(Number(params.orgId)).org.login;
-  }
+  const org = params.org;
   if (org === undefined || token.orgs.has(org.toLowerCase())) return undefined;
   return {
     status: 403,
@@ -844,8 +1029,34 @@ function paginate(items: readonly unknown[], req: FakeRequest, baseUrl: string):
   return { status: 200, body, ...(links.length ? { headers: { Link: links.join(', ') } } : {}) };
 }
 
-function notFound(): FakeResponse {
-  return { status: 404, body: { message: 'Not Found', documentation_url: DOCS, status: '404' } };
+function notFound(message = 'Not Found'): FakeResponse {
+  return { status: 404, body: { message, documentation_url: DOCS, status: '404' } };
+}
+
+function conflict(message: string): FakeResponse {
+  return { status: 409, body: { message, documentation_url: DOCS, status: '409' } };
+}
+
+/** A branch, tag or sha, also spelled as a full ref (`refs/tags/v1`, as the tag archive URLs do). */
+function resolveRef(repo: RepoState, ref: string): FakeGitCommit | undefined {
+  return repo.git.resolve(ref.replace(/^refs\/(?:heads|tags)\//, ''));
+}
+
+/**
+ * GitHub hands out team and organisation URLs by id
+ * (`/organizations/{org_id}/team/{team_id}`, `/organizations/{org_id}/invitations/…`)
+ * and serves under them what it serves under `/orgs/{org}/teams/{team_slug}`
+ * and `/orgs/{org}`: the path by id becomes the path by name.
+ */
+function byName(path: string, model: GitHubModel): string {
+  const m = /^\/organizations\/(\d+)(?:\/team\/(\d+))?(\/.*)?$/.exec(path);
+  if (!m) return path;
+  const org = model.orgById(Number(m[1])).org;
+  const rest = m[3] ?? '';
+  const base = `/orgs/${encodeURIComponent(org.login)}`;
+  if (m[2] === undefined) return `${base}${rest}`;
+  const team = model.teamById(org.id, Number(m[2])).team;
+  return `${base}/teams/${encodeURIComponent(team.slug)}${rest}`;
 }
 
 function validationFailed(

@@ -1,10 +1,9 @@
-import { createGzip } from 'node:zlib';
-import { pack } from 'tar-stream';
 import {
   type FakeGitCommit,
   type FakeGitFiles,
   FakeGitRepository,
   normalizePath,
+  tarGz,
 } from './fake-git.ts';
 import { type FakeRequest, type FakeResponse, type HttpFake, startHttpFake } from './http-fake.ts';
 
@@ -825,33 +824,4 @@ function pathFromName(name: string): string {
     .replace(/[^a-z0-9_-]+/g, '-')
     .replace(/-{2,}/g, '-')
     .replace(/^-|-$/g, '');
-}
-
-/**
- * A gzip-compressed tar of `files` under folder `top`, as `git archive`
- * writes it (what GitLab's repository archive serves).
- */
-async function tarGz(
-  top: string,
-  files: ReadonlyArray<{ path: string; content: Buffer }>,
-  mtimeSeconds: number,
-): Promise<Buffer> {
-  const tar = pack();
-  const mtime = new Date(mtimeSeconds * 1000);
-  const dirs = new Set<string>();
-  const dir = (name: string) => {
-    if (dirs.has(name)) return;
-    dirs.add(name);
-    tar.entry({ name: `${name}/`, type: 'directory', mode: 0o775, mtime });
-  };
-  dir(top);
-  for (const file of files) {
-    const parts = file.path.split('/');
-    for (let i = 1; i < parts.length; i++) dir(`${top}/${parts.slice(0, i).join('/')}`);
-    tar.entry({ name: `${top}/${file.path}`, mode: 0o664, mtime }, file.content);
-  }
-  tar.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of tar.pipe(createGzip())) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
