@@ -6,6 +6,7 @@ import { extract } from 'tar-stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type FakeGitlab, startFakeGitlab } from './fake-gitlab.ts';
+import { crawl } from './url-crawl.ts';
 
 // Response shapes as GitLab's REST API docs (and gitbeaker's *Schema types) describe them.
 // Not strict: GitLab answers carry more fields than a client reads.
@@ -397,6 +398,82 @@ describe('fake GitLab, through @gitbeaker/rest', () => {
       default_branch: 'master',
       empty_repo: false,
     });
+  });
+});
+
+describe('fake GitLab, as other clients than ours use it', () => {
+  it("answers GET /user with the token's account, as python-gitlab's auth() asks first", async () => {
+    fake = await startFakeGitlab();
+    fake.addUser('alice');
+    const me = await client(fake).Users.showCurrentUser();
+    expect(
+      UserSchema.extend({ email: z.email(), is_admin: z.boolean(), created_at: isoDate }).parse(me),
+    ).toMatchObject({ id: 1, username: 'root', name: 'Administrator', is_admin: true });
+    const bot = await startFakeGitlab({ token: 'glpat-bot', user: 'app-sre-bot' });
+    try {
+      expect(await client(bot).Users.showCurrentUser()).toMatchObject({
+        username: 'app-sre-bot',
+        is_admin: false,
+      });
+      expect(await client(bot).Users.all({ username: 'app-sre-bot' })).toHaveLength(1);
+    } finally {
+      await bot.close();
+    }
+  });
+
+  it('answers JSON as `application/json`, without a charset, as GitLab does', async () => {
+    fake = await startFakeGitlab();
+    fake.addGroup('team');
+    for (const path of ['/groups/team', '/groups/team/members', '/groups/nope', '/user']) {
+      expect((await raw(fake, path)).headers['content-type']).toBe('application/json');
+    }
+    const denied = await fetch(`${fake.apiUrl}/user`);
+    expect(denied.headers.get('content-type')).toBe('application/json');
+  });
+
+  it('answers every URL it hands out (`_links`, `Link` headers) with 200 and JSON', async () => {
+    fake = await startFakeGitlab();
+    fake.addGroup('org/team');
+    fake.addGroupMember('org/team', 'alice', 30);
+    fake.addGroupMember('org/team', 'bob', 40);
+    const project = fake.addProject('org/team', 'app');
+    fake.pushCommit('org/team/app', 'main', { 'deploy/a.yaml': 'a: 1\n' });
+    fake.pushCommit('org/team/app', 'main', { 'deploy/b.yaml': 'b: 1\n' });
+    fake.pushCommit('org/team/app', 'feature', { 'x.txt': 'x' });
+    const api = fake.apiUrl;
+    const results = await crawl({
+      start: [
+        '/user',
+        '/users?per_page=1',
+        '/groups/org%2Fteam',
+        '/groups/org%2Fteam/members?per_page=1',
+        '/groups/org%2Fteam/projects',
+        `/projects/${project.id}/repository/branches?per_page=1`,
+        `/projects/${project.id}/repository/commits?per_page=1`,
+        `/projects/${project.id}/repository/tree?recursive=true&per_page=1`,
+      ].map((p) => `${api}${p}`),
+      within: api,
+      headers: { 'PRIVATE-TOKEN': fake.token },
+      // Pages for a browser and the git remote, not the API.
+      ignoreKeys: ['web_url', 'readme_url', 'http_url_to_repo'],
+    });
+    const wrong = results
+      .filter((r) => r.status !== 200 || r.contentType !== 'application/json')
+      .map((r) => `${r.url} (${r.key} of ${r.from}): ${r.status} ${r.contentType}`);
+    expect(wrong).toEqual([]);
+    const followed = new Set(results.map((r) => r.key));
+    expect([...followed].sort()).toEqual([
+      '',
+      'Link',
+      'cluster_agents',
+      'events',
+      'issues',
+      'labels',
+      'members',
+      'merge_requests',
+      'repo_branches',
+      'self',
+    ]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type FakeGitCommit,
   type FakeGitFiles,
@@ -18,6 +19,11 @@ export interface FakeGitlabQuota {
 export interface FakeGitlabOptions {
   /** The one token the fake accepts (`PRIVATE-TOKEN` header or `Authorization: Bearer`). */
   readonly token?: string;
+  /**
+   * The account the token belongs to (`GET /user`), the first user (id 1);
+   * by default GitLab's first account, the administrator `root`.
+   */
+  readonly user?: string;
   /** Serve HTTPS with a self-signed certificate. */
   readonly tls?: boolean;
   readonly latencyMs?: number;
@@ -132,6 +138,14 @@ interface Project {
 }
 
 const VALID_ACCESS_LEVELS = new Set([5, 10, 20, 30, 40, 50]);
+const PROJECT_LISTS = new Set([
+  'issues',
+  'merge_requests',
+  'labels',
+  'events',
+  'members',
+  'cluster_agents',
+]);
 const DEFAULT_PER_PAGE = 20;
 const MAX_PER_PAGE = 100;
 const AUTHOR = { name: 'Fake GitLab', email: 'fake@gitlab.invalid' };
@@ -249,6 +263,10 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
   const resolve = (project: Project, ref: string): FakeGitCommit | undefined =>
     project.git.resolve(ref);
 
+  const tokenUser = addUser(options.user ?? 'root', {
+    ...(options.user === undefined ? { name: 'Administrator' } : {}),
+  });
+
   // --- JSON shapes (GitLab API docs) -------------------------------------------
 
   const userJson = (u: User) => ({
@@ -257,8 +275,45 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     name: u.name,
     state: 'active',
     locked: false,
-    avatar_url: `${baseUrl}/uploads/-/system/user/avatar/${u.id}/avatar.png`,
+    // A user without an uploaded avatar gets Gravatar's, by the hash of the e-mail address.
+    avatar_url: `https://www.gravatar.com/avatar/${createHash('sha256').update(email(u)).digest('hex')}?s=80&d=identicon`,
     web_url: `${baseUrl}/${u.username}`,
+  });
+
+  /** `GET /user`: the token's own account, with the fields GitLab shows only to its owner. */
+  const currentUserJson = (u: User) => ({
+    ...userJson(u),
+    created_at: u.createdAt,
+    bio: '',
+    location: '',
+    public_email: null,
+    linkedin: '',
+    twitter: '',
+    discord: '',
+    website_url: '',
+    organization: '',
+    job_title: '',
+    pronouns: null,
+    bot: u.bot,
+    work_information: null,
+    local_time: null,
+    last_sign_in_at: u.createdAt,
+    confirmed_at: u.createdAt,
+    last_activity_on: u.createdAt.slice(0, 10),
+    email: email(u),
+    theme_id: 1,
+    color_scheme_id: 1,
+    projects_limit: 100000,
+    current_sign_in_at: u.createdAt,
+    identities: [],
+    can_create_group: true,
+    can_create_project: true,
+    two_factor_enabled: false,
+    external: false,
+    private_profile: false,
+    commit_email: email(u),
+    is_admin: u.id === tokenUser.id && options.user === undefined,
+    note: null,
   });
 
   const memberJson = (m: Member) => {
@@ -470,6 +525,10 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     const p = params(req);
     const { method } = req;
 
+    if (seg[0] === 'user' && seg.length === 1 && method === 'GET') {
+      return json(200, currentUserJson(tokenUser));
+    }
+
     if (seg[0] === 'users' && seg.length === 1 && method === 'GET') {
       const username = p.get('username');
       const search = p.get('search')?.toLowerCase();
@@ -560,6 +619,10 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       const project = findProject(seg[1]);
       if (!project) return notFound('Project');
       if (seg.length === 2 && method === 'GET') return json(200, projectJson(project));
+      // The lists a project's `_links` name that the fake does not model: none exist.
+      if (seg.length === 3 && method === 'GET' && PROJECT_LISTS.has(seg[2]!)) {
+        return paginate(req, []);
+      }
       if (seg[2] !== 'repository') return json(404, { error: '404 Not Found' });
       return repository(req, project, seg.slice(3), p);
     }
@@ -733,9 +796,18 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     const response = await route(req);
     return { ...response, headers: { ...response.headers, ...rateLimitHeaders() } };
   };
+  // GitLab's JSON answers say `application/json`, without a charset.
+  const handleJson = async (req: FakeRequest): Promise<FakeResponse> => {
+    const response = await handle(req);
+    const typed = Object.keys(response.headers ?? {}).some(
+      (h) => h.toLowerCase() === 'content-type',
+    );
+    if (typed || response.body === undefined) return response;
+    return { ...response, headers: { ...response.headers, 'Content-Type': 'application/json' } };
+  };
 
   const http: HttpFake = await startHttpFake({
-    handle,
+    handle: handleJson,
     ...(options.latencyMs !== undefined ? { latencyMs: options.latencyMs } : {}),
     ...(options.random ? { random: options.random } : {}),
     ...(options.tls ? { tls: true } : {}),
@@ -795,6 +867,11 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
 }
 
 type Params = ReadonlyMap<string, string>;
+
+/** The fake's e-mail address of a user (GitLab requires one). */
+function email(u: { readonly username: string }): string {
+  return `${u.username}@example.com`;
+}
 
 /** Grape reads parameters from the query string and the (JSON or form) body alike. */
 function params(req: FakeRequest): Params {
