@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakePagerDuty, startFakePagerDuty } from './fake-pagerduty.ts';
+import { crawl } from './url-crawl.ts';
 
 let pd: FakePagerDuty | undefined;
 afterEach(async () => {
@@ -44,7 +45,7 @@ describe('fake PagerDuty', () => {
       type: 'user',
       email: 'u0@example.com',
       name: 'u0',
-      self: 'https://api.pagerduty.com/users/U0',
+      self: `${pd.url}/users/U0`,
     });
     const capped = await get('/users?limit=500&offset=100&total=true');
     expect(capped.body).toMatchObject({ limit: 100, offset: 100, more: false, total: 130 });
@@ -96,7 +97,7 @@ describe('fake PagerDuty', () => {
         id: 'PB',
         type: 'user_reference',
         summary: 'b@example.com',
-        self: 'https://api.pagerduty.com/users/PB',
+        self: `${pd.url}/users/PB`,
         html_url: 'https://acme.pagerduty.com/users/PB',
       },
     });
@@ -133,6 +134,38 @@ describe('fake PagerDuty', () => {
     const missing = await get('/escalation_policies/NOPE');
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ error: { message: 'Not Found', code: 2100 } });
+  });
+
+  it('serves the `self` URL of every object it answers, as PagerDuty does', async () => {
+    pd = await startFakePagerDuty({
+      users: [
+        { id: 'PA', email: 'a@example.com' },
+        { id: 'PB', email: 'b@example.com' },
+      ],
+      schedules: [{ id: 'PS1', onCall: ['PA'] }],
+      escalationPolicies: [
+        {
+          id: 'PE1',
+          rules: [
+            { delayMinutes: 0, targets: [{ type: 'schedule', id: 'PS1' }] },
+            { delayMinutes: 5, targets: [{ type: 'user', id: 'PB' }] },
+          ],
+        },
+      ],
+    });
+    const results = await crawl({
+      start: ['/users', '/escalation_policies/PE1'].map((p) => `${pd?.url}${p}`),
+      within: pd.url,
+      headers: { Authorization: `Token token=${pd.token}` },
+    });
+    // `html_url` and `avatar_url` are the web UI's, not the API's.
+    expect(results.map((r) => [new URL(r.url).pathname, r.key, r.status, r.contentType])).toEqual([
+      ['/users', '', 200, 'application/json; charset=utf-8'],
+      ['/escalation_policies/PE1', '', 200, 'application/json; charset=utf-8'],
+      ['/users/PA', 'self', 200, 'application/json; charset=utf-8'],
+      ['/users/PB', 'self', 200, 'application/json; charset=utf-8'],
+      ['/schedules/PS1', 'self', 200, 'application/json; charset=utf-8'],
+    ]);
   });
 
   it('answers 429 with the rate-limit headers when told to, then recovers', async () => {

@@ -61,8 +61,8 @@ const MAX_LIMIT = 100;
 /** Without `until`, PagerDuty renders two weeks of a schedule. */
 const DEFAULT_RENDER_MS = 14 * 24 * 3600 * 1000;
 
-// Where the real API and web UI live; `self` and `html_url` point there, as in PagerDuty's answers.
-const API = 'https://api.pagerduty.com';
+// Where the web UI lives; `html_url` points there, as in PagerDuty's answers. `self`, the
+// object's URL in the API, points at the fake itself, as PagerDuty's at the API that answered.
 const WEB = 'https://acme.pagerduty.com';
 
 /**
@@ -92,6 +92,8 @@ export async function startFakePagerDuty(
   for (const u of options.users ?? []) users.set(u.id, u);
   for (const s of options.schedules ?? []) schedules.set(s.id, s);
   for (const p of options.escalationPolicies ?? []) policies.set(p.id, p);
+  // The fake's URL, known once it listens (before any request).
+  let api = '';
 
   const userReference = (id: string) => {
     const live = users.get(id);
@@ -101,7 +103,7 @@ export async function startFakePagerDuty(
       id,
       type: 'user_reference',
       summary: user?.name ?? user?.email ?? id,
-      self: `${API}/users/${id}`,
+      self: `${api}/users/${id}`,
       html_url: `${WEB}/users/${id}`,
       ...(gone && !live ? { deleted_at: gone.at } : {}),
     };
@@ -118,7 +120,7 @@ export async function startFakePagerDuty(
     let m = /^\/users\/([^/]+)$/.exec(path);
     if (m) {
       const user = users.get(decodeURIComponent(m[1] ?? ''));
-      return user ? ok({ user: userBody(user) }) : error(404, 'Not Found', 2100);
+      return user ? ok({ user: userBody(user, api) }) : error(404, 'Not Found', 2100);
     }
     m = /^\/schedules\/([^/]+)$/.exec(path);
     if (m) {
@@ -144,7 +146,7 @@ export async function startFakePagerDuty(
       (u) => !q || u.email.toLowerCase().includes(q) || (u.name ?? '').toLowerCase().includes(q),
     );
     return ok({
-      users: all.slice(offset, offset + limit).map(userBody),
+      users: all.slice(offset, offset + limit).map((u) => userBody(u, api)),
       limit,
       offset,
       more: offset + limit < all.length,
@@ -180,7 +182,7 @@ export async function startFakePagerDuty(
         id: schedule.id,
         type: 'schedule',
         summary: name,
-        self: `${API}/schedules/${schedule.id}`,
+        self: `${api}/schedules/${schedule.id}`,
         html_url: `${WEB}/schedules/${schedule.id}`,
         name,
         time_zone: query.get('time_zone') ?? 'UTC',
@@ -203,7 +205,7 @@ export async function startFakePagerDuty(
       id: policy.id,
       type: 'escalation_policy',
       summary: name,
-      self: `${API}/escalation_policies/${policy.id}`,
+      self: `${api}/escalation_policies/${policy.id}`,
       html_url: `${WEB}/escalation_policies/${policy.id}`,
       name,
       description: '',
@@ -219,7 +221,7 @@ export async function startFakePagerDuty(
                 id: t.id,
                 type: 'schedule_reference',
                 summary: schedules.get(t.id)?.name ?? t.id,
-                self: `${API}/schedules/${t.id}`,
+                self: `${api}/schedules/${t.id}`,
                 html_url: `${WEB}/schedules/${t.id}`,
               },
         ),
@@ -234,6 +236,7 @@ export async function startFakePagerDuty(
     ...(options.latencyMs === undefined ? {} : { latencyMs: options.latencyMs }),
     ...(options.port === undefined ? {} : { port: options.port }),
   });
+  api = http.url;
   return Object.assign(http, {
     token,
     addUser: (user: FakePagerDutyUser) => {
@@ -268,13 +271,13 @@ export async function startFakePagerDuty(
   });
 }
 
-function userBody(user: FakePagerDutyUser) {
+function userBody(user: FakePagerDutyUser, api: string) {
   const name = user.name ?? user.email.split('@')[0] ?? user.email;
   return {
     id: user.id,
     type: 'user',
     summary: name,
-    self: `${API}/users/${user.id}`,
+    self: `${api}/users/${user.id}`,
     html_url: `${WEB}/users/${user.id}`,
     name,
     email: user.email,
