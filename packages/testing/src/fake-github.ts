@@ -269,6 +269,8 @@ interface Route {
  * `per_page`/`page` and a `Link` header; every answer carries the
  * `x-ratelimit-*` headers of its token's quota, which answers 403 when used
  * up. Faults (secondary limits, 5xx, latency) come from the HTTP fake.
+ * Every URL an answer hands out answers too, as on GitHub (a team's URL by
+ * id, a tag's tarball, a user's followers), for clients other than ours.
  *
  * ```ts
  * const github = await startFakeGitHub({ token: 'ghp_admin', rateLimit: { limit: 100, windowMs: 1000 } });
