@@ -78,6 +78,19 @@ describe('diffBundles', () => {
     expect(diff.resources['/r2.yml']?.new?.content).toBe('two!');
   });
 
+  it('lists a file whose bytes are unchanged but whose bundler-added __identifier changed', () => {
+    // A file gains its top-level __identifier when another file starts listing it
+    // in a context-unique array: same bytes, same $file_sha256sum, different object.
+    const role = { $schema: '/thing-1.yml', name: 'admins', $file_sha256sum: 'f'.repeat(64) };
+    const base: Bundle = { ...BASE, data: { '/role.yml': role } };
+    const head: Bundle = { ...BASE, data: { '/role.yml': { ...role, __identifier: 'abc' } } };
+    const diff = diffBundles(base, head);
+    expect(Object.keys(diff.datafiles)).toEqual(['/role.yml']);
+    expect(diff.datafiles['/role.yml']?.old).not.toHaveProperty('__identifier');
+    expect(diff.datafiles['/role.yml']?.new?.__identifier).toBe('abc');
+    expect(diffBundles(base, base).datafiles).toEqual({});
+  });
+
   it('reports changed JSON schemas and whether the GraphQL schema changed', () => {
     expect(diffBundleSchemas(BASE, HEAD)).toEqual({
       schemas: [

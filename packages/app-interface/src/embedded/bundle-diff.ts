@@ -76,7 +76,10 @@ export function diffBundles(base: Bundle, head: Bundle): BundleDiff {
   for (const path of sortedUnion(base.data, head.data)) {
     const oldData = base.data[path];
     const newData = head.data[path];
-    if (oldData && newData && sameData(oldData, newData)) continue;
+    // Whole objects, as qontract-server compares them: equal bytes ($file_sha256sum)
+    // do not make equal documents, since the bundler writes `__identifier` into a
+    // file that another file lists in a context-unique array.
+    if (oldData && newData && isDeepStrictEqual(oldData, newData)) continue;
     const schemaOf = newData ?? oldData;
     diff.datafiles[path] = {
       datafilepath: path,
@@ -86,16 +89,6 @@ export function diffBundles(base: Bundle, head: Bundle): BundleDiff {
     };
   }
   return diff;
-}
-
-/**
- * Equal file checksums mean equal bytes, so equal documents: the common case
- * of a big bundle with a small change needs no walk through every document.
- */
-function sameData(a: JsonObject, b: JsonObject): boolean {
-  const sha = a.$file_sha256sum;
-  if (typeof sha === 'string' && sha === b.$file_sha256sum) return true;
-  return isDeepStrictEqual(a, b);
 }
 
 /** The JSON schemas and the GraphQL schema that differ between two bundles. */

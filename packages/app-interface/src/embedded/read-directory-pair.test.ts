@@ -2,6 +2,7 @@ import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { diffBundles } from './bundle-diff.ts';
 import { BundleTextCache, serializeBundle } from './bundle-file.ts';
 import { collectBundleFromDirectory, collectBundlePair } from './read-directory.ts';
 import { removeTree, SMALL_SCHEMA_YML, writeTree } from './test-support/tree.ts';
@@ -136,6 +137,11 @@ describe('collectBundlePair', () => {
     );
     expect(base!.data[ADMINS]!.__identifier).toEqual(expect.any(String));
     expect(head!.data[ADMINS]!.__identifier).toBeUndefined();
+    // The role file's bytes did not change, its object did: /diff lists it, as qontract-server does.
+    expect(Object.keys(diffBundles(base!, head!).datafiles)).toEqual([
+      ADMINS,
+      `/${ALICE.slice('data/'.length)}`,
+    ]);
   });
 
   it('builds identical trees into equal bundles', async () => {

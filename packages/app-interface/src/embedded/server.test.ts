@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createEmbeddedEngine, loadEmbeddedEngine } from './engine.ts';
 import { type BundleServer, startBundleServer } from './server.ts';
 import { BASIC_FIXTURE } from './test-support/tree.ts';
@@ -112,6 +113,37 @@ describe('startBundleServer', () => {
   it('rejects bodies over 100 kB like express.json()', async () => {
     const r = await post('/graphql', { query: `{ clusters_v1 { name } } #${'x'.repeat(110_000)}` });
     expect(r.status).toBe(413);
+  });
+
+  it('keeps a keep-alive connection usable after a 413, as express.json() does', async () => {
+    // express.json() reads the rest of an oversize body before it answers 413, so
+    // the connection stays in step and the client's next request on it succeeds.
+    const connections: unknown[] = [];
+    const count = (socket: unknown) => connections.push(socket);
+    server.server.on('connection', count);
+    const client = new Client(server.url, { pipelining: 1, keepAliveTimeout: 10_000 });
+    onTestFinished(async () => {
+      server.server.off('connection', count);
+      await client.close();
+    });
+    const request = (body?: string) =>
+      client.request({
+        path: '/graphql',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body ?? JSON.stringify({ query: '{ clusters_v1 { name } }' }),
+      });
+
+    const big = await request(JSON.stringify({ query: `{ x } #${'x'.repeat(1_000_000)}` }));
+    expect(big.statusCode).toBe(413);
+    expect(big.headers.connection).not.toBe('close');
+    await big.body.text();
+    for (let i = 0; i < 3; i++) {
+      const next = await request();
+      expect(next.statusCode).toBe(200);
+      expect(await next.body.json()).toMatchObject({ data: { clusters_v1: expect.any(Array) } });
+    }
+    expect(connections).toHaveLength(1);
   });
 
   it('serves git commit info, {} when the bundle has none', async () => {

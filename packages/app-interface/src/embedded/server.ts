@@ -394,14 +394,20 @@ function send(
   res.end(body);
 }
 
+/**
+ * The body, or 413 once all of it is read. Leaving a for-await loop early
+ * destroys the request and with it the socket, so a keep-alive client's next
+ * request on that connection failed; express.json() likewise reads the rest of
+ * an oversize body (discarding it) before it answers 413.
+ */
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     const buf = chunk as Buffer;
     size += buf.length;
-    if (size > BODY_LIMIT) throw new HttpError(413, 'request entity too large');
-    chunks.push(buf);
+    if (size <= BODY_LIMIT) chunks.push(buf);
   }
+  if (size > BODY_LIMIT) throw new HttpError(413, 'request entity too large');
   return Buffer.concat(chunks).toString('utf8');
 }
