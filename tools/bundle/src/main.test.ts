@@ -84,6 +84,26 @@ describe('qontract-bundle validate', () => {
     expect(JSON.parse(json.stdout)).toHaveLength(4);
   });
 
+  it('lists a data file naming an unknown $schema before the $schemaRefs that fail because of it', async () => {
+    const root = await writeTree({
+      'graphql-schemas/schema.yml': SCHEMA_YML,
+      'schemas/metaschema-1.json': '{"$schema": "http://json-schema.org/draft-06/schema"}',
+      'schemas/thing-1.yml':
+        '$schema: /metaschema-1.json\ntype: object\nproperties:\n  other: {type: object, $schemaRef: /thing-1.yml}\n',
+      'data/a.yml': '$schema: /thing-1.yml\nname: a\nother: {$ref: /z.yml}\n',
+      'data/b.yml': '$schema: /thing-1.yml\nname: b\nother: {$ref: /z.yml}\n',
+      'data/z.yml': '$schema: /thing-2.yml\nname: z\n',
+    });
+    roots.push(root);
+    const r = await run('validate', root);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'ERROR SCHEMA /z.yml: schema /thing-2.yml not found',
+      'ERROR SCHEMA /a.yml: schema /thing-1.yml: /other $ref /z.yml has $schema /thing-2.yml (not found), expected /thing-1.yml',
+      'ERROR SCHEMA /b.yml: schema /thing-1.yml: /other $ref /z.yml has $schema /thing-2.yml (not found), expected /thing-1.yml',
+      '3 problems found',
+    ]);
+  });
+
   it('fails build on unreadable files but not on validation problems', async () => {
     const root = await writeTree({
       'graphql-schemas/schema.yml': SCHEMA_YML,

@@ -5,6 +5,7 @@ import {
   BundleLoadError,
   type BundleProblem,
   collectBundleFromDirectory,
+  compareProblems,
   formatProblem,
   loadEmbeddedEngine,
   readBundleFile,
@@ -14,7 +15,6 @@ import {
   writeBundleFile,
 } from '@qontract/app-interface';
 import { ExitCode, QontractError } from '@qontract/core';
-import { compareCodePoints } from '@qontract/pycompat';
 
 interface Output {
   write(text: string): unknown;
@@ -164,7 +164,7 @@ async function validate(
     problems.push(...validateBundle(bundle));
     counts = `${Object.keys(bundle.data).length} data files`;
   }
-  problems.sort((a, b) => compareCodePoints(a.file, b.file));
+  problems.sort(compareProblems);
   if (json) {
     stdout.write(`${JSON.stringify(problems, null, 2)}\n`);
   } else if (problems.length === 0) {

@@ -53,6 +53,27 @@ describe('checkBundle', () => {
     ]);
   });
 
+  it('lists a data file naming an unknown $schema before the references that fail because of it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mr-check-bundle-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await cp(EXAMPLE, dir, { recursive: true });
+    await edit(
+      join(dir, 'data/openshift/appint-ex-01/cluster.yml'),
+      '$schema: /openshift/cluster-1.yml',
+      '$schema: /openshift/cluster-9.yml',
+    );
+    const { problems } = await checkBundle(dir, true);
+    expect(problems[0]).toMatchObject({
+      file: '/openshift/appint-ex-01/cluster.yml',
+      reason: 'schema /openshift/cluster-9.yml not found',
+    });
+    const rest = problems.slice(1).map((p) => p.reason);
+    expect(rest.length).toBeGreaterThan(1);
+    expect(rest.filter((r) => r.includes('/cluster-9.yml (not found), expected'))).toHaveLength(
+      rest.length,
+    );
+  });
+
   it('builds a valid tree with its sha and no problems', async () => {
     const checked = await checkBundle(EXAMPLE, true);
     expect(checked.problems).toEqual([]);

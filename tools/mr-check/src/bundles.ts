@@ -6,13 +6,13 @@ import {
   type BundleProblem,
   collectBundleFromDirectory,
   collectBundlePair,
+  compareProblems,
   readBundleFile,
   serializeBundle,
   type validateBundle,
   validateBundleInSlices,
 } from '@qontract/app-interface';
 import { QontractError } from '@qontract/core';
-import { compareCodePoints } from '@qontract/pycompat';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 
 /** A problem of the head, with the line of its data file when it can be found. */
@@ -122,7 +122,7 @@ async function located(
   built: CheckedBundle,
   problems: readonly BundleProblem[],
 ): Promise<CheckedBundle> {
-  const sorted = [...problems].sort((a, b) => compareCodePoints(a.file, b.file));
+  const sorted = [...problems].sort(compareProblems);
   return {
     source: built.source,
     bundle: built.bundle,

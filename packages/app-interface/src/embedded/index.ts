@@ -21,7 +21,12 @@ export {
   loadEmbeddedEngine,
 } from './engine.ts';
 
-export { BundleLoadError, type BundleProblem, formatProblem } from './problems.ts';
+export {
+  BundleLoadError,
+  type BundleProblem,
+  compareProblems,
+  formatProblem,
+} from './problems.ts';
 
 export {
   type AppInterfaceLayout,

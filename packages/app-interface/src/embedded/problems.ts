@@ -1,4 +1,5 @@
 import { QontractError } from '@qontract/core';
+import { compareCodePoints } from '@qontract/pycompat';
 
 /** One thing wrong with an app-interface tree or bundle: which file, and why. */
 export interface BundleProblem {
@@ -7,6 +8,18 @@ export interface BundleProblem {
   readonly reason: string;
   /** Validator-style category, so reports can be grouped like qontract-validator's. */
   readonly kind: ProblemKind;
+  /**
+   * Other problems follow from this one: a data file naming a `$schema` that
+   * does not exist fails every `$schemaRef` that points at it. Listed first,
+   * so the cause is read before its consequences.
+   */
+  readonly rootCause?: true;
+}
+
+/** Root causes first, then by file; the sort is stable, so one file's problems keep their order. */
+export function compareProblems(a: BundleProblem, b: BundleProblem): number {
+  if (Boolean(a.rootCause) !== Boolean(b.rootCause)) return a.rootCause ? -1 : 1;
+  return compareCodePoints(a.file, b.file);
 }
 
 export const ProblemKind = {

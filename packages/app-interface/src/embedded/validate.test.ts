@@ -172,10 +172,32 @@ describe('validation of an app-interface tree', () => {
     });
     const problems = await problemsOf(root);
     expect(problems).toEqual([
+      // a data file naming an unknown schema first: $schemaRefs to it would fail too
+      '/u.yml: schema /unknown-1.yml not found',
       '/a.yml: Thing_v1.name "same" must be unique, but is used in /a.yml, /b.yml',
       '/a.yml: doc: resource /missing.md does not exist',
       '/a.yml: schema /thing-1.yml: /other $ref /o.yml has $schema /other-1.yml, expected /thing-1.yml',
-      '/u.yml: schema /unknown-1.yml not found',
+    ]);
+  });
+
+  it('lists a data file naming an unknown $schema before the $schemaRefs that fail because of it', async () => {
+    const referrers = Object.fromEntries(
+      [1, 2, 3, 4, 5, 6].map((i) => [
+        `data/a${i}.yml`,
+        `$schema: /thing-1.yml\nname: a${i}\nother: {$ref: /z/typo.yml}\n`,
+      ]),
+    );
+    const root = await tree({
+      ...referrers,
+      'data/z/typo.yml': '$schema: /thing-2.yml\nname: t\n',
+    });
+    const problems = await problemsOf(root);
+    expect(problems).toEqual([
+      '/z/typo.yml: schema /thing-2.yml not found',
+      ...[1, 2, 3, 4, 5, 6].map(
+        (i) =>
+          `/a${i}.yml: schema /thing-1.yml: /other $ref /z/typo.yml has $schema /thing-2.yml (not found), expected /thing-1.yml`,
+      ),
     ]);
   });
 

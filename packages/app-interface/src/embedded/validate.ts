@@ -3,7 +3,7 @@ import { compareCodePoints } from '@qontract/pycompat';
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import draft6MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
 import { confsOf } from './graphql-conf.ts';
-import { type BundleProblem, ProblemKind } from './problems.ts';
+import { type BundleProblem, compareProblems, ProblemKind } from './problems.ts';
 import { errorExplainer, formatErrorDetail } from './schema-errors.ts';
 import { traverseData } from './traverse.ts';
 import type { Bundle, GraphqlTypeConf, JsonObject, JsonValue, UnloadedFiles } from './types.ts';
@@ -114,7 +114,7 @@ function* validationSteps(
 const explainedOrder = new WeakMap<BundleProblem, { document: string; rank: number }>();
 
 function byFileThenSpecificity(a: BundleProblem, b: BundleProblem): number {
-  const byFile = compareCodePoints(a.file, b.file);
+  const byFile = compareProblems(a, b);
   if (byFile !== 0) return byFile;
   const ra = explainedOrder.get(a);
   const rb = explainedOrder.get(b);
@@ -144,6 +144,9 @@ function* validateJsonSchemas(
   });
   ajv.addMetaSchema(draft6MetaSchema);
 
+  const knownSchema = (declared: string) =>
+    normalizeSchemaPath(declared) in bundle.schemas ||
+    unloaded.schemas.has(normalizeSchemaPath(declared));
   const checkSchemaRef: SchemaValidateFunction = function schemaRef(
     expected: unknown,
     data: unknown,
@@ -154,10 +157,13 @@ function* validateJsonSchemas(
     if (target === null || targetFile === undefined) return true;
     if (typeof expected === 'string') {
       if (targetFile.$schema === expected) return true;
+      const actual = String(targetFile.$schema);
+      // The target's own problem (listed first) is the cause: say so here.
+      const unknown = knownSchema(actual) ? '' : ' (not found)';
       checkSchemaRef.errors = [
         {
           keyword: '$schemaRef',
-          message: `$ref ${target} has $schema ${String(targetFile.$schema)}, expected ${expected}`,
+          message: `$ref ${target} has $schema ${actual}${unknown}, expected ${expected}`,
           params: {},
         },
       ];
@@ -235,11 +241,17 @@ function* validateJsonSchemas(
   }
 
   const explainer = errorExplainer(ajv, bundle.schemas);
-  const validateDocument = (file: string, doc: JsonValue, declared: string) => {
+  const validateDocument = (file: string, doc: JsonValue, declared: string, isData = false) => {
     const schemaPath = normalizeSchemaPath(declared);
     if (unloaded.schemas.has(schemaPath)) return;
     if (!(schemaPath in bundle.schemas)) {
-      problems.push({ file, reason: `schema ${declared} not found`, kind: ProblemKind.SCHEMA });
+      problems.push({
+        file,
+        reason: `schema ${declared} not found`,
+        kind: ProblemKind.SCHEMA,
+        // A data file's: each $schemaRef to it then fails too.
+        ...(isData ? { rootCause: true as const } : {}),
+      });
       return;
     }
     const validate = validatorFor(schemaPath);
@@ -257,7 +269,7 @@ function* validateJsonSchemas(
   };
 
   for (const [file, df] of Object.entries(bundle.data)) {
-    if (typeof df.$schema === 'string') validateDocument(file, df, df.$schema);
+    if (typeof df.$schema === 'string') validateDocument(file, df, df.$schema, true);
     yield;
   }
   for (const [file, resource] of Object.entries(bundle.resources)) {
