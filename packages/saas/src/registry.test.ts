@@ -432,7 +432,7 @@ describe('validateTargetImages', () => {
       what: 'a missing manifest',
       images: ['quay.io/org/a:missing'],
       patterns: ['quay.io/org/'],
-      errors: [`${P} Image : quay.io/org/a:missing does not exist`],
+      errors: [`${P} Image does not exist: quay.io/org/a:missing`],
     },
     {
       what: 'a registry failure',
@@ -534,7 +534,7 @@ describe('validateTargetImages', () => {
       const results = await Promise.all(['ns1', 'ns2', 'ns3'].map(check));
       expect(results).toEqual(
         ['ns1', 'ns2', 'ns3'].map((ns) => [
-          `[saas-app/app] c1/${ns}: Image : ${registry.host}/org/app:gone does not exist`,
+          `[saas-app/app] c1/${ns}: Image does not exist: ${registry.host}/org/app:gone`,
         ]),
       );
       const heads = registry.requestLog.filter((r) => r.method === 'HEAD' && r.status !== 401);
@@ -589,7 +589,7 @@ describe('imageDigest', () => {
     await expect(
       imageDigest(lookup, { ...options, imagePatterns: [`${registry.host}/`] }),
     ).rejects.toThrow(
-      `[saas-app/app] c1/ns: Image : ${registry.host}/org/app:abc1234 does not exist`,
+      `[saas-app/app] c1/ns: Image does not exist: ${registry.host}/org/app:abc1234`,
     );
   });
 });

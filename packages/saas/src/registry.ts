@@ -684,7 +684,8 @@ async function checkImage(
   }
   try {
     const manifest = await lookup(image, auth);
-    if (manifest === undefined) return { error: `${prefix} Image : ${image} does not exist` };
+    // Worded as its siblings; the original's `Image : <image> does not exist` has a stray ` :`.
+    if (manifest === undefined) return { error: `${prefix} Image does not exist: ${image}` };
     return { manifest };
   } catch (e) {
     if (!(e instanceof QontractError)) throw e;

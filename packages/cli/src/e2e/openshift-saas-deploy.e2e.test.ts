@@ -111,7 +111,7 @@ describe('openshift-saas-deploy end to end', () => {
     const failed = await e.run([...APP, ...STAGE]);
     expect(failed.code).toBe(1);
     expect(messages(failed, 50).join('\n')).toContain(
-      `${e.registry.host}/example/example-app:${next.slice(0, 7)} does not exist`,
+      `Image does not exist: ${e.registry.host}/example/example-app:${next.slice(0, 7)}`,
     );
     expect(Object.keys(await promotionRecords(e)).filter((k) => k.endsWith(`/${next}`))).toEqual(
       [],
@@ -246,7 +246,7 @@ describe('openshift-saas-deploy end to end', () => {
     expect(run.code).toBe(1);
     const errors = messages(run, 50).join('\n');
     expect(errors).toContain(
-      `[saas-example-worker/example-worker] appint-ex-01/example-app-stage: Image : ${e.registry.host}/example/example-worker:${e.seed.workerSha.slice(0, 7)} does not exist`,
+      `[saas-example-worker/example-worker] appint-ex-01/example-app-stage: Image does not exist: ${e.registry.host}/example/example-worker:${e.seed.workerSha.slice(0, 7)}`,
     );
     expect(errors).toContain(
       'secret parameter API_KEY (app-sre/example-app/missing, field api_key)',
