@@ -84,6 +84,29 @@ describe('desiredDeployments', () => {
     expect(c.env.find((e: Any) => e.name === 'SLEEP_DURATION_SECS').value).toBe('77');
   });
 
+  it("never takes the image's former defaults as settings: the environment's values are rendered", () => {
+    const ns = namespace('prod-ns', 'production', { LOG_LEVEL: 'debug', SLEEP_DURATION_SECS: 77 });
+    const envOf = (managerEnv: Record<string, string>) => {
+      const r = desiredDeployments(data([integration('a', [managed(ns)])]), {
+        ...settings,
+        env: managerEnv,
+      });
+      const d: Any = r.namespaces[0]!.objects[0];
+      return Object.fromEntries(
+        d.spec.template.spec.containers[0].env.map((e: Any) => [e.name, e.value]),
+      );
+    };
+    // What the image's ENV used to set on every manager.
+    const image = { DRY_RUN: '', LOG_LEVEL: 'INFO', SLEEP_DURATION_SECS: '600' };
+    expect(envOf(image)).toMatchObject({
+      DRY_RUN: '--dry-run',
+      LOG_LEVEL: 'debug',
+      SLEEP_DURATION_SECS: '77',
+    });
+    // An explicit DRY_RUN (the one the manager passes down) still wins, as in the original.
+    expect(envOf({ ...image, DRY_RUN: '--no-dry-run' }).DRY_RUN).toBe('--no-dry-run');
+  });
+
   it('names the integration file of bad sharding data and leaves its entry out', () => {
     const bad = data([
       integration('a', [managed(prod, { sharding: { strategy: 'per-openshift-cluster' } as Any })]),

@@ -117,9 +117,18 @@ export function desiredDeployments(
 }
 
 /**
+ * Variables that run-integration reads for the manager's own process (its log
+ * level, its loop): they configure the manager, not the pods it renders, which
+ * take them from their environment's `parameters`. The original passes them
+ * down like any other; its bootstrap template always sets them on the manager,
+ * so an environment's `LOG_LEVEL` never reached a pod there.
+ */
+const MANAGER_OWN_SETTINGS: ReadonlySet<string> = new Set(['LOG_LEVEL', 'SLEEP_DURATION_SECS']);
+
+/**
  * The processing parameters of one namespace (§8.6), lowest first: the
- * environment's `parameters`, then any template parameter set in the
- * manager's environment, then `--image`.
+ * environment's `parameters`, then any template parameter set (non-empty) in
+ * the manager's environment, except its own settings, then `--image`.
  */
 function parametersFor(
   namespace: Namespace,
@@ -132,7 +141,9 @@ function parametersFor(
   }
   for (const { name } of declared) {
     const v = settings.env[name];
-    if (v !== undefined) out[name] = v;
+    // Empty is unset, as run-integration reads DRY_RUN: an image or template default of ""
+    // must never render a wet pod over the environment's (or the chart's) --dry-run.
+    if (v !== undefined && v !== '' && !MANAGER_OWN_SETTINGS.has(name)) out[name] = v;
   }
   if (settings.image) out.IMAGE = settings.image;
   return out;

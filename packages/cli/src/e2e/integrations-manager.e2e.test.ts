@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ExampleEnvironment } from '@qontract/testing';
 import { startFakeGitHub } from '@qontract/testing/fake-github';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { runIntegrationLoop } from '../run-integration.ts';
 import {
   editFile,
   messages,
@@ -115,6 +116,49 @@ describe('integrations-manager end to end', { timeout: 60_000 }, () => {
       'Service/qontract-reconcile',
     ]);
     expect(owned(NS).sort()).toEqual([...PRODUCTION_OBJECTS].sort());
+  });
+
+  it("run-integration with the image's former environment renders the environment file's LOG_LEVEL and a dry-run pod", async () => {
+    const own = await start({ namespaces: true });
+    const runManager = (extra: Record<string, string>) =>
+      runIntegrationLoop(
+        {
+          INTEGRATION_NAME: 'integrations-manager',
+          INTEGRATION_EXTRA_ARGS: '--environment-name example-stage',
+          CONFIG: own.configPath,
+          MANAGER_DRY_RUN: '--no-dry-run',
+          RUN_ONCE: '1',
+          CLUSTER_REACHABILITY_TIMEOUT_SECS: '30',
+          // What the image's ENV used to give every manager that did not set them.
+          DRY_RUN: '',
+          LOG_LEVEL: 'INFO',
+          SLEEP_DURATION_SECS: '600',
+          ...extra,
+        },
+        { io: { stdout: { write: () => true }, stderr: { write: () => true } } },
+      );
+    const podEnv = () => {
+      const d: Any = own.server.get(
+        CLUSTER,
+        'apps/v1',
+        'Deployment',
+        STAGE_NS,
+        'qontract-reconcile-openshift-resources',
+      );
+      return Object.fromEntries(
+        d.spec.template.spec.containers[0].env.map((e: Any) => [e.name, e.value]),
+      );
+    };
+    expect(await runManager({})).toBe(0);
+    // The stage environment's parameters say LOG_LEVEL: debug; nothing says wet.
+    expect(podEnv()).toMatchObject({
+      DRY_RUN: '--dry-run',
+      LOG_LEVEL: 'debug',
+      SLEEP_DURATION_SECS: '300',
+    });
+    // An explicit DRY_RUN on the manager (the one it passes down) still wins, as upstream.
+    expect(await runManager({ DRY_RUN: '--no-dry-run' })).toBe(0);
+    expect(podEnv().DRY_RUN).toBe('--no-dry-run');
   });
 
   it('a bigger cache volume recreates the StatefulSet (its claim templates are immutable)', async () => {
