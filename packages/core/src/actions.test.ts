@@ -145,6 +145,35 @@ describe('executeActions', () => {
     expect(executed).toEqual(['create x']);
   });
 
+  it('with removal scopes, an error holds back the deletes of its scope only; a run-wide one all of them', async () => {
+    // Actions named `<org>/<object>`; the handler scopes them by org.
+    const scoped = (executed: string[]): ActionHandler<TestAction> => ({
+      ...handler(executed),
+      removalScope: (a) => a.name.split('/')[0]!,
+    });
+    const plan: TestAction[] = [
+      { verb: 'create', name: 'a/new', fails: true },
+      { verb: 'delete', name: 'a/old' },
+      { verb: 'delete', name: 'b/old' },
+    ];
+    const first = recordingRun(false);
+    first.errors.register('c', 'org c could not be read', { removalScope: 'c' });
+    const executed: string[] = [];
+    const results = await executeActions(first.run, plan, scoped(executed));
+    expect(results.map((r) => r.outcome)).toEqual(['failed', 'disabled', 'done']);
+    expect(executed).toEqual(['delete b/old']);
+    expect(first.errors.errors[1]).toEqual({
+      scope: 'a/new',
+      message: '[a/new] a/new refused',
+      removalScope: 'a',
+    });
+
+    const second = recordingRun(false);
+    second.errors.register('data/x.yml', 'broken');
+    const held = await executeActions(second.run, plan.slice(2), scoped([]));
+    expect(held.map((r) => r.outcome)).toEqual(['disabled']);
+  });
+
   it('writes nothing in dry-run, previews, logs every action and counts it', async () => {
     const { run, lines, counts } = recordingRun(true);
     const executed: string[] = [];

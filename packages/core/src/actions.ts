@@ -19,7 +19,7 @@ export interface ActionHandler<A> {
   /**
    * Whether the action destroys something. Destructive actions run only after
    * every other action of the call has ended, and each one only while no error
-   * is registered in the run.
+   * is registered in the run (in its removal scope, see `removalScope`).
    */
   destructive(action: A): boolean;
   /**
@@ -30,6 +30,14 @@ export interface ActionHandler<A> {
   execute(action: A): Promise<unknown>;
   /** Read-only work a dry-run does for an action (e.g. list the pods a change would restart). */
   preview?(action: A): Promise<void>;
+  /**
+   * The removal scope of the action (its organisation, its group), for
+   * integrations that scope the deletion gate: a destructive action is then
+   * held back only by an error of its scope or a run-wide one, and a failed
+   * action's error is registered in its scope. Without it every error holds
+   * back every destructive action.
+   */
+  removalScope?(action: A): string;
   /** Where a failure is registered and what it says (never a secret). */
   failure(action: A, error: unknown): { readonly scope: string; readonly message: string };
 }
@@ -69,7 +77,8 @@ export interface ExecutedAction<A> {
  *    immediately before it starts: once any error exists — registered by this
  *    call's writes, by another cluster, or by an earlier phase of the run —
  *    nothing more is destroyed ("'delete' action is disabled due to previous
- *    errors.");
+ *    errors."); a handler with `removalScope` narrows this to errors of the
+ *    action's scope and run-wide ones;
  * 3. dry-run logs every action (and runs `preview`) and writes nothing;
  * 4. a failure is registered on the run and the rest goes on;
  * 5. once the run's signal is aborted no new action starts, and a write it
@@ -137,7 +146,7 @@ async function executeOne<A>(
   const lines = handler.describe(action);
   for (const line of typeof lines === 'string' ? [lines] : lines) run.log.info(line);
   const name = handler.name(action);
-  if (destructive && run.errors.hasErrors) {
+  if (destructive && run.errors.holdsRemovals(handler.removalScope?.(action))) {
     run.log.error(`'${name}' action is disabled due to previous errors.`);
     return 'disabled';
   }
@@ -157,7 +166,7 @@ async function executeOne<A>(
       run.log.warn(`${scope}: interrupted by the stop signal`);
       return 'skipped';
     }
-    run.errors.register(scope, message);
+    run.errors.register(scope, message, { removalScope: handler.removalScope?.(action) });
     return 'failed';
   }
   if (outcome === 'skipped') {

@@ -71,12 +71,19 @@ export interface RegisteredError {
   readonly message: string;
   /** True when the error concerns a whole cluster (the engine then skips that cluster). */
   readonly clusterWide?: boolean;
+  /**
+   * The removal scope the error concerns (an organisation, a group): it holds
+   * back only the destructive actions of that scope. Without one the error is
+   * run-wide and holds back every destructive action.
+   */
+  readonly removalScope?: string;
 }
 
 /**
  * Error collection for one run. Registering an error never throws; any
- * registered error switches deletions off for the rest of the run and makes the
- * run end with exit code 1.
+ * registered error makes the run end with exit code 1 and switches deletions
+ * off for the rest of the run: all of them, or only those of its removal scope
+ * when it was registered with one (see `holdsRemovals`).
  */
 export class ErrorRegistry {
   readonly #errors: RegisteredError[] = [];
@@ -86,11 +93,16 @@ export class ErrorRegistry {
     this.#onRegister = onRegister;
   }
 
-  register(scope: string, error: unknown, options?: { clusterWide?: boolean }): void {
+  register(
+    scope: string,
+    error: unknown,
+    options?: { clusterWide?: boolean; removalScope?: string | undefined },
+  ): void {
     const entry: RegisteredError = {
       scope,
       message: errorMessage(error),
       ...(options?.clusterWide ? { clusterWide: true } : {}),
+      ...(options?.removalScope === undefined ? {} : { removalScope: options.removalScope }),
     };
     this.#errors.push(entry);
     this.#onRegister?.(entry);
@@ -102,6 +114,16 @@ export class ErrorRegistry {
 
   get errors(): readonly RegisteredError[] {
     return this.#errors;
+  }
+
+  /**
+   * Whether a destructive action of removal scope `scope` must be held back:
+   * a run-wide error holds back every one, a scoped error those of its scope;
+   * an action without a scope is held back by any error.
+   */
+  holdsRemovals(scope: string | undefined): boolean {
+    if (scope === undefined) return this.hasErrors;
+    return this.#errors.some((e) => e.removalScope === undefined || e.removalScope === scope);
   }
 
   /** Whether a cluster-wide error was registered for `cluster`. */
