@@ -25,7 +25,7 @@ const ns = (name: string, cluster: string, extra: Record<string, unknown> = {}) 
 });
 const cluster = (name: string, auth: Cluster['auth']): Cluster => ({ name, auth });
 const dump = (input: Partial<DesiredInput>) =>
-  desiredGithubMembers({ roles: [], clusters: [], today, ...input }).dump();
+  desiredGithubMembers({ roles: [], clusters: [], today, ...input }).members.dump();
 
 describe('desiredGithubMembers', () => {
   it('puts the users and bots of a team permission into the team and its org, lower-cased', () => {
@@ -211,6 +211,24 @@ describe('desiredGithubMembers', () => {
         { params: { service: 'github-org', org: 'acme' }, items: ['alice', 'bob'] },
         { params: { service: 'github-org-team', org: 'acme', team: 'c2-users' }, items: ['bob'] },
       ]);
+    });
+
+    it('records what grants each login: its roles, then the clusters of its access', () => {
+      const { grants } = desiredGithubMembers({
+        roles: [
+          ...roles,
+          role('devs', { users: users('Alice'), permissions: [teamPerm('acme', 'devs')] }),
+        ],
+        clusters: [
+          cluster('c1', [{ service: 'github-org', org: 'acme' }]),
+          cluster('c2', [{ service: 'github-org', org: 'acme' }]),
+        ],
+        today,
+      });
+      expect(Object.fromEntries(grants)).toEqual({
+        alice: ['role devs', 'cluster c1'],
+        bob: ['cluster c2'],
+      });
     });
 
     it('adds a cluster auth org nobody is granted (empty item: the org must be managed)', () => {

@@ -14,6 +14,13 @@ export interface DesiredInput {
 
 const GITHUB_AUTH = new Set(['github-org', 'github-org-team']);
 
+/** The desired memberships, and what grants each login (to name it when its account is missing). */
+export interface DesiredGithub {
+  readonly members: AggregatedList;
+  /** Login → `role <name>` / `cluster <name>`, in first-seen order. */
+  readonly grants: ReadonlyMap<string, readonly string[]>;
+}
+
 /**
  * Who should be in which GitHub organisation and team (the original's
  * `fetch_desired_state`), all usernames lower-cased:
@@ -26,8 +33,15 @@ const GITHUB_AUTH = new Set(['github-org', 'github-org-team']);
  *
  * A bot without a `github_username` is skipped (upstream crashes on it).
  */
-export function desiredGithubMembers(input: DesiredInput): AggregatedList {
+export function desiredGithubMembers(input: DesiredInput): DesiredGithub {
   const state = new AggregatedList();
+  const grants = new Map<string, string[]>();
+  const grant = (members: readonly string[], by: string) => {
+    for (const m of members) {
+      const known = grants.get(m) ?? [];
+      if (!known.includes(by)) grants.set(m, [...known, by]);
+    }
+  };
   const active = input.roles.filter((r) => isRoleActive(r.name, r.expirationDate, input.today));
   for (const role of active) {
     const permissions = (role.permissions ?? []).filter(
@@ -39,6 +53,7 @@ export function desiredGithubMembers(input: DesiredInput): AggregatedList {
       .map((m) => m.github_username)
       .filter((u): u is string => Boolean(u))
       .map((u) => u.toLowerCase());
+    grant(members, `role ${role.name}`);
     for (const { org, team } of permissions) {
       state.add(teamParams(org, team), members);
       state.add(orgParams(org), members);
@@ -58,11 +73,12 @@ export function desiredGithubMembers(input: DesiredInput): AggregatedList {
       const members = clusterUsers
         .filter((u) => u.cluster === cluster.name)
         .map((u) => u.user.toLowerCase());
+      grant(members, `cluster ${cluster.name}`);
       state.add(orgParams(auth.org), members);
       if (auth.service === 'github-org-team' && 'team' in auth) {
         state.add(teamParams(auth.org, auth.team), members);
       }
     }
   }
-  return state;
+  return { members: state, grants };
 }

@@ -14,10 +14,11 @@ import {
   type Octokit,
 } from '@qontract/github';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { type GithubAccounts, githubAccounts } from './accounts.ts';
 import { AggregatedList } from './aggregated.ts';
 import { GithubClustersDocument } from './clusters.generated.ts';
 import { readOrgState } from './current.ts';
-import { desiredGithubMembers } from './desired.ts';
+import { type DesiredGithub, desiredGithubMembers } from './desired.ts';
 import {
   actionLine,
   checkOrgs,
@@ -44,15 +45,19 @@ export const github = defineIntegration({
     const limit = pLimit(Math.max(1, opts.threadPoolSize));
     const { current, slugs, unreadable } = await readCurrent(ctx, gh, limit);
 
-    const desiredItems = desired.dump();
+    const desiredItems = desired.members.dump();
     const { orgs, problems } = checkOrgs(orgsOf(current), orgsOf(desiredItems), unreadable);
     const diff = AggregatedList.of(itemsOfOrgs(current, orgs)).diff(
       AggregatedList.of(itemsOfOrgs(desiredItems, orgs)),
     );
     const plan = planGithubActions(diff);
-    for (const p of [...problems, ...plan.problems]) ctx.errors.register(p.org, p.message);
+    for (const p of [...problems, ...plan.problems]) {
+      ctx.errors.register(p.org, p.message, { removalScope: p.org });
+    }
+    const accounts = githubAccounts(ctx, gh, desired.grants, limit);
+    if (ctx.dryRun) await accounts.checkAdditions(plan.actions);
     await writePlanOut(ctx, plan.actions);
-    await realize(ctx, gh, slugs, plan.actions, opts.threadPoolSize);
+    await realize(ctx, gh, slugs, plan.actions, opts.threadPoolSize, accounts);
   },
   desiredStateForEarlyExit: async (ctx) => {
     const gh = await ctx.client(githubOrgs);
@@ -63,12 +68,12 @@ export const github = defineIntegration({
         default: o.default,
         managedTeams: o.managedTeams,
       })),
-      github_org_members: (await readDesired(ctx)).dump(),
+      github_org_members: (await readDesired(ctx)).members.dump(),
     };
   },
 });
 
-async function readDesired(ctx: RunContext): Promise<AggregatedList> {
+async function readDesired(ctx: RunContext): Promise<DesiredGithub> {
   const gql = await ctx.client(gqlClient);
   const [{ roles }, { clusters }] = await Promise.all([
     gql.query(GithubRolesDocument),
@@ -84,7 +89,8 @@ function orgsOf(items: ReadonlyArray<{ readonly params: { readonly org: string }
 /**
  * Every organisation with managed teams, read in parallel (bounded). An
  * organisation that cannot be read is an error naming it and is left out of
- * both states; the others are reconciled.
+ * both states; the others are reconciled. Its state is unknown, so the error
+ * holds back that organisation's removals (its removal scope), not the others'.
  */
 async function readCurrent(ctx: RunContext, gh: GithubOrgClients, limit: LimitFunction) {
   const managed = gh.orgs.filter((o) => o.managedTeams.length > 0);
@@ -102,6 +108,7 @@ async function readCurrent(ctx: RunContext, gh: GithubOrgClients, limit: LimitFu
         ctx.errors.register(
           org.name,
           `[${org.name}] could not read the GitHub organisation: ${githubErrorMessage(e)}`,
+          { removalScope: org.name },
         );
         return [];
       }
@@ -111,9 +118,11 @@ async function readCurrent(ctx: RunContext, gh: GithubOrgClients, limit: LimitFu
 }
 
 /**
- * Carries out the plan with the run's rules: removals are destructive (held
- * back once any error exists and run after every addition). Teams are
- * created first, in a call of their own, so their members can be added.
+ * Carries out the plan with the run's rules: removals are destructive (run
+ * after every addition, and held back once an error of their organisation or
+ * of the whole run exists). Teams are created first, in a call of their own,
+ * so their members can be added. An addition of a login without an account
+ * is skipped and reported (`accounts`).
  */
 async function realize(
   ctx: RunContext,
@@ -121,6 +130,7 @@ async function realize(
   slugs: Map<string, Map<string, string>>,
   actions: readonly GithubAction[],
   concurrency: number,
+  accounts: GithubAccounts,
 ): Promise<void> {
   const failedTeams = new Set<string>();
   const teamKey = (org: string, team: string) => `${org}\u0000${team}`;
@@ -128,6 +138,20 @@ async function realize(
     const slug = slugs.get(org)?.get(team);
     if (!slug) throw new QontractError(`team ${team} not found in GitHub organisation ${org}`);
     return slug;
+  };
+  // GitHub answers 404 for a user without an account: looked up only then.
+  const addition = async (
+    octokit: Octokit,
+    a: { readonly org: string; readonly member: string },
+    add: () => Promise<unknown>,
+  ): Promise<unknown> => {
+    try {
+      return await add();
+    } catch (e) {
+      if ((e as { status?: unknown }).status !== 404) throw e;
+      if (await accounts.isMissing(a.org, a.member, octokit)) return 'skipped';
+      throw e;
+    }
   };
   const write = async (octokit: Octokit, a: GithubAction): Promise<unknown> => {
     switch (a.action) {
@@ -143,12 +167,14 @@ async function realize(
       }
       case 'add_to_team':
         if (failedTeams.has(teamKey(a.org, a.team))) return 'skipped'; // its creation failed: reported
-        return octokit.rest.teams.addOrUpdateMembershipForUserInOrg({
-          org: a.org,
-          team_slug: slugOf(a.org, a.team),
-          username: a.member,
-          role: 'member',
-        });
+        return addition(octokit, a, () =>
+          octokit.rest.teams.addOrUpdateMembershipForUserInOrg({
+            org: a.org,
+            team_slug: slugOf(a.org, a.team),
+            username: a.member,
+            role: 'member',
+          }),
+        );
       case 'del_from_team':
         return octokit.rest.teams.removeMembershipForUserInOrg({
           org: a.org,
@@ -156,11 +182,13 @@ async function realize(
           username: a.member,
         });
       case 'add_to_org':
-        return octokit.rest.orgs.setMembershipForUser({
-          org: a.org,
-          username: a.member,
-          role: 'member',
-        });
+        return addition(octokit, a, () =>
+          octokit.rest.orgs.setMembershipForUser({
+            org: a.org,
+            username: a.member,
+            role: 'member',
+          }),
+        );
       case 'del_from_org':
         return octokit.rest.orgs.removeMembershipForUser({ org: a.org, username: a.member });
     }
@@ -169,6 +197,8 @@ async function realize(
     name: (a: GithubAction) => a.action,
     describe: actionLine,
     destructive: isRemoval,
+    // A failure or a removal concerns its organisation only.
+    removalScope: (a: GithubAction) => a.org,
     execute: async (a: GithubAction) => write(await gh.forOrg(a.org), a),
     failure: (a: GithubAction, e: unknown) => {
       if (a.action === 'create_team') failedTeams.add(teamKey(a.org, a.team));

@@ -4,6 +4,7 @@ import {
   desiredGroupMembers,
   type GitlabGroupPermission,
   gitlabPermissions,
+  grantingPermissions,
   pagerDutyTargetKey,
   permissionsOfGroup,
   singleInstance,
@@ -91,6 +92,16 @@ describe('desiredGroupMembers', () => {
   ])('$title', ({ permissions, onCall, expected }) => {
     const members = desiredGroupMembers(permissions, new Map(onCall));
     expect([...members].sort()).toEqual(expected);
+  });
+
+  it('names the permissions that grant a user, by role or by on-call shift, once each', () => {
+    const permissions = [
+      permission('devs', 'g', 'developer', ['alice', 'bob']),
+      permission('oncall', 'g', 'maintainer', ['alice'], { pagerduty: [oncall] }),
+    ];
+    const onCall = new Map([[pagerDutyTargetKey(oncall), ['alice', 'dave']]]);
+    expect(grantingPermissions(permissions, onCall, 'alice')).toEqual(['devs', 'oncall']);
+    expect(grantingPermissions(permissions, onCall, 'dave')).toEqual(['oncall']);
   });
 
   it('refuses an unknown access level, naming the permission and group', () => {

@@ -74,20 +74,40 @@ export function desiredGroupMembers(
   onCall: ReadonlyMap<string, readonly string[]> = new Map(),
 ): GroupMembers {
   const members = new Map<string, number>();
-  const grant = (username: string, level: number) => {
+  for (const { username, level } of grants(permissions, onCall)) {
     members.set(username, Math.max(level, members.get(username) ?? 0));
-  };
-  for (const permission of permissions) {
-    const level = permissionAccessLevel(permission);
-    for (const role of permission.roles ?? []) {
-      for (const user of role.users ?? []) grant(user.org_username, level);
-      for (const bot of role.bots ?? []) if (bot.org_username) grant(bot.org_username, level);
-    }
-    for (const target of permission.pagerduty ?? []) {
-      for (const username of onCall.get(pagerDutyTargetKey(target)) ?? []) grant(username, level);
-    }
   }
   return members;
+}
+
+/** The names of the permissions that grant `username` membership (to name them when its account is missing). */
+export function grantingPermissions(
+  permissions: readonly GitlabGroupPermission[],
+  onCall: ReadonlyMap<string, readonly string[]>,
+  username: string,
+): string[] {
+  const names = [...grants(permissions, onCall)]
+    .filter((g) => g.username === username)
+    .map((g) => g.permission);
+  return [...new Set(names)];
+}
+
+/** Each membership the permissions grant, one per role user, bot and on-call user. */
+function* grants(
+  permissions: readonly GitlabGroupPermission[],
+  onCall: ReadonlyMap<string, readonly string[]>,
+): Generator<{ username: string; level: number; permission: string }> {
+  for (const permission of permissions) {
+    const level = permissionAccessLevel(permission);
+    const grant = (username: string) => ({ username, level, permission: permission.name });
+    for (const role of permission.roles ?? []) {
+      for (const user of role.users ?? []) yield grant(user.org_username);
+      for (const bot of role.bots ?? []) if (bot.org_username) yield grant(bot.org_username);
+    }
+    for (const target of permission.pagerduty ?? []) {
+      for (const username of onCall.get(pagerDutyTargetKey(target)) ?? []) yield grant(username);
+    }
+  }
 }
 
 function permissionAccessLevel(permission: GitlabGroupPermission): number {

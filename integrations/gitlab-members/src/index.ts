@@ -16,10 +16,12 @@ import {
   usernamesFromPagerDuty,
 } from '@qontract/pagerduty';
 import pLimit from 'p-limit';
+import { type Addition, gitlabAccounts } from './accounts.ts';
 import {
   desiredGroupMembers,
   type GitlabGroupPermission,
   gitlabPermissions,
+  grantingPermissions,
   pagerDutyTargetKey,
   permissionsOfGroup,
   singleInstance,
@@ -41,6 +43,8 @@ interface MemberStep {
   readonly path: string;
   readonly group: GitlabGroup;
   readonly change: MemberAction;
+  /** The permissions that grant the user (named when its account is missing). */
+  readonly grantedBy: readonly string[];
 }
 
 type User = { readonly org_username: string; readonly pagerduty_username: string | null };
@@ -70,6 +74,17 @@ export const gitlabMembers = defineIntegration({
       ),
     );
     const steps = perGroup.flat();
+    const accounts = gitlabAccounts(ctx, gl, limit);
+    const addition = ({ path, change, grantedBy }: MemberStep): Addition => ({
+      user: change.user,
+      path,
+      grantedBy,
+    });
+    if (ctx.dryRun) {
+      await accounts.checkAdditions(
+        steps.filter((s) => s.change.action === 'add_user_to_group').map(addition),
+      );
+    }
     await writePlanOut(
       ctx,
       steps.map(({ path, change }) => ({ ...change, groupPath: path })),
@@ -81,7 +96,18 @@ export const gitlabMembers = defineIntegration({
         name: (step) => step.change.action,
         describe: (step) => describeMemberAction(step.change),
         destructive: (step) => step.change.action === 'remove_user_from_group',
-        execute: (step) => write(gl, step),
+        // A failure or a removal concerns its group only.
+        removalScope: (step) => step.path,
+        execute: async (step) => {
+          try {
+            return await write(gl, step);
+          } catch (e) {
+            // The user is looked up again only when an addition failed.
+            if (step.change.action !== 'add_user_to_group') throw e;
+            if (await accounts.isMissing(addition(step))) return 'skipped';
+            throw e;
+          }
+        },
         failure: ({ path, change }, e) => ({
           scope: path,
           message: `[${path}] ${change.action} ${change.user}: ${errorMessage(e)}`,
@@ -104,7 +130,7 @@ export const gitlabMembers = defineIntegration({
  * The plan of one managed group. A group that cannot be read completely (it
  * does not exist, GitLab or PagerDuty fails) registers an error naming it and
  * gets no action at all: a partial desired state would remove or demote
- * members who should stay.
+ * members who should stay. The error holds back that group's removals only.
  */
 async function planGroup(
   ctx: RunContext,
@@ -127,9 +153,13 @@ async function planGroup(
       path,
       group,
       change,
+      grantedBy:
+        change.action === 'add_user_to_group'
+          ? grantingPermissions(permissions, usernames, change.user)
+          : [],
     }));
   } catch (e) {
-    ctx.errors.register(path, `[${path}] ${errorMessage(e)}`);
+    ctx.errors.register(path, `[${path}] ${errorMessage(e)}`, { removalScope: path });
     return [];
   }
 }

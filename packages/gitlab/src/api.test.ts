@@ -112,6 +112,13 @@ describe('createGitlabApi: groups and members', () => {
     expect(fake.mutatingRequests()).toEqual([]);
   });
 
+  it('tells whether a user exists, by username whatever its case', async () => {
+    const { fake, api } = await setUp();
+    fake.addUser('Alice');
+    expect(await api.userExists('alice')).toBe(true);
+    expect(await api.userExists('ghost')).toBe(false);
+  });
+
   it("names the group and GitLab's reason when a write is refused", async () => {
     const { fake, api } = await setUp();
     const group = await api.getGroup(fake.addGroup('team').fullPath);

@@ -48,6 +48,8 @@ export interface GitlabApi {
   getGroup(fullPath: string): Promise<GitlabGroup>;
   /** Direct members of the group, every page, GitLab's group bot users (username `group_<id>_bot_<hex>`) left out. */
   listGroupMembers(group: GitlabGroup): Promise<GitlabGroupMember[]>;
+  /** Whether a user of that username (case-insensitive) exists on the instance. */
+  userExists(username: string): Promise<boolean>;
   /** Adds the user (looked up by username; unknown → QontractError) at the level; if already a member, changes the level. */
   addGroupMember(group: GitlabGroup, username: string, accessLevel: number): Promise<void>;
   changeGroupMemberAccess(group: GitlabGroup, userId: number, accessLevel: number): Promise<void>;
@@ -215,6 +217,15 @@ export function createGitlabApi(options: GitlabApiOptions): ClosableGitlabApi {
     return { id: p.id, name: p.name, path: p.path, webUrl: p.web_url };
   };
 
+  const findUser = async (username: string) => {
+    const users = await call(
+      `GitLab user '${username}'`,
+      () => gitlab.Users.all({ username, perPage: 100 }),
+      (v) => z.array(UserBody).parse(v),
+    );
+    return users.find((u) => u.username.toLowerCase() === username.toLowerCase());
+  };
+
   const api: ClosableGitlabApi = {
     url,
 
@@ -238,14 +249,11 @@ export function createGitlabApi(options: GitlabApiOptions): ClosableGitlabApi {
             .map((m) => ({ id: m.id, username: m.username, accessLevel: m.access_level })),
       ),
 
+    userExists: async (username) => (await findUser(username)) !== undefined,
+
     async addGroupMember(group, username, level) {
       const what = `adding user '${username}' to GitLab group '${group.fullPath}'`;
-      const users = await call(
-        `GitLab user '${username}'`,
-        () => gitlab.Users.all({ username, perPage: 100 }),
-        (v) => z.array(UserBody).parse(v),
-      );
-      const user = users.find((u) => u.username.toLowerCase() === username.toLowerCase());
+      const user = await findUser(username);
       if (!user) throw new QontractError(`GitLab user '${username}' not found on GitLab ${url}`);
       try {
         await gitlab.GroupMembers.add(group.id, level as MemberLevel, { userId: user.id });

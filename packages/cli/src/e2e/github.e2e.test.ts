@@ -11,7 +11,13 @@ import {
   startExampleGitHub,
   teamState,
 } from './github-fixture.ts';
-import { messages, planLines, runQontractReconcile, useExampleEnvironment } from './harness.ts';
+import {
+  addUserFile,
+  messages,
+  planLines,
+  runQontractReconcile,
+  useExampleEnvironment,
+} from './harness.ts';
 
 const start = useExampleEnvironment();
 
@@ -100,7 +106,7 @@ describe('github end to end', () => {
         f.faults.add({ method: 'GET', path: '/orgs/second-org/teams', status: 500 }),
     ],
   ])(
-    'a failing org (%s) is an error naming it; the other org gets its additions, nothing is removed',
+    'a failing org (%s) is an error naming it that holds back its own removals only; the other org is reconciled',
     async (_title, token, fault) => {
       const env = await start();
       const fake = await startExampleGitHub();
@@ -120,15 +126,14 @@ describe('github end to end', () => {
       expect(
         errors.some((m) => m.includes('[second-org] could not read the GitHub organisation')),
       ).toBe(true);
-      // Additions of app-sre-example go on; its removals (mallory) are held back.
+      // app-sre-example's state is known: its additions and its removal (mallory) go on.
       expect(teamState(fake, ORG, 'sre')).toEqual(DESIRED.sre);
-      expect(teamState(fake, ORG, 'developers')).toEqual(
-        [...DESIRED.developers, 'mallory-gh'].sort(),
-      );
-      expect(errors).toContain("'del_from_org' action is disabled due to previous errors.");
-      expect(errors).toContain("'del_from_team' action is disabled due to previous errors.");
-      expect(fake.mutatingRequests().filter((r) => r.method === 'DELETE')).toEqual([]);
+      expect(teamState(fake, ORG, 'developers')).toEqual(DESIRED.developers);
+      expect(fake.orgMembers(ORG)).not.toContain('mallory-gh');
+      expect(errors.filter((m) => m.includes('disabled due to previous errors'))).toEqual([]);
+      // second-org's state is unknown: nothing of it is touched.
       expect(fake.teamMembers('second-org', 'ops')).toEqual(['mallory-gh']);
+      expect(fake.mutatingRequests().filter((r) => r.path.includes('second-org'))).toEqual([]);
       expect(run.stderr).not.toContain(token === 'ghp_wrong_token' ? token : EXAMPLE_TOKEN);
     },
   );
@@ -188,10 +193,15 @@ describe('github end to end', () => {
     ).toBe(true);
   });
 
-  it('holds a removal back once a write has failed', async () => {
+  it("holds an org's removals back once one of its writes has failed; another org's go on", async () => {
     const env = await start();
     const fake = await startExampleGitHub();
     fake.faults.add({ method: 'POST', path: `/orgs/${ORG}/teams`, status: 422 });
+    fake.addOrg('second-org');
+    fake.addToken('ghp_second_org_token', { orgs: ['second-org'] });
+    fake.addTeam('second-org', 'ops');
+    fake.addTeamMember('second-org', 'ops', 'mallory-gh');
+    await addSecondOrg(env, 'ghp_second_org_token');
 
     const run = await runQontractReconcile(
       ['--config', env.configPath, 'github'],
@@ -201,10 +211,46 @@ describe('github end to end', () => {
     const errors = messages(run, 50);
     expect(errors.some((m) => m.startsWith(`[${ORG}/sre] create_team`))).toBe(true);
     expect(errors).toContain("'del_from_org' action is disabled due to previous errors.");
-    expect(fake.mutatingRequests().filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect(
+      fake.mutatingRequests().filter((r) => r.method === 'DELETE' && r.path.includes(ORG)),
+    ).toEqual([]);
     // The other additions went through.
     expect(teamState(fake, ORG, 'developers')).toEqual(
       [...DESIRED.developers, 'mallory-gh'].sort(),
     );
+    // second-org had no error: mallory leaves it.
+    expect(teamState(fake, 'second-org', 'ops')).toEqual(['alice-gh']);
+  });
+
+  it('a desired user without a GitHub account does not stall offboarding; dry-run fails on it', async () => {
+    const env = await start();
+    const fake = await startExampleGitHub();
+    await addUserFile(env, {
+      orgUsername: 'newbie',
+      githubUsername: 'newbie-gh',
+      roles: ['/access/roles/github-developers.yml'],
+    });
+    const missing = `[${ORG}] GitHub user 'newbie-gh' does not exist (github_username of role github-developers)`;
+
+    // The MR check: an error naming the user and its role, the plan unchanged, nothing written.
+    const dry = await runQontractReconcile(
+      ['--config', env.configPath, '--dry-run', 'github'],
+      githubEnv(fake),
+    );
+    expect(dry.code).toBe(1);
+    expect(messages(dry, 50)).toEqual([missing]);
+    expect(planLines(dry)).toContain(`['add_to_org', 'newbie-gh', '${ORG}']`);
+    expect(planLines(dry)).toContain(`['del_from_org', 'mallory-gh', '${ORG}']`);
+    expect(fake.mutatingRequests()).toEqual([]);
+
+    // The wet run: as upstream, the missing user is reported and the departed one removed.
+    const wet = await runQontractReconcile(['--config', env.configPath, 'github'], githubEnv(fake));
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(messages(wet, 40)).toEqual([`${missing}: not added`]);
+    expect(teamState(fake, ORG, 'developers')).toEqual(DESIRED.developers);
+    expect(fake.orgMembers(ORG)).not.toContain('mallory-gh');
+    // Its additions were tried, as upstream does, and refused.
+    const tried = fake.mutatingRequests().filter((r) => r.path.includes('newbie-gh'));
+    expect(tried.map((r) => `${r.method} ${r.status}`)).toEqual(['PUT 404', 'PUT 404']);
   });
 });

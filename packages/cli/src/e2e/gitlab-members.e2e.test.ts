@@ -6,7 +6,7 @@ import {
   type GitlabEnvironment,
   useGitlabEnvironment,
 } from './gitlab-environment.ts';
-import { type CliRun, messages, planLines } from './harness.ts';
+import { addUserFile, type CliRun, messages, planLines } from './harness.ts';
 
 const start = useGitlabEnvironment();
 
@@ -139,7 +139,7 @@ describe('gitlab-members end to end', () => {
     expect(members(e, 'example-tenants')).toEqual(CONVERGED['example-tenants']);
   });
 
-  it('a failing group registers an error naming it; the other is reconciled and nothing is removed', async () => {
+  it("a group that cannot be read is an error naming it that holds back its own removals only; the other group's go on", async () => {
     const e = await start();
     seed(e);
     const tenants = e.gitlab.addGroup('example-tenants');
@@ -155,22 +155,70 @@ describe('gitlab-members end to end', () => {
     expect(run.code).toBe(1);
     const errors = messages(run, 50);
     expect(errors.some((m) => m.includes('[example-tenants]'))).toBe(true);
-    expect(errors).toContain("'remove_user_from_group' action is disabled due to previous errors.");
-    // app-sre-example got its additions and level change, but mallory stays.
-    expect(members(e, 'app-sre-example')).toEqual([
-      ['alice', MAINTAINER],
-      ['bob', DEVELOPER],
-      ['dave', MAINTAINER],
-      ['example-ci', DEVELOPER],
-      ['group_1_bot_0a1b2c', MAINTAINER],
-      ['mallory', DEVELOPER],
-    ]);
-    // Nothing was planned for example-tenants, and nothing removed anywhere.
+    expect(errors.filter((m) => m.includes('disabled due to previous errors'))).toEqual([]);
+    // app-sre-example's state is known: it converges, mallory leaves.
+    expect(members(e, 'app-sre-example')).toEqual(CONVERGED['app-sre-example']);
+    // Nothing was planned for example-tenants: carol stays.
     expect(members(e, 'example-tenants')).toEqual([
       ['bob', REPORTER],
       ['carol', GUEST],
     ]);
-    expect(e.gitlab.mutatingRequests().filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect(
+      e.gitlab.mutatingRequests().filter((r) => r.path.includes(`/groups/${tenants.id}/`)),
+    ).toEqual([]);
+  });
+
+  it("holds a group's removals back once one of its writes has failed; the other group's go on", async () => {
+    const e = await start();
+    seed(e);
+    const example = e.gitlab.addGroup('app-sre-example');
+    e.gitlab.faults.add({
+      method: 'PUT',
+      path: new RegExp(`/groups/${example.id}/members/`),
+      status: 403,
+      body: { message: '403 Forbidden' },
+    });
+    const run = await e.run('gitlab-members');
+    expect(run.code).toBe(1);
+    const errors = messages(run, 50);
+    expect(errors.some((m) => m.startsWith('[app-sre-example] change_access alice'))).toBe(true);
+    expect(errors).toContain("'remove_user_from_group' action is disabled due to previous errors.");
+    expect(members(e, 'app-sre-example').map(([u]) => u)).toContain('mallory');
+    expect(members(e, 'example-tenants')).toEqual(CONVERGED['example-tenants']);
+  });
+
+  it('a desired user without a GitLab account does not stall offboarding; dry-run fails on it', async () => {
+    const e = await start();
+    seed(e);
+    await addUserFile(e.env, {
+      orgUsername: 'newbie',
+      githubUsername: 'newbie-gh',
+      roles: ['/access/roles/gitlab-developers.yml'],
+    });
+    const missing = [
+      "[app-sre-example] GitLab user 'newbie' does not exist (org_username in permission gitlab-app-sre-example-developers)",
+      "[example-tenants] GitLab user 'newbie' does not exist (org_username in permission gitlab-example-tenants-reporters)",
+    ];
+
+    // The MR check: an error naming the user and its permissions, nothing written.
+    const dry = await e.run('gitlab-members', { dryRun: true });
+    expect(dry.code).toBe(1);
+    expect([...messages(dry, 50)].sort()).toEqual(missing);
+    expect(actionLines(dry)).toEqual(
+      expect.arrayContaining([
+        "['newbie', 'add_user_to_group', 'App SRE Example', 'developer']",
+        "['mallory', 'remove_user_from_group', 'App SRE Example']",
+      ]),
+    );
+    expect(e.gitlab.mutatingRequests()).toEqual([]);
+
+    // The wet run: as upstream, the missing user is reported and the departed ones removed.
+    const wet = await e.run('gitlab-members');
+    expect(wet.code, wet.stderr).toBe(0);
+    const warnings = messages(wet, 40).filter((m) => m.includes('newbie'));
+    expect(warnings.sort()).toEqual(missing.map((m) => `${m}: not added`));
+    expect(members(e, 'app-sre-example')).toEqual(CONVERGED['app-sre-example']);
+    expect(members(e, 'example-tenants')).toEqual(CONVERGED['example-tenants']);
   });
 
   it('a missing group registers an error naming it', async () => {
@@ -217,11 +265,7 @@ describe('gitlab-members end to end', () => {
       ['group_1_bot_0a1b2c', MAINTAINER],
       ['mallory', DEVELOPER],
     ]);
-    expect(members(e, 'example-tenants')).toEqual([
-      ['alice', REPORTER],
-      ['bob', REPORTER],
-      ['carol', GUEST],
-      ['example-ci', REPORTER],
-    ]);
+    // The error is app-sre-example's: example-tenants converges, carol leaves.
+    expect(members(e, 'example-tenants')).toEqual(CONVERGED['example-tenants']);
   });
 });

@@ -1,4 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { afterAll, afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../main.ts';
@@ -99,6 +100,31 @@ export async function createNamespaces(env: ExampleEnvironment): Promise<void> {
 /** Rewrites a file (of the environment's app-interface copy, usually) through `change`. */
 export async function editFile(path: string, change: (text: string) => string): Promise<void> {
   await writeFile(path, change(await readFile(path, 'utf8')));
+}
+
+/**
+ * A new user in the environment's app-interface copy
+ * (`data/access/users/<org_username>.yml`), holding `roles` (role file paths
+ * such as `/access/roles/github-developers.yml`).
+ */
+export async function addUserFile(
+  env: ExampleEnvironment,
+  user: { orgUsername: string; githubUsername: string; roles: readonly string[] },
+): Promise<void> {
+  await writeFile(
+    join(env.appInterfaceDir, 'data/access/users', `${user.orgUsername}.yml`),
+    [
+      '---',
+      '$schema: /access/user-1.yml',
+      'labels: {}',
+      `name: ${user.orgUsername}`,
+      `org_username: ${user.orgUsername}`,
+      `github_username: ${user.githubUsername}`,
+      'roles:',
+      ...user.roles.map((r) => `  - $ref: ${r}`),
+      '',
+    ].join('\n'),
+  );
 }
 
 /**

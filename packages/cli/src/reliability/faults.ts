@@ -10,7 +10,8 @@ import { moveSecretsToVault, s3State, serveGraphqlBehindProxy } from './services
  * How a cell's run must end. `converges`: the fault is absorbed (retries,
  * patience) and everything is reconciled, deletions included. `target`: the
  * faulty target fails and is named in the errors; the healthy ones are
- * reconciled; nothing is deleted anywhere. `run`: a service every target
+ * reconciled; nothing is deleted anywhere (for a scenario with
+ * `scopedRemovals`: nothing in the faulty target). `run`: a service every target
  * needs is broken; nothing is written at all.
  */
 type Outcome = 'converges' | 'target' | 'run';

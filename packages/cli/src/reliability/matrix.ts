@@ -111,8 +111,15 @@ function checkCell(cell: Cell, world: World, run: CliRun): void {
     return;
   }
   expect(run.code, run.stderr).toBe(1);
-  // Zero deletions anywhere once an error exists.
-  expect(s.deletions(world)).toEqual([]);
+  // Zero deletions anywhere once an error exists; where removals are scoped by
+  // target, zero in the faulty target (a fault of the whole run: anywhere).
+  const deleted = s.deletions(world);
+  if (fault.outcome === 'target' && s.scopedRemovals) {
+    const faulty = world.faultyPath ?? s.faultyPath ?? new RegExp(s.faulty);
+    expect(deleted.filter((d) => faulty.test(d))).toEqual([]);
+  } else {
+    expect(deleted).toEqual([]);
+  }
   if (fault.writesNothing) expect(world.writes()).toEqual([]);
   if (fault.says) expect(errors).toMatch(fault.says);
   if (fault.outcome === 'target') {

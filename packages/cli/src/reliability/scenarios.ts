@@ -45,7 +45,8 @@ export interface Starters {
  * One integration that writes, set up so that its next run has work on every
  * target (a create or update on each cluster, org or group) and at least one
  * deletion on a healthy target: a fault on `faulty` must then leave the
- * healthy targets reconciled and hold every deletion back.
+ * healthy targets reconciled and hold every deletion back (with
+ * `scopedRemovals`, every deletion of the faulty target).
  */
 export interface Scenario {
   readonly integration: string;
@@ -55,9 +56,15 @@ export interface Scenario {
   readonly faulty: string;
   /** For HTTP fakes: the request paths of the faulty target (what a fault rule matches). */
   readonly faultyPath?: RegExp;
+  /**
+   * The integration scopes its removals by target (github's organisations,
+   * gitlab-members' groups): a fault of the faulty target holds back its
+   * removals only, and the healthy targets' removals go on.
+   */
+  readonly scopedRemovals?: boolean;
   /** The state before the run under test. */
   setup(start: Starters): Promise<World>;
-  /** The healthy targets got their creates and updates. */
+  /** The healthy targets got their creates and updates (and, with `scopedRemovals`, their deletions). */
   healthyReconciled(world: World): void;
   /** Every target converged, deletions included (a run without errors). */
   allReconciled(world: World): void;
@@ -301,6 +308,7 @@ const github: Scenario = {
   service: 'github',
   faulty: 'second-org',
   faultyPath: /\/orgs\/second-org\/|\/second-org\//,
+  scopedRemovals: true,
   async setup(start) {
     const kube = await start.kube();
     const fake = await startExampleGitHub();
@@ -321,6 +329,8 @@ const github: Scenario = {
   healthyReconciled(w) {
     const fake = w.github!;
     expect(teamState(fake, ORG, 'sre')).toEqual(DESIRED.sre);
+    // mallory left app-sre-example: its removals do not wait for second-org.
+    expect(teamState(fake, ORG, 'developers')).toEqual(DESIRED.developers);
   },
   allReconciled(w) {
     const fake = w.github!;
@@ -365,6 +375,7 @@ const gitlabMembers: Scenario = {
   integration: 'gitlab-members',
   service: 'gitlab',
   faulty: 'example-tenants',
+  scopedRemovals: true,
   async setup(start) {
     const e = await start.gitlab();
     const { gitlab } = e;
@@ -390,6 +401,8 @@ const gitlabMembers: Scenario = {
     expect(groupMembers(w, 'app-sre-example')).toEqual(
       expect.arrayContaining([`alice:${MAINTAINER}`, `bob:${DEVELOPER}`, `dave:${MAINTAINER}`]),
     );
+    // mallory left app-sre-example: its removals do not wait for example-tenants.
+    expect(groupMembers(w, 'app-sre-example').some((m) => m.startsWith('mallory:'))).toBe(false);
   },
   allReconciled(w) {
     expect(groupMembers(w, 'app-sre-example').some((m) => m.startsWith('mallory:'))).toBe(false);
