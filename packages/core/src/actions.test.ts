@@ -102,8 +102,23 @@ describe('executeActions', () => {
     expect(results.map((r) => r.outcome)).toEqual(['disabled', 'failed', 'done']);
     expect(errors.errors).toEqual([{ scope: 'new-name', message: '[new-name] new-name refused' }]);
     expect(lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual([
-      "'delete' action is disabled due to previous errors.",
+      "'delete' action is disabled due to previous errors (1 held back).",
     ]);
+  });
+
+  it('says once, with their count, that the deletes were held back', async () => {
+    const { run, errors, lines } = recordingRun(false);
+    errors.register('earlier', 'a read failed');
+    await executeActions<TestAction>(
+      run,
+      ['a', 'b', 'c'].map((name) => ({ verb: 'delete' as const, name })),
+      handler([]),
+    );
+    expect(lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual([
+      "'delete' action is disabled due to previous errors (3 held back).",
+    ]);
+    // Each held-back delete still has its own line.
+    expect(lines.filter((l) => l.level === 'info')).toHaveLength(3);
   });
 
   it('checks the error state immediately before each delete: a failed delete stops the ones after it', async () => {

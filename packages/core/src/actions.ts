@@ -77,7 +77,7 @@ export interface ExecutedAction<A> {
  *    immediately before it starts: once any error exists — registered by this
  *    call's writes, by another cluster, or by an earlier phase of the run —
  *    nothing more is destroyed ("'delete' action is disabled due to previous
- *    errors."); a handler with `removalScope` narrows this to errors of the
+ *    errors (N held back).", once); a handler with `removalScope` narrows this to errors of the
  *    action's scope and run-wide ones;
  * 3. dry-run logs every action (and runs `preview`) and writes nothing;
  * 4. a failure is registered on the run and the rest goes on;
@@ -127,7 +127,25 @@ export async function executeActions<A>(
   }
   await Promise.all(writing);
   await Promise.all(destructive.map((index) => start(index, true)));
+  logHeldBack(
+    run.log,
+    destructive.filter((i) => outcomes.get(i) === 'disabled').map((i) => handler.name(all[i] as A)),
+  );
   return all.map((action, index) => ({ action, outcome: outcomes.get(index) ?? 'skipped' }));
+}
+
+/**
+ * The original's line for destructive actions held back by an error, once per
+ * action name with how many were held back (the original says it after each
+ * one): `'delete' action is disabled due to previous errors (3 held back).`
+ * Each held-back action's own line is logged before it, as any action's.
+ */
+export function logHeldBack(log: Logger, names: readonly string[]): void {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  for (const [name, n] of counts) {
+    log.error(`'${name}' action is disabled due to previous errors (${n} held back).`);
+  }
 }
 
 function isAsyncIterable<A>(
@@ -147,8 +165,7 @@ async function executeOne<A>(
   for (const line of typeof lines === 'string' ? [lines] : lines) run.log.info(line);
   const name = handler.name(action);
   if (destructive && run.errors.holdsRemovals(handler.removalScope?.(action))) {
-    run.log.error(`'${name}' action is disabled due to previous errors.`);
-    return 'disabled';
+    return 'disabled'; // said once for all of them, with their count (logHeldBack)
   }
   let outcome: ActionOutcome;
   try {

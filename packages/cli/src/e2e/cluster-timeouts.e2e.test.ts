@@ -41,7 +41,7 @@ describe('a hung cluster does not hold the others', () => {
         /^\[appint-ex-02\] GET \/api\S* timed out after 1s; the cluster is skipped for the rest of the run$/,
       ),
     );
-    expect(errors).toContain("'delete' action is disabled due to previous errors.");
+    expect(errors).toContain("'delete' action is disabled due to previous errors (1 held back).");
     // The healthy clusters' objects were applied; nothing was written to the hung one.
     expect(
       server.get('appint-ex-01', 'v1', 'ConfigMap', 'example-app-stage', 'example-app-settings'),

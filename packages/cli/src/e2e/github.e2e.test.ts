@@ -210,7 +210,9 @@ describe('github end to end', () => {
     expect(run.code).toBe(1);
     const errors = messages(run, 50);
     expect(errors.some((m) => m.startsWith(`[${ORG}/sre] create_team`))).toBe(true);
-    expect(errors).toContain("'del_from_org' action is disabled due to previous errors.");
+    expect(errors).toContain(
+      "'del_from_org' action is disabled due to previous errors (1 held back).",
+    );
     expect(
       fake.mutatingRequests().filter((r) => r.method === 'DELETE' && r.path.includes(ORG)),
     ).toEqual([]);

@@ -138,7 +138,7 @@ describe('openshift-clusterrolebindings end to end', () => {
     expect(messages(run, 50)).toEqual(
       expect.arrayContaining([
         "[appint-ex-01] role cluster-readers: ClusterRoleBinding name 'cluster-reader/extra-carol-gh' may not contain '/'",
-        "'delete' action is disabled due to previous errors.",
+        "'delete' action is disabled due to previous errors (1 held back).",
       ]),
     );
     expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);

@@ -98,7 +98,9 @@ describe('openshift-namespaces end to end (examples/ against simulated clusters)
         /^Found multiple definitions for the namespace appint-ex-02\/example-app-production: \/.*\.yml, \/.*\.yml$/,
       ),
     );
-    expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+    expect(messages(run, 50)).toContain(
+      "'delete' action is disabled due to previous errors (1 held back).",
+    );
     expect(objectNames(env, 'appint-ex-02', 'v1', 'Namespace')).toContain('example-app-legacy');
     expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
     // The other namespaces are still created.

@@ -201,7 +201,7 @@ describe('openshift-network-policies end to end', { timeout: 30_000 }, () => {
         'allow-from-app-sre-pipelines-namespace',
       )?.spec,
     ).toMatchObject({ ingress: [{ from: [{ namespaceSelector: expect.anything() }] }] });
-    expect(errors).toContain("'delete' action is disabled due to previous errors.");
+    expect(errors).toContain("'delete' action is disabled due to previous errors (1 held back).");
     expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
     expect(policies('appint-ex-01', 'example-app-stage')).toEqual([
       'allow-from-app-sre-observability-namespace',

@@ -292,7 +292,7 @@ describe('openshift-serviceaccount-tokens end to end', { timeout: 30_000 }, () =
         m.includes('desired item already exists: Secret/observability-prometheus-reader'),
       ),
     ).toBe(true);
-    expect(errors).toContain("'delete' action is disabled due to previous errors.");
+    expect(errors).toContain("'delete' action is disabled due to previous errors (1 held back).");
     expect(server.mutatingRequests({ verb: 'delete' })).toEqual([]);
     expect(secrets('appint-ex-01', 'example-app-stage').map((s) => s.metadata.name)).toContain(
       'stale-token',
@@ -332,7 +332,9 @@ describe('openshift-serviceaccount-tokens with an unreachable cluster', { timeou
     ]);
     expect(run.code).toBe(1);
     expect(messages(run, 50).some((m) => m.startsWith('[appint-ex-02] is unreachable'))).toBe(true);
-    expect(messages(run, 50)).toContain("'delete' action is disabled due to previous errors.");
+    expect(messages(run, 50)).toContain(
+      "'delete' action is disabled due to previous errors (1 held back).",
+    );
     // appint-ex-01 still gets its token Secrets requested.
     expect(
       messages(run).some((m) =>

@@ -75,7 +75,7 @@ describe('bad-input corpus', () => {
     for (const pattern of c.absent) expect(run.output, shown).not.toMatch(new RegExp(pattern));
     expect(run.output, shown).not.toMatch(STACK_FRAME);
     // Planned deletions are logged, as the original does, and each is then
-    // held back ("'delete' action is disabled due to previous errors.").
+    // held back ("'delete' action is disabled due to previous errors (N held back).").
     if (run.code !== 0) expect(run.disabled, shown).toBe(run.deletions.length);
     if (c.run[0] === 'qontract-reconcile') {
       expect(requests.filter((r) => r.verb === 'delete')).toEqual([]);

@@ -176,9 +176,12 @@ export async function runCase(
         ...run.stderr.split('\n').filter((l) => l && !l.startsWith('{')),
       ].join('\n'),
       deletions: run.logs.map((l) => l.msg).filter((m) => /^\['(delete|del_)/.test(m)),
-      disabled: run.logs.filter((l) =>
-        /^'\w+' action is disabled due to previous errors/.test(l.msg),
-      ).length,
+      // "'delete' action is disabled due to previous errors (N held back)." once per action name.
+      disabled: run.logs
+        .map((l) =>
+          /^'\w+' action is disabled due to previous errors \((\d+) held back\)/.exec(l.msg),
+        )
+        .reduce((sum, m) => sum + (m ? Number(m[1]) : 0), 0),
     };
   }
   const argv =

@@ -2,6 +2,7 @@ import {
   arrivals,
   EventLoopSlices,
   errorMessage,
+  logHeldBack,
   type RunContext,
   runsRepeat,
   writePlanOut,
@@ -620,7 +621,7 @@ function publishInventoryMetrics(
   }
 }
 
-/** The original's lines for each delete held back because an error exists. */
+/** The original's line for each delete held back because an error exists, then one count of them. */
 export function logSuppressedDeletes(
   ctx: Pick<RunContext, 'log'>,
   suppressed: readonly PlannedAction[],
@@ -636,6 +637,9 @@ export function logSuppressedDeletes(
         a.name,
       ]),
     );
-    ctx.log.error("'delete' action is disabled due to previous errors.");
   }
+  logHeldBack(
+    ctx.log,
+    suppressed.map(() => 'delete'),
+  );
 }
