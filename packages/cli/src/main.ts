@@ -13,6 +13,7 @@ import {
   type GlobalOptions,
   installStopSignals,
   LOG_LEVELS,
+  type LogFile,
   type LogFormat,
   type Logger,
   loadConfig,
@@ -54,6 +55,8 @@ export interface CliDeps {
   ) => RunServices;
   /** Pre-built clients by client id, added to the run's services (the MR check's in-process answers). */
   readonly clients?: ReadonlyMap<string, unknown>;
+  /** A copy of every log line (run-integration's `LOG_FILE`). */
+  readonly logFile?: LogFile;
   /** Called with the logger once it exists (run-integration installs signal handlers with it). */
   readonly onLogger?: (log: Logger) => void;
 }
@@ -179,6 +182,7 @@ async function prepareSelected(
     integration: selected.definition.name,
     redactor,
     destination: io.stderr,
+    logFile: deps.logFile,
   });
   deps.onLogger?.(log);
   if (!globals.configPath) {

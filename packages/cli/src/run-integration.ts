@@ -1,8 +1,11 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
 import {
   createLogger,
   createMetrics,
   errorMessage,
   installStopSignals,
+  type LogFile,
+  type Logger,
   type Metrics,
   parseLogLevel,
   runLoop,
@@ -12,21 +15,32 @@ import {
 import { parseArgsStringToArgv } from 'string-argv';
 import { type CliDeps, runCli } from './main.ts';
 
+type Env = Readonly<Record<string, string | undefined>>;
+type LoopDeps = Omit<CliDeps, 'env' | 'signal' | 'metrics' | 'logFile'> & {
+  signal?: AbortSignal;
+  metrics?: Metrics;
+};
+
 /**
  * The container entry point (`run-integration`), driven by the original's
  * environment variables: INTEGRATION_NAME, INTEGRATION_EXTRA_ARGS, CONFIG,
  * DRY_RUN, RUN_ONCE, SLEEP_DURATION_SECS, SLEEP_ON_ERROR, LOG_LEVEL,
  * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY; WATCH=true runs an
- * engine-based integration as an operator (`--watch`).
+ * engine-based integration as an operator (`--watch`). LOG_FILE gets a copy of every log line
+ * (`[LEVEL] message` with PREFIX_LOG_LEVEL=true): the pod's fluentd sidecar tails it.
  */
 export async function runIntegrationLoop(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  deps: Omit<CliDeps, 'env' | 'signal' | 'metrics'> & {
-    signal?: AbortSignal;
-    metrics?: Metrics;
-  } = {},
+  env: Env = process.env,
+  deps: LoopDeps = {},
 ): Promise<number> {
   const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
+  let logFile: (LogFile & { close(): void }) | undefined;
+  let fileError: string | undefined;
+  try {
+    logFile = env.LOG_FILE ? openLogFile(env.LOG_FILE, env.PREFIX_LOG_LEVEL === 'true') : undefined;
+  } catch (e) {
+    fileError = `cannot open LOG_FILE ${env.LOG_FILE}: ${errorMessage(e)}`;
+  }
   const log = createLogger({
     level: parseLogLevel(env.LOG_LEVEL) ?? 'INFO',
     format: env.LOG_FORMAT === 'text' || env.LOG_FORMAT === 'json' ? env.LOG_FORMAT : undefined,
@@ -34,7 +48,25 @@ export async function runIntegrationLoop(
     integration: env.INTEGRATION_NAME,
     redactor: new SecretRedactor(),
     destination: io.stderr,
+    logFile,
   });
+  if (fileError) {
+    log.fatal(fileError);
+    return 1;
+  }
+  try {
+    return await runLoopWithLog(env, deps, log, logFile);
+  } finally {
+    logFile?.close();
+  }
+}
+
+async function runLoopWithLog(
+  env: Env,
+  deps: LoopDeps,
+  log: Logger,
+  logFile: LogFile | undefined,
+): Promise<number> {
   let argv: string[];
   try {
     argv = buildEntryPointArgs(env);
@@ -74,7 +106,13 @@ export async function runIntegrationLoop(
       },
       execute: async () => {
         try {
-          const exitCode = await runCli(argv, { ...deps, env, signal: controller.signal, metrics });
+          const exitCode = await runCli(argv, {
+            ...deps,
+            env,
+            signal: controller.signal,
+            metrics,
+            ...(logFile ? { logFile } : {}),
+          });
           return { exitCode, crashed: false };
         } catch (e) {
           log.error({ err: e }, `Error running ${env.COMMAND_NAME ?? 'qontract-reconcile'}`);
@@ -88,6 +126,19 @@ export async function runIntegrationLoop(
     uninstall();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   }
+}
+
+/**
+ * The original appends to LOG_FILE (Python's FileHandler). Synchronous writes keep the lines in
+ * order with the stream's and on disk when the process dies; the file is local (an emptyDir).
+ */
+function openLogFile(path: string, prefixLevel: boolean): LogFile & { close(): void } {
+  const fd = openSync(path, 'a');
+  return {
+    prefixLevel,
+    write: (line: string) => writeSync(fd, line),
+    close: () => closeSync(fd),
+  };
 }
 
 /** The argv one loop iteration passes to the umbrella command. */

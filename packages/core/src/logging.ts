@@ -24,6 +24,13 @@ const PYTHON_LEVEL: Record<number, string> = {
 
 export type LogFormat = 'json' | 'text';
 
+/** A second copy of every line, in the original's `LOG_FILE` shape (run-integration). */
+export interface LogFile {
+  write(line: string): unknown;
+  /** `PREFIX_LOG_LEVEL=true`: `[ERROR] message`, which the pod's fluentd error filters match. */
+  readonly prefixLevel: boolean;
+}
+
 export interface LoggerSettings {
   level?: LogLevelName | undefined;
   /** `text` is the original's line format; default: text on a TTY, JSON otherwise. */
@@ -33,6 +40,7 @@ export interface LoggerSettings {
   redactor: SecretRedactor;
   /** Where lines go; default stderr, like the original's `logging.basicConfig`. */
   destination?: { write(line: string): unknown; isTTY?: boolean } | undefined;
+  logFile?: LogFile | undefined;
 }
 
 /** Keys whose values are never logged, wherever they appear in a log object. */
@@ -58,10 +66,12 @@ export function createLogger(settings: LoggerSettings): Logger {
   const out = settings.destination ?? process.stderr;
   const format = settings.format ?? (out.isTTY ? 'text' : 'json');
   const redactor = settings.redactor;
+  const file = settings.logFile;
   const stream: DestinationStream = {
     write(line: string) {
       const safe = redactor.redact(line);
       out.write(format === 'text' ? formatTextLine(safe, settings.dryRun) : safe);
+      file?.write(formatFileLine(safe, file.prefixLevel));
     },
   };
   const options: LoggerOptions = {
@@ -71,6 +81,8 @@ export function createLogger(settings: LoggerSettings): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: {
       bindings: (b) => b,
+      // The number stays (code and tests compare it); the name is what log filters match.
+      level: (_label, number) => ({ level: number, levelname: PYTHON_LEVEL[number] ?? 'NOTSET' }),
     },
     ...(settings.dryRun ? { mixin: () => ({ dry_run: true }) } : {}),
   };
@@ -88,21 +100,49 @@ export function formatTextLine(jsonLine: string, dryRun: boolean): string {
   } catch {
     return jsonLine;
   }
-  const { time, level, msg, integration, dry_run: _d, err, ...rest } = rec;
+  const { time, integration, ...rest } = rec;
   const ts = typeof time === 'string' ? time.replace('T', ' ').replace(/\.\d+Z$/, '') : '';
-  const parts = [`[${ts}]`, `[${PYTHON_LEVEL[Number(level)] ?? String(level)}]`];
+  const parts = [`[${ts}]`, `[${levelNameOf(rec)}]`];
   if (dryRun) parts.push('[DRY-RUN]');
   if (integration) parts.push(`[${String(integration)}]`);
-  let text = `${parts.join(' ')} - ${msg === undefined ? '' : String(msg)}`;
-  const extras = Object.entries(rest).filter(([k]) => k !== 'pid' && k !== 'hostname');
-  if (extras.length) {
-    text += ` ${extras.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}`;
+  return `${parts.join(' ')} - ${messageOf(rest)}\n`;
+}
+
+/**
+ * The original's `LOG_FILE` line: the message alone (`%(message)s`), or
+ * `[LEVEL] message` with PREFIX_LOG_LEVEL; no time or integration, which the
+ * fluentd sidecar adds itself.
+ */
+function formatFileLine(jsonLine: string, prefixLevel: boolean): string {
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(jsonLine) as Record<string, unknown>;
+  } catch {
+    return jsonLine;
+  }
+  const { time: _t, integration: _i, ...rest } = rec;
+  return `${prefixLevel ? `[${levelNameOf(rec)}] ` : ''}${messageOf(rest)}\n`;
+}
+
+function levelNameOf(rec: Record<string, unknown>): string {
+  return typeof rec.levelname === 'string'
+    ? rec.levelname
+    : (PYTHON_LEVEL[Number(rec.level)] ?? String(rec.level));
+}
+
+/** The message, any extra fields as `key=value`, then an error's stack on the next lines. */
+function messageOf(rec: Record<string, unknown>): string {
+  const { level: _l, levelname: _n, msg, dry_run: _d, err, pid: _p, hostname: _h, ...extras } = rec;
+  let text = msg === undefined ? '' : String(msg);
+  const fields = Object.entries(extras);
+  if (fields.length) {
+    text += ` ${fields.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}`;
   }
   if (err && typeof err === 'object') {
     const e = err as { message?: string; stack?: string };
     text += `\n${e.stack ?? e.message ?? ''}`;
   }
-  return `${text}\n`;
+  return text;
 }
 
 export function parseLogLevel(value: string | undefined): LogLevelName | undefined {
