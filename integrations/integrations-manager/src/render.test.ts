@@ -79,6 +79,31 @@ describe('renderTemplate + processTemplate', () => {
     });
   });
 
+  it('renders watch-mode Deployments with the Recreate strategy: old and new pod never overlap', () => {
+    const strategyOf = (it: Partial<IntegrationValues>, shardArgs = '--x'): unknown =>
+      (render({ ...it, shardSpecs: [{ ...single, extraArgs: shardArgs }] }).objects[0] as Any).spec
+        .strategy;
+    const watchEnv = {
+      extraEnv: [{ secretName: null, secretKey: null, name: 'WATCH', value: 'true' }],
+    };
+    // WATCH=true in the literal extra env, or --watch (the last of --watch/--no-watch) in the
+    // shard's arguments, as run-integration reads them.
+    expect(strategyOf(watchEnv)).toEqual({ type: 'Recreate' });
+    expect(strategyOf({}, '--cluster-name c1 --watch')).toEqual({ type: 'Recreate' });
+    expect(strategyOf(watchEnv, '--watch --no-watch')).toBeUndefined();
+    // Polling pods keep the default rolling update (the original chart sets no strategy).
+    expect(strategyOf({})).toBeUndefined();
+    expect(
+      strategyOf({
+        extraEnv: [{ secretName: null, secretKey: null, name: 'WATCH', value: 'false' }],
+      }),
+    ).toBeUndefined();
+    // A StatefulSet of one replica stops the old pod first anyway: no strategy of its own.
+    const sts: Any = render({ ...watchEnv, cache: true }).objects[0];
+    expect(sts.kind).toBe('StatefulSet');
+    expect(sts.spec.strategy).toBeUndefined();
+  });
+
   it('gives every pod the runtime contract: env, probes on /healthz of the metrics port, grace', () => {
     const { objects } = render({});
     const d = objects[0]!;

@@ -151,6 +151,18 @@ function extraEnvOf(spec: Partial<ManagedSpec>): Env[] {
   });
 }
 
+/**
+ * Whether the pod runs in watch mode, as run-integration decides: the last `--watch` or
+ * `--no-watch` of the extra arguments, else `WATCH=true` among the literal extra env.
+ */
+function watchMode(spec: Partial<ManagedSpec>, shard: ShardSpec): boolean {
+  const flag = shard.extraArgs.split(/\s+/).findLast((a) => a === '--watch' || a === '--no-watch');
+  if (flag !== undefined) return flag === '--watch';
+  return (spec.extraEnv ?? []).some(
+    (e) => e.name === 'WATCH' && !e.secretName && e.value === 'true',
+  );
+}
+
 function unleashEnv(spec: Partial<ManagedSpec>): Env[] {
   if (spec.disableUnleash) return [];
   return [
@@ -572,6 +584,10 @@ function longRunning(it: IntegrationValues, shard: ShardSpec, govSlack: boolean)
   const spec: KubeBody = {
     replicas: shard.overrides?.disabled ? 0 : 1,
     revisionHistoryLimit: 5,
+    // A rolling update starts the new pod before the old one stops: two operators would write
+    // the same objects for the length of the overlap, each reverting the other's version.
+    // Recreate stops the old pod first. (A StatefulSet of one replica already does.)
+    ...(!it.cache && watchMode(it, shard) ? { strategy: { type: 'Recreate' } } : {}),
     selector: { matchLabels: { app } },
     ...(it.cache ? { serviceName: 'qontract-reconcile' } : {}),
     template: {
