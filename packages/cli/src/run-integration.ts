@@ -14,6 +14,7 @@ import {
 } from '@qontract/core';
 import { parseArgsStringToArgv } from 'string-argv';
 import { type CliDeps, runCli } from './main.ts';
+import { type SentryReporting, startSentry } from './sentry.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 type LoopDeps = Omit<CliDeps, 'env' | 'signal' | 'metrics' | 'logFile'> & {
@@ -25,15 +26,19 @@ type LoopDeps = Omit<CliDeps, 'env' | 'signal' | 'metrics' | 'logFile'> & {
  * The container entry point (`run-integration`), driven by the original's
  * environment variables: INTEGRATION_NAME, INTEGRATION_EXTRA_ARGS, CONFIG,
  * DRY_RUN, RUN_ONCE, SLEEP_DURATION_SECS, SLEEP_ON_ERROR, LOG_LEVEL,
- * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY; WATCH=true runs an
- * engine-based integration as an operator (`--watch`). LOG_FILE gets a copy of every log line
- * (`[LEVEL] message` with PREFIX_LOG_LEVEL=true): the pod's fluentd sidecar tails it.
+ * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY, SENTRY_DSN and
+ * SENTRY_EVENT_LEVEL (see sentry.ts); WATCH=true runs an engine-based integration as an
+ * operator (`--watch`). LOG_FILE gets a copy of every log line (`[LEVEL] message` with
+ * PREFIX_LOG_LEVEL=true): the pod's fluentd sidecar tails it.
  */
 export async function runIntegrationLoop(
   env: Env = process.env,
   deps: LoopDeps = {},
 ): Promise<number> {
   const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
+  // One redactor for the loop's own log, each run's and Sentry's events: a
+  // secret a run has read stays masked in what the loop reports about it.
+  const redactor = deps.redactor ?? new SecretRedactor();
   let logFile: (LogFile & { close(): void }) | undefined;
   let fileError: string | undefined;
   try {
@@ -46,7 +51,7 @@ export async function runIntegrationLoop(
     format: env.LOG_FORMAT === 'text' || env.LOG_FORMAT === 'json' ? env.LOG_FORMAT : undefined,
     dryRun: env.DRY_RUN === '--dry-run',
     integration: env.INTEGRATION_NAME,
-    redactor: new SecretRedactor(),
+    redactor,
     destination: io.stderr,
     logFile,
   });
@@ -55,7 +60,7 @@ export async function runIntegrationLoop(
     return 1;
   }
   try {
-    return await runLoopWithLog(env, deps, log, logFile);
+    return await runLoopWithLog(env, deps, log, logFile, redactor);
   } finally {
     logFile?.close();
   }
@@ -66,10 +71,13 @@ async function runLoopWithLog(
   deps: LoopDeps,
   log: Logger,
   logFile: LogFile | undefined,
+  redactor: SecretRedactor,
 ): Promise<number> {
   let argv: string[];
+  let sentry: SentryReporting | undefined;
   try {
     argv = buildEntryPointArgs(env);
+    sentry = await startSentry(env, redactor);
   } catch (e) {
     log.fatal(errorMessage(e));
     return 1;
@@ -112,6 +120,7 @@ async function runLoopWithLog(
             signal: controller.signal,
             metrics,
             ...(logFile ? { logFile } : {}),
+            redactor,
           });
           return { exitCode, crashed: false };
         } catch (e) {
@@ -125,6 +134,7 @@ async function runLoopWithLog(
     if (!controller.signal.aborted) controller.abort(new Error('run-integration is done'));
     uninstall();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    await sentry?.close();
   }
 }
 

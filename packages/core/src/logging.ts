@@ -1,3 +1,4 @@
+import { format as formatMessage } from 'node:util';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { SecretRedactor } from './redaction.ts';
 
@@ -58,6 +59,50 @@ const REDACT_PATHS = [
   '*.headers.Authorization',
 ];
 
+/** A record logged at ERROR or CRITICAL, as a listener of onErrorRecords hears it. */
+export interface ErrorRecord {
+  readonly level: 'ERROR' | 'CRITICAL';
+  /** The message, with its printf-style arguments applied (not yet redacted). */
+  readonly msg: string;
+  /** The error logged with it (`log.error(err)` or `log.error({ err }, msg)`), if any. */
+  readonly err?: Error;
+  readonly integration?: string;
+}
+
+let errorListener: ((record: ErrorRecord) => void) | undefined;
+
+/**
+ * Hears every ERROR and CRITICAL record of every logger of the process (Sentry
+ * does, when SENTRY_DSN is set), as a handler on Python's root logger would.
+ * One listener per process; returns what removes it.
+ */
+export function onErrorRecords(listener: (record: ErrorRecord) => void): () => void {
+  errorListener = listener;
+  return () => {
+    if (errorListener === listener) errorListener = undefined;
+  };
+}
+
+function errorRecordOf(args: unknown[], level: number, integration?: string): ErrorRecord {
+  const [first, ...rest] = args;
+  let err: Error | undefined;
+  let parts = args;
+  if (first instanceof Error) {
+    err = first;
+    parts = rest.length > 0 ? rest : [first.message];
+  } else if (first !== null && typeof first === 'object') {
+    const inner = (first as { err?: unknown }).err;
+    if (inner instanceof Error) err = inner;
+    parts = rest;
+  }
+  return {
+    level: level >= 60 ? 'CRITICAL' : 'ERROR',
+    msg: formatMessage(...parts),
+    ...(err ? { err } : {}),
+    ...(integration ? { integration } : {}),
+  };
+}
+
 /**
  * Creates the run's logger. Every line passes through the secret redactor
  * after serialisation, so a secret can't leak through a message or an error.
@@ -85,6 +130,14 @@ export function createLogger(settings: LoggerSettings): Logger {
       level: (_label, number) => ({ level: number, levelname: PYTHON_LEVEL[number] ?? 'NOTSET' }),
     },
     ...(settings.dryRun ? { mixin: () => ({ dry_run: true }) } : {}),
+    hooks: {
+      logMethod(args, method, level) {
+        if (level >= 50 && errorListener) {
+          errorListener(errorRecordOf(args, level, settings.integration));
+        }
+        method.apply(this, args);
+      },
+    },
   };
   return pino(options, stream);
 }
