@@ -218,9 +218,12 @@ describe('renderTemplate + processTemplate', () => {
       (o) => expect(envOf(o[0]!).COMMAND_NAME).toBe('other-cli'),
     ],
     [
-      'internalCertificates → init container and /etc/pki mount',
+      'internalCertificates → init container, /etc/pki mount, node told of the CA bundle',
       { internalCertificates: true },
       (o) => {
+        expect(envOf(o[0]!).NODE_EXTRA_CA_CERTS).toBe(
+          '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem',
+        );
         expect(podOf(o[0]!).initContainers.map((x: Any) => x.name)).toEqual([
           'internal-certificates',
           'config',

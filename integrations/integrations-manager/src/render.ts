@@ -40,6 +40,8 @@ export interface OpenshiftTemplate {
   readonly parameters: TemplateParameter[];
 }
 
+/** The CA bundle of the RHEL family under /etc/pki, where internalCertificates mounts its copy. */
+const INTERNAL_CA_BUNDLE = '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem';
 /** The metrics port of every pod (`PROMETHEUS_PORT` of run-integration). */
 const METRICS_PORT = 9090;
 /** SIGTERM → the run stops within seconds; this leaves it time to finish the action under way. */
@@ -470,6 +472,12 @@ function integrationContainer(
       'INTERNAL_CERTIFICATES_IMAGE_PULL_POLICY',
     ];
     env.push(...passed.map((p) => value(p, `\${${p}}`)));
+  }
+  if (it.internalCertificates) {
+    // Node reads no CA bundle of the system by itself: it is told where the
+    // init container put the internal CAs (the launcher would find the file
+    // too; this holds for any node started in the pod).
+    env.push(value('NODE_EXTRA_CA_CERTS', INTERNAL_CA_BUNDLE));
   }
   env.push(...extraEnvOf(it));
 
