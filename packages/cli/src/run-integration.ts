@@ -5,6 +5,7 @@ import {
   installStopSignals,
   type Metrics,
   parseLogLevel,
+  pushgatewayFromEnv,
   runLoop,
   SecretRedactor,
   serveMetrics,
@@ -17,7 +18,8 @@ import { type CliDeps, runCli } from './main.ts';
  * environment variables: INTEGRATION_NAME, INTEGRATION_EXTRA_ARGS, CONFIG,
  * DRY_RUN, RUN_ONCE, SLEEP_DURATION_SECS, SLEEP_ON_ERROR, LOG_LEVEL,
  * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY; WATCH=true runs an
- * engine-based integration as an operator (`--watch`).
+ * engine-based integration as an operator (`--watch`); PUSHGATEWAY_ENABLED (with
+ * PUSHGATEWAY_URL, _USERNAME, _PASSWORD) pushes each run's duration and status.
  */
 export async function runIntegrationLoop(
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -27,12 +29,15 @@ export async function runIntegrationLoop(
   } = {},
 ): Promise<number> {
   const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
+  const pushgateway = pushgatewayFromEnv(env);
+  const redactor = new SecretRedactor();
+  if (pushgateway && 'password' in pushgateway) redactor.add(pushgateway.password);
   const log = createLogger({
     level: parseLogLevel(env.LOG_LEVEL) ?? 'INFO',
     format: env.LOG_FORMAT === 'text' || env.LOG_FORMAT === 'json' ? env.LOG_FORMAT : undefined,
     dryRun: env.DRY_RUN === '--dry-run',
     integration: env.INTEGRATION_NAME,
-    redactor: new SecretRedactor(),
+    redactor,
     destination: io.stderr,
   });
   let argv: string[];
@@ -64,6 +69,7 @@ export async function runIntegrationLoop(
       // In watch mode a run itself lasts SLEEP_DURATION_SECS (reacting to events): no sleep between.
       sleepSeconds: isWatchMode(env, argv) ? 0 : Number(env.SLEEP_DURATION_SECS ?? 600),
       sleepOnErrorSeconds: Number(env.SLEEP_ON_ERROR ?? 10),
+      pushgateway,
       signal: controller.signal,
       log,
       metrics,
