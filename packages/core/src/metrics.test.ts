@@ -24,6 +24,17 @@ describe('metrics', () => {
       expect(text).toContain(
         'qontract_reconcile_last_run_seconds{integration="openshift-groups",shards="2",shard_id="1"} 12.5',
       );
+      // prom-client's default collectors: the process and runtime metrics of the pod.
+      for (const name of [
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'process_open_fds',
+        'process_start_time_seconds',
+        'nodejs_heap_size_used_bytes',
+        'nodejs_eventloop_lag_seconds',
+      ]) {
+        expect(text).toMatch(new RegExp(`^${name} [0-9.e+-]+$`, 'm'));
+      }
       expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));

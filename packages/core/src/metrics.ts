@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * The original's process metrics (`reconcile/utils/metrics.py`,
@@ -47,10 +47,15 @@ export function createMetrics(registry = new Registry()): Metrics {
   };
 }
 
+/** Registries that already carry prom-client's default collectors (they register once). */
+const withProcessMetrics = new WeakSet<Registry>();
+
 /**
  * Serves `GET /metrics` (and `/`) on `port`, and `GET /healthz` for the pod's
  * probes: 200 while `healthy()` says so, 503 once it does not (the loop is
- * stopping). Resolves once listening.
+ * stopping). Resolves once listening. The registry gains prom-client's default
+ * collectors: `process_*` (CPU, resident memory, open fds, start time), as the
+ * original's pods export them, and `nodejs_*` (heap, event-loop lag, GC).
  */
 export async function serveMetrics(
   registry: Registry,
@@ -58,6 +63,10 @@ export async function serveMetrics(
   host = '0.0.0.0',
   healthy: () => boolean = () => true,
 ): Promise<Server> {
+  if (!withProcessMetrics.has(registry)) {
+    collectDefaultMetrics({ register: registry });
+    withProcessMetrics.add(registry);
+  }
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/healthz') {
       const ok = healthy();
