@@ -41,6 +41,29 @@ describe('metrics', () => {
     }
   });
 
+  it("declares the original's request and cache metrics, with its label names", async () => {
+    const text = await createMetrics().registry.metrics();
+    for (const [name, type] of [
+      ['qontract_reconcile_gitlab_request_total', 'counter'],
+      ['qontract_reconcile_registry_get_manifest_total', 'counter'],
+      ['qontract_reconcile_cache_hits_total', 'counter'],
+      ['qontract_reconcile_cache_misses_total', 'counter'],
+      ['qontract_reconcile_cache_cardinality', 'gauge'],
+    ]) {
+      expect(text).toContain(`# TYPE ${name} ${type}\n`);
+    }
+    const metrics = createMetrics();
+    metrics.registryGetManifest.inc({
+      integration: 'i',
+      shard: '1',
+      shard_id: '0',
+      registry: 'quay.io',
+    });
+    expect(await metrics.registry.metrics()).toContain(
+      'qontract_reconcile_registry_get_manifest_total{integration="i",shard="1",shard_id="0",registry="quay.io"} 1',
+    );
+  });
+
   it('answers /healthz with 200 while healthy and 503 once stopping', async () => {
     let healthy = true;
     const server = await serveMetrics(createMetrics().registry, 0, '127.0.0.1', () => healthy);
