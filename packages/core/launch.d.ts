@@ -68,5 +68,19 @@ export declare function readContainerMemoryLimit(
   procSelfCgroup?: string,
 ): number | undefined;
 
+/** The distributions' CA bundle files; the launcher trusts the first that exists. */
+export declare const SYSTEM_CA_BUNDLES: readonly string[];
+
+/**
+ * The CA bundle the launcher adds to Node's own CAs (none when `file` is absent), and why:
+ * nothing when NODE_EXTRA_CA_CERTS or --use-system-ca is given, else SSL_CERT_FILE, else the
+ * first of SYSTEM_CA_BUNDLES that exists.
+ */
+export declare function decideCaBundle(
+  env?: Readonly<Record<string, string | undefined>>,
+  execArgv?: readonly string[],
+  exists?: (file: string) => boolean,
+): { readonly file?: string; readonly reason: string };
+
 /** Runs `exportName` of the TypeScript module `entry` under a suitable Node and heap size. */
 export declare function launch(entry: string, exportName: string, program?: string): Promise<void>;

@@ -14,6 +14,10 @@
 //   otherwise. Node's own default is a quarter of the limit: too small for a
 //   large run in a tight pod, while without any limit V8 lets the heap grow to
 //   4 GiB before collecting hard, which is how a looping pod's RSS creeps up.
+// - It trusts the system's CA bundle (SSL_CERT_FILE, else the distribution's
+//   file) besides Node's own CAs: Node ignores it otherwise, so a pod whose
+//   internalCertificates init container fills /etc/pki would still fail TLS
+//   against internal endpoints (see decideCaBundle).
 //
 // Plain JavaScript on purpose: this file must run on Node 20, before any
 // TypeScript can be loaded.
@@ -22,6 +26,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import module from 'node:module';
 import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
+import tls from 'node:tls';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
@@ -253,6 +258,71 @@ function readText(file) {
 }
 
 /**
+ * The CA bundles of the distributions; the launcher trusts the first that
+ * exists. RHEL/UBI's first: the image's, and the file a pod's
+ * internalCertificates init container brings (it copies its /etc/pki, whose
+ * bundle holds the internal CAs, into the volume mounted at /etc/pki).
+ */
+export const SYSTEM_CA_BUNDLES = Object.freeze([
+  '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem',
+  '/etc/ssl/certs/ca-certificates.crt',
+]);
+
+/**
+ * The CA bundle the launcher adds to Node's own CAs, and why: nothing when
+ * node already reads one (NODE_EXTRA_CA_CERTS, `--use-system-ca`), else
+ * SSL_CERT_FILE (as OpenSSL and Python's ssl read it), else the first of
+ * SYSTEM_CA_BUNDLES that exists. The system's bundle is what the original's
+ * Python trusts on its RHEL image.
+ *
+ * @param {Readonly<Record<string, string | undefined>>} [env]
+ * @param {readonly string[]} [execArgv]
+ * @param {(file: string) => boolean} [exists]
+ * @returns {{ file?: string, reason: string }}
+ */
+export function decideCaBundle(
+  env = process.env,
+  execArgv = process.execArgv,
+  exists = existsSync,
+) {
+  if (env.NODE_EXTRA_CA_CERTS) return { reason: 'NODE_EXTRA_CA_CERTS' };
+  if (givenOption('--use-system-ca', [env.NODE_OPTIONS ?? '', ...execArgv]))
+    return { reason: '--use-system-ca' };
+  const explicit = env.SSL_CERT_FILE?.trim();
+  if (explicit) return { file: explicit, reason: 'SSL_CERT_FILE' };
+  const file = SYSTEM_CA_BUNDLES.find((f) => exists(f));
+  return file ? { file, reason: 'the system CA bundle' } : { reason: 'no system CA bundle' };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * Adds the certificates of the PEM file `file` to the CAs every TLS client of
+ * the process trusts by default (https, fetch). Throws a message naming the
+ * file when it cannot be read or holds no certificate.
+ *
+ * @param {string} file
+ * @param {string} reason where the file's name came from, for the message
+ */
+function trustCaBundle(file, reason) {
+  let pem;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read the CA bundle ${file} (${reason}): ${e.code ?? e.message}`);
+  }
+  const certificates = pem.match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0) {
+    throw new Error(`the CA bundle ${file} (${reason}) holds no PEM certificate`);
+  }
+  try {
+    tls.setDefaultCACertificates([...tls.getCACertificates('default'), ...certificates]);
+  } catch (e) {
+    throw new Error(`the CA bundle ${file} (${reason}): ${e.message}`);
+  }
+}
+
+/**
  * Runs `exportName` of the TypeScript module `entry` (a path). `program` names the command in
  * the error printed when no suitable Node exists.
  */
@@ -264,6 +334,11 @@ export async function launch(entry, exportName, program = 'qontract-reconcile') 
     console.error(`${program}: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   }
+  const ca = decideCaBundle();
+  // A Node without tls.setDefaultCACertificates (before 24.5) takes extra CAs
+  // only at start: it is started again with NODE_EXTRA_CA_CERTS.
+  const caAtStart = ca.file !== undefined && typeof tls.setDefaultCACertificates !== 'function';
+  if (caAtStart) process.env.NODE_EXTRA_CA_CERTS = ca.file;
   if (!modern) {
     const node = workspaceNode();
     if (!node) {
@@ -275,9 +350,17 @@ export async function launch(entry, exportName, program = 'qontract-reconcile') 
     await reexec(node, [...execArgv, process.argv[1], ...process.argv.slice(2)]);
     return;
   }
-  if (execArgv.join('\0') !== process.execArgv.join('\0')) {
+  if (caAtStart || execArgv.join('\0') !== process.execArgv.join('\0')) {
     await reexec(process.execPath, [...execArgv, process.argv[1], ...process.argv.slice(2)]);
     return;
+  }
+  if (ca.file !== undefined) {
+    try {
+      trustCaBundle(ca.file, ca.reason);
+    } catch (e) {
+      console.error(`${program}: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(1);
+    }
   }
   // The compiled code of the modules is kept between runs (Node's compile
   // cache, in the system's temp directory, as NODE_COMPILE_CACHE would keep

@@ -51,7 +51,7 @@ export function githubAccounts(
     const key = `${org}\u0000${login}`;
     if (reported.has(key)) return;
     reported.add(key);
-    const by = grants.get(login)?.join(', ') ?? 'app-interface';
+    const by = [...(grants.get(login) ?? ['app-interface'])].join(', ');
     const message = `[${org}] GitHub user '${login}' does not exist (github_username of ${by})`;
     // Scoped to the account: no removal depends on it.
     if (ctx.dryRun) ctx.errors.register(org, message, { removalScope: `user ${login}` });

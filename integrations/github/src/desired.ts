@@ -18,7 +18,7 @@ const GITHUB_AUTH = new Set(['github-org', 'github-org-team']);
 export interface DesiredGithub {
   readonly members: AggregatedList;
   /** Login → `role <name>` / `cluster <name>`, in first-seen order. */
-  readonly grants: ReadonlyMap<string, readonly string[]>;
+  readonly grants: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /**
@@ -35,11 +35,12 @@ export interface DesiredGithub {
  */
 export function desiredGithubMembers(input: DesiredInput): DesiredGithub {
   const state = new AggregatedList();
-  const grants = new Map<string, string[]>();
+  const grants = new Map<string, Set<string>>();
   const grant = (members: readonly string[], by: string) => {
     for (const m of members) {
-      const known = grants.get(m) ?? [];
-      if (!known.includes(by)) grants.set(m, [...known, by]);
+      const known = grants.get(m);
+      if (known) known.add(by);
+      else grants.set(m, new Set([by]));
     }
   };
   const active = input.roles.filter((r) => isRoleActive(r.name, r.expirationDate, input.today));

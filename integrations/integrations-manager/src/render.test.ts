@@ -79,6 +79,31 @@ describe('renderTemplate + processTemplate', () => {
     });
   });
 
+  it('renders watch-mode Deployments with the Recreate strategy: old and new pod never overlap', () => {
+    const strategyOf = (it: Partial<IntegrationValues>, shardArgs = '--x'): unknown =>
+      (render({ ...it, shardSpecs: [{ ...single, extraArgs: shardArgs }] }).objects[0] as Any).spec
+        .strategy;
+    const watchEnv = {
+      extraEnv: [{ secretName: null, secretKey: null, name: 'WATCH', value: 'true' }],
+    };
+    // WATCH=true in the literal extra env, or --watch (the last of --watch/--no-watch) in the
+    // shard's arguments, as run-integration reads them.
+    expect(strategyOf(watchEnv)).toEqual({ type: 'Recreate' });
+    expect(strategyOf({}, '--cluster-name c1 --watch')).toEqual({ type: 'Recreate' });
+    expect(strategyOf(watchEnv, '--watch --no-watch')).toBeUndefined();
+    // Polling pods keep the default rolling update (the original chart sets no strategy).
+    expect(strategyOf({})).toBeUndefined();
+    expect(
+      strategyOf({
+        extraEnv: [{ secretName: null, secretKey: null, name: 'WATCH', value: 'false' }],
+      }),
+    ).toBeUndefined();
+    // A StatefulSet of one replica stops the old pod first anyway: no strategy of its own.
+    const sts: Any = render({ ...watchEnv, cache: true }).objects[0];
+    expect(sts.kind).toBe('StatefulSet');
+    expect(sts.spec.strategy).toBeUndefined();
+  });
+
   it('gives every pod the runtime contract: env, probes on /healthz of the metrics port, grace', () => {
     const { objects } = render({});
     const d = objects[0]!;
@@ -193,9 +218,12 @@ describe('renderTemplate + processTemplate', () => {
       (o) => expect(envOf(o[0]!).COMMAND_NAME).toBe('other-cli'),
     ],
     [
-      'internalCertificates → init container and /etc/pki mount',
+      'internalCertificates → init container, /etc/pki mount, node told of the CA bundle',
       { internalCertificates: true },
       (o) => {
+        expect(envOf(o[0]!).NODE_EXTRA_CA_CERTS).toBe(
+          '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem',
+        );
         expect(podOf(o[0]!).initContainers.map((x: Any) => x.name)).toEqual([
           'internal-certificates',
           'config',
@@ -203,6 +231,10 @@ describe('renderTemplate + processTemplate', () => {
         expect(intOf(o[0]!).volumeMounts).toContainEqual({
           name: 'internal-certificates',
           mountPath: '/etc/pki',
+        });
+        expect(podOf(o[0]!).initContainers[0].resources).toEqual({
+          requests: { memory: '10Mi', cpu: '15m' },
+          limits: { memory: '20Mi' },
         });
       },
     ],
@@ -295,20 +327,22 @@ describe('renderTemplate + processTemplate', () => {
       (o) => {
         const init = podOf(o[0]!).initContainers.find((c: Any) => c.name === 'config');
         const env = Object.fromEntries(init.env.map((e: Any) => [e.name, e.value ?? e.valueFrom]));
-        expect(env.SLACK_WEBHOOK_URL).toEqual({
+        expect(env.SLACK_TRIGGERS_WEBHOOK_URL).toEqual({
           secretKeyRef: { name: 'app-interface', key: 'slack.triggers_url' },
         });
         expect(env.SLACK_CHANNEL).toBe('sd-app-sre-triggers-stage');
-        expect(init.args[0]).toContain('message "```[foo-bar] %s```"');
+        expect(init.args[0]).toContain('webhook_url ${SLACK_TRIGGERS_WEBHOOK_URL}');
+        // Escaped for the shell's here-document (render.fluentd.test.ts runs it).
+        expect(init.args[0]).toContain('message "\\`\\`\\`[foo-bar] %s\\`\\`\\`"');
       },
     ],
     [
       'logs.slackErrorFilter → the errors-only webhook',
-      { logs: { slack: null, googleChat: null, slackErrorFilter: true, govSlack: null } },
+      { logs: { slack: true, googleChat: null, slackErrorFilter: true, govSlack: null } },
       (o) => {
         const init = podOf(o[0]!).initContainers.find((c: Any) => c.name === 'config');
-        expect(init.env.map((e: Any) => e.name)).toContain('SLACK_ERRORS_WEBHOOK_URL');
-        expect(init.args[0]).toContain('channel sd-app-sre-reconcile-errors');
+        expect(init.env.map((e: Any) => e.name)).toContain('SLACK_ERRORS_ONLY_WEBHOOK_URL');
+        expect(init.args[0]).toContain('channel sd-app-sre-reconcile-errors-stage');
       },
     ],
     [
@@ -397,6 +431,13 @@ describe('renderTemplate + processTemplate', () => {
             'PUSHGATEWAY_PASSWORD',
           ]),
         );
+        const env = Object.fromEntries(
+          pod.containers[0].env.map((e: Any) => [e.name, e.value ?? e.valueFrom]),
+        );
+        expect(env.DASHDOTDB_SECRET).toEqual({
+          secretKeyRef: { name: 'dashdotdb', key: 'AUTH_VAULT_PATH' },
+        });
+        expect(env.PUSHGATEWAY_ENABLED).toBe('true');
         expect(pod.containers[0].resources.requests).toEqual({ cpu: '100m', memory: '200Mi' });
         expect(pod.containers.map((x: Any) => x.name)).toEqual(['int']);
       },
@@ -416,6 +457,22 @@ describe('renderTemplate + processTemplate', () => {
     expect(intOf(objects[0]!).image).toBe('quay.io/app-sre/qontract-reconcile:v1@sha256:abc');
     expect(intOf(objects[0]!).resources.limits.memory).toBe('1Gi');
     expect(envOf(objects[0]!).DRY_RUN).toBe('--no-dry-run');
+  });
+
+  it('pins the sidecar and init images by default, as the original chart', () => {
+    const { template, objects } = render({ internalCertificates: true });
+    const pod = podOf(objects[0]!);
+    expect(pod.containers.find((c: Any) => c.name === 'fluentd').image).toBe(
+      'quay.io/redhat-services-prod/app-sre-tenant/fluentd-master/fluentd-master:d0d1812@sha256:4868ac49b42f14ff0878216cd2c618413209f634a5c9a6c004e353e1b0805e60',
+    );
+    expect(pod.initContainers.find((c: Any) => c.name === 'config').image).toBe(
+      'registry.access.redhat.com/ubi8/ubi-minimal:8.10-1781701121@sha256:5d76d0cedabd7d7893b28bec684d7a3412dd8d95d186e7d4b6eeed4ea28c327b',
+    );
+    expect(pod.initContainers[0].image).toBe(
+      'quay.io/redhat-services-prod/app-sre-tenant/container-images-int-master/internal-redhat-ca-master:latest',
+    );
+    // The original declares no DASHDOTDB_SECRET parameter: the CronJob reads a secret.
+    expect(template.parameters.map((p) => p.name)).not.toContain('DASHDOTDB_SECRET');
   });
 
   it('declares the per-integration parameters with the spec values as defaults', () => {
@@ -440,7 +497,7 @@ describe('renderTemplate + processTemplate', () => {
     const [d] = processTemplate(template, {});
     expect(envOf(d!).PREFIX_LOG_LEVEL).toBe('true');
     const init = podOf(d!).initContainers.find((c: Any) => c.name === 'config');
-    expect(init.args[0]).toContain('@type gov_slack');
+    expect(init.args[0]).toContain('<match gov_slack>');
   });
 
   it('the manager itself takes MANAGER_DRY_RUN and passes its settings down', () => {

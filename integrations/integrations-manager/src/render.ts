@@ -40,6 +40,8 @@ export interface OpenshiftTemplate {
   readonly parameters: TemplateParameter[];
 }
 
+/** The CA bundle of the RHEL family under /etc/pki, where internalCertificates mounts its copy. */
+const INTERNAL_CA_BUNDLE = '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem';
 /** The metrics port of every pod (`PROMETHEUS_PORT` of run-integration). */
 const METRICS_PORT = 9090;
 /** SIGTERM → the run stops within seconds; this leaves it time to finish the action under way. */
@@ -51,12 +53,22 @@ const GLOBAL_PARAMETERS: readonly TemplateParameter[] = [
   { name: 'IMAGE_TAG', value: 'latest' },
   { name: 'IMAGE_DIGEST', value: '' },
   { name: 'BUSYBOX_IMAGE', value: 'registry.access.redhat.com/ubi8/ubi-minimal' },
-  { name: 'BUSYBOX_IMAGE_TAG', value: 'latest' },
-  { name: 'BUSYBOX_IMAGE_DIGEST', value: '' },
+  // Pinned as the original chart pins them: a rollout never pulls a different sidecar or init.
+  { name: 'BUSYBOX_IMAGE_TAG', value: '8.10-1781701121' },
+  {
+    name: 'BUSYBOX_IMAGE_DIGEST',
+    value: 'sha256:5d76d0cedabd7d7893b28bec684d7a3412dd8d95d186e7d4b6eeed4ea28c327b',
+  },
   { name: 'BUSYBOX_IMAGE_PULL_POLICY', value: 'Always' },
-  { name: 'FLUENTD_IMAGE', value: 'quay.io/app-sre/fluentd' },
-  { name: 'FLUENTD_IMAGE_TAG', value: 'latest' },
-  { name: 'FLUENTD_IMAGE_DIGEST', value: '' },
+  {
+    name: 'FLUENTD_IMAGE',
+    value: 'quay.io/redhat-services-prod/app-sre-tenant/fluentd-master/fluentd-master',
+  },
+  { name: 'FLUENTD_IMAGE_TAG', value: 'd0d1812' },
+  {
+    name: 'FLUENTD_IMAGE_DIGEST',
+    value: 'sha256:4868ac49b42f14ff0878216cd2c618413209f634a5c9a6c004e353e1b0805e60',
+  },
   { name: 'FLUENTD_IMAGE_PULL_POLICY', value: 'Always' },
   { name: 'ENVIRONMENT_NAME', value: 'app-interface' },
   { name: 'DRY_RUN', value: '--dry-run' },
@@ -81,7 +93,11 @@ const GLOBAL_PARAMETERS: readonly TemplateParameter[] = [
   { name: 'SLOW_OC_RECONCILE_THRESHOLD', value: '600' },
   { name: 'LOG_SLOW_OC_RECONCILE', value: 'false' },
   { name: 'USE_NATIVE_CLIENT', value: '' },
-  { name: 'INTERNAL_CERTIFICATES_IMAGE', value: 'quay.io/app-sre/internal-redhat-ca' },
+  {
+    name: 'INTERNAL_CERTIFICATES_IMAGE',
+    value:
+      'quay.io/redhat-services-prod/app-sre-tenant/container-images-int-master/internal-redhat-ca-master',
+  },
   { name: 'INTERNAL_CERTIFICATES_IMAGE_TAG', value: 'latest' },
   { name: 'INTERNAL_CERTIFICATES_IMAGE_PULL_POLICY', value: 'Always' },
   { name: 'INTEGRATIONS_MANAGER_UPSTREAM', value: '' },
@@ -137,6 +153,18 @@ function extraEnvOf(spec: Partial<ManagedSpec>): Env[] {
   });
 }
 
+/**
+ * Whether the pod runs in watch mode, as run-integration decides: the last `--watch` or
+ * `--no-watch` of the extra arguments, else `WATCH=true` among the literal extra env.
+ */
+function watchMode(spec: Partial<ManagedSpec>, shard: ShardSpec): boolean {
+  const flag = shard.extraArgs.split(/\s+/).findLast((a) => a === '--watch' || a === '--no-watch');
+  if (flag !== undefined) return flag === '--watch';
+  return (spec.extraEnv ?? []).some(
+    (e) => e.name === 'WATCH' && !e.secretName && e.value === 'true',
+  );
+}
+
 function unleashEnv(spec: Partial<ManagedSpec>): Env[] {
   if (spec.disableUnleash) return [];
   return [
@@ -163,25 +191,78 @@ const configVolume = {
   secret: { secretName: '${QONTRACT_RECONCILE_TOML_SECRET_NAME}' },
 };
 
-/** The fluentd configuration the `config` init container writes (the chart's fluent.conf). */
+/** Lines the fluentd sidecar drops before shipping (the original chart's filters). */
+const DROPPED_LOG_LINES = [
+  'using gql endpoint',
+  'request_id: ',
+  'Certificate did not match expected hostname',
+];
+
+const RESOURCES_OF_INIT = {
+  requests: { memory: '10Mi', cpu: '15m' },
+  limits: { memory: '20Mi' },
+};
+
+/** Copies the log lines PREFIX_LOG_LEVEL marks `[ERROR]` to another tag (a second output). */
+const errorsTo = (tag: string, comment: string) => [
+  `  # ${comment}`,
+  '  <store>',
+  '    @type rewrite_tag_filter',
+  '    <rule>',
+  '      key message',
+  '      pattern /^\\[ERROR\\]/',
+  `      tag ${tag}`,
+  '    </rule>',
+  '  </store>',
+];
+
+/** A Google Chat (or gov Slack) webhook, one thread per pod, its messages buffered on disk. */
+const threadedWebhook = (tag: string, webhookVar: string, bufferPath: string) => [
+  `<match ${tag}>`,
+  '  @type teams',
+  `  webhook_url "\${${webhookVar}}&threadKey=\${POD_NAME}"`,
+  `  text "<%= Time.at(time) %> [\${POD_NAME}] <%= record['message'] %>\\n\\n"`,
+  '  buffered true',
+  '  <buffer>',
+  '    @type file',
+  `    path ${bufferPath}`,
+  '',
+  '    flush_mode interval',
+  '    flush_interval 15s',
+  '    flush_at_shutdown true',
+  '',
+  '    retry_max_times 0',
+  '    retry_wait 30',
+  '',
+  '    disable_chunk_backup true',
+  '  </buffer>',
+  '</match>',
+];
+
+/**
+ * The fluentd configuration the `config` init container writes, as the original chart's: every
+ * line of LOG_FILE to CloudWatch, and by the integration's `logs` to Slack, and its `[ERROR]`
+ * lines (PREFIX_LOG_LEVEL) to Google Chat or an errors-only Slack channel. `${NAME}` is either a
+ * template parameter (`oc process` fills it) or the init container's environment (the shell
+ * fills it).
+ */
 function fluentConf(it: IntegrationValues, govSlack: boolean): string {
   const logs = it.logs;
-  const drops = [
-    'using gql endpoint',
-    'request_id: ',
-    'Certificate did not match expected hostname',
-  ];
+  const slackMessage = `  message "\`\`\`[${it.name}] %s\`\`\`"`;
   const lines = [
     '<source>',
     '  @type tail',
     '  path /fluentd/log/integration.log',
+    // A restarted sidecar reads the file from its start, not only what is written afterwards.
+    '  read_from_head true',
     '  pos_file /fluentd/log/integration.log.pos',
     '  tag integration',
     '  <parse>',
     '    @type none',
     '  </parse>',
     '</source>',
-    ...drops.flatMap((d) => [
+    ...DROPPED_LOG_LINES.flatMap((d) => [
+      '',
       '<filter integration>',
       '  @type grep',
       '  <exclude>',
@@ -190,82 +271,114 @@ function fluentConf(it: IntegrationValues, govSlack: boolean): string {
       '  </exclude>',
       '</filter>',
     ]),
+    '',
     '<match integration>',
     '  @type copy',
+  ];
+  if (logs?.slack) {
+    lines.push(
+      '  <store>',
+      '    @type slack',
+      it.trigger
+        ? '    webhook_url ${SLACK_TRIGGERS_WEBHOOK_URL}'
+        : '    webhook_url ${SLACK_WEBHOOK_URL}',
+      it.trigger ? '    channel ${SLACK_CHANNEL_TRIGGER}' : '    channel ${SLACK_CHANNEL}',
+      '    icon_emoji ${SLACK_ICON_EMOJI}',
+      '    username sd-app-sre-bot',
+      '    flush_interval 10s',
+      `  ${slackMessage}`,
+      '  </store>',
+    );
+  }
+  lines.push(
     '  <store>',
     '    @type cloudwatch_logs',
     '    log_group_name ${LOG_GROUP_NAME}',
     `    log_stream_name ${it.name}`,
     '    auto_create_stream true',
     '  </store>',
-  ];
-  if (logs?.slack) {
-    lines.push(
-      '  <store>',
-      govSlack ? '    @type gov_slack' : '    @type slack',
-      '    webhook_url ${SLACK_WEBHOOK_URL}',
-      '    channel ${SLACK_CHANNEL}',
-      '    icon_emoji ${SLACK_ICON_EMOJI}',
-      '    username sd-app-sre-bot',
-      '    flush_interval 10s',
-      `    message "\`\`\`[${it.name}] %s\`\`\`"`,
-      '  </store>',
-    );
+  );
+  if (logs?.googleChat) lines.push(...errorsTo('gchat', 'only ship errors to Google Chat'));
+  if (logs?.slackErrorFilter) {
+    lines.push(...errorsTo('slack_errors', 'ship errors to separate slack channel'));
   }
+  lines.push('</match>');
   if (logs?.googleChat) {
+    lines.push(...threadedWebhook('gchat', 'GOOGLE_CHAT_WEBHOOK_URL', '/fluentd/buffer'));
+  }
+  if (govSlack) {
     lines.push(
-      '  <store>',
-      '    @type google_chat',
-      '    webhook_url ${GOOGLE_CHAT_WEBHOOK_URL}',
-      '    thread_key ${POD_NAME}',
-      '    match_pattern /^\\[ERROR\\]/',
-      '  </store>',
+      ...threadedWebhook('gov_slack', 'GOV_SLACK_WEBHOOK_URL', '/fluentd/buffer/gov-slack'),
     );
   }
   if (logs?.slackErrorFilter) {
     lines.push(
-      '  <store>',
-      '    @type slack',
-      '    webhook_url ${SLACK_ERRORS_WEBHOOK_URL}',
-      '    channel ${SLACK_RECONCILE_ERR_CHANNEL_NAME}',
-      '    match_pattern /^\\[ERROR\\]/',
-      '  </store>',
+      '<match slack_errors>',
+      '  @type slack',
+      '  webhook_url ${SLACK_ERRORS_ONLY_WEBHOOK_URL}',
+      '  channel ${SLACK_RECONCILE_ERR_CHANNEL_NAME}',
+      '  icon_emoji ${SLACK_ICON_EMOJI}',
+      '  username sd-app-sre-bot',
+      '  flush_interval 10s',
+      slackMessage,
+      '</match>',
     );
   }
-  lines.push('</match>');
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The init container's shell script: an unquoted here-document, so the shell fills the `${NAME}`
+ * of its environment; backslashes and backticks are escaped, or it would run the Slack message's
+ * ``` as a command substitution.
+ */
+function writeFluentConfScript(conf: string): string {
+  const body = conf.replaceAll('\\', '\\\\').replaceAll('`', '\\`');
+  return `cat > /fluentd/etc/fluent.conf <<EOF\n${body}EOF\n`;
+}
+
 function configInitContainer(it: IntegrationValues, govSlack: boolean): KubeBody {
-  const webhook = it.trigger ? 'slack.triggers_url' : 'slack.webhook_url';
-  const env: Env[] = [fromSecret('LOG_GROUP_NAME', '${CLOUDWATCH_SECRET}', 'log_group_name')];
-  if (it.logs?.slack) {
+  const logs = it.logs;
+  const env: Env[] = [];
+  if (logs?.slack) {
     env.push(
-      fromSecret('SLACK_WEBHOOK_URL', 'app-interface', webhook),
+      fromSecret('SLACK_WEBHOOK_URL', 'app-interface', 'slack.webhook_url'),
+      fromSecret('SLACK_TRIGGERS_WEBHOOK_URL', 'app-interface', 'slack.triggers_url'),
+      ...(logs.slackErrorFilter
+        ? [
+            fromSecret(
+              'SLACK_ERRORS_ONLY_WEBHOOK_URL',
+              'app-interface',
+              'slack.errors_only_webhook_url',
+            ),
+          ]
+        : []),
       value('SLACK_CHANNEL', it.trigger ? '${SLACK_CHANNEL_TRIGGER}' : '${SLACK_CHANNEL}'),
       value('SLACK_ICON_EMOJI', '${SLACK_ICON_EMOJI}'),
+      ...(logs.slackErrorFilter
+        ? [value('SLACK_RECONCILE_ERR_CHANNEL_NAME', '${SLACK_RECONCILE_ERR_CHANNEL_NAME}')]
+        : []),
     );
   }
-  if (it.logs?.googleChat) {
-    const key = it.trigger ? 'google_chat.triggers_url' : 'google_chat.webhook_url';
-    env.push(fromSecret('GOOGLE_CHAT_WEBHOOK_URL', 'app-interface', key));
-  }
-  if (it.logs?.slackErrorFilter) {
+  if (logs?.googleChat) {
+    // Trigger integrations are noisier: their own Google Chat (and gov Slack) channel.
+    const chatKey = it.trigger ? 'google_chat.triggers_url' : 'google_chat.webhook_url';
+    const slackKey = it.trigger ? 'slack.triggers_url' : 'slack.webhook_url';
     env.push(
-      fromSecret('SLACK_ERRORS_WEBHOOK_URL', 'app-interface', 'slack.errors_only_webhook_url'),
+      fromSecret('GOOGLE_CHAT_WEBHOOK_URL', 'app-interface', chatKey),
+      ...(govSlack ? [fromSecret('GOV_SLACK_WEBHOOK_URL', 'app-interface', slackKey)] : []),
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     );
   }
+  env.push(fromSecret('LOG_GROUP_NAME', '${CLOUDWATCH_SECRET}', 'log_group_name'));
   return {
     name: 'config',
     image: imageOf('BUSYBOX_IMAGE', '${BUSYBOX_IMAGE_TAG}', '${BUSYBOX_IMAGE_DIGEST}'),
     imagePullPolicy: '${BUSYBOX_IMAGE_PULL_POLICY}',
-    resources: {
-      requests: { memory: '10Mi', cpu: '15m' },
-      limits: { memory: '20Mi' },
-    },
+    resources: RESOURCES_OF_INIT,
     env,
     command: ['/bin/sh', '-c'],
-    args: [`cat > /fluentd/etc/fluent.conf <<EOF\n${fluentConf(it, govSlack)}EOF\n`],
+    args: [writeFluentConfScript(fluentConf(it, govSlack))],
     volumeMounts: [{ name: 'fluentd-config', mountPath: '/fluentd/etc/' }],
   };
 }
@@ -360,6 +473,12 @@ function integrationContainer(
     ];
     env.push(...passed.map((p) => value(p, `\${${p}}`)));
   }
+  if (it.internalCertificates) {
+    // Node reads no CA bundle of the system by itself: it is told where the
+    // init container put the internal CAs (the launcher would find the file
+    // too; this holds for any node started in the pod).
+    env.push(value('NODE_EXTRA_CA_CERTS', INTERNAL_CA_BUNDLE));
+  }
   env.push(...extraEnvOf(it));
 
   const override = shard.overrides?.resources;
@@ -398,7 +517,11 @@ function integrationContainer(
   };
 }
 
-function fluentdContainer(it: IntegrationValues): KubeBody {
+/** The on-disk buffer of the threaded webhooks (Google Chat, gov Slack). */
+const hasBuffer = (it: IntegrationValues, govSlack: boolean) =>
+  Boolean(it.logs?.googleChat) || govSlack;
+
+function fluentdContainer(it: IntegrationValues, govSlack: boolean): KubeBody {
   const prefix = parameterPrefix(it.name);
   return {
     name: 'fluentd',
@@ -415,6 +538,7 @@ function fluentdContainer(it: IntegrationValues): KubeBody {
     volumeMounts: [
       { name: 'logs', mountPath: '/fluentd/log/' },
       { name: 'fluentd-config', mountPath: '/fluentd/etc/' },
+      ...(hasBuffer(it, govSlack) ? [{ name: 'buffer', mountPath: '/fluentd/buffer' }] : []),
     ],
   };
 }
@@ -430,6 +554,7 @@ function longRunning(it: IntegrationValues, shard: ShardSpec, govSlack: boolean)
       command: ['/bin/sh', '-c'],
       args: ['cp -r /etc/pki/. /tmp/etc-pki/'],
       volumeMounts: [{ name: 'internal-certificates', mountPath: '/tmp/etc-pki/' }],
+      resources: RESOURCES_OF_INIT,
     });
   }
   initContainers.push(configInitContainer(it, govSlack));
@@ -439,6 +564,7 @@ function longRunning(it: IntegrationValues, shard: ShardSpec, govSlack: boolean)
     ...(it.internalCertificates ? [{ name: 'internal-certificates', emptyDir: {} }] : []),
     { name: 'logs', emptyDir: {} },
     { name: 'fluentd-config', emptyDir: {} },
+    ...(hasBuffer(it, govSlack) ? [{ name: 'buffer', emptyDir: {} }] : []),
     saTokenVolume,
     ...(it.state
       ? [
@@ -466,6 +592,10 @@ function longRunning(it: IntegrationValues, shard: ShardSpec, govSlack: boolean)
   const spec: KubeBody = {
     replicas: shard.overrides?.disabled ? 0 : 1,
     revisionHistoryLimit: 5,
+    // A rolling update starts the new pod before the old one stops: two operators would write
+    // the same objects for the length of the overlap, each reverting the other's version.
+    // Recreate stops the old pod first. (A StatefulSet of one replica already does.)
+    ...(!it.cache && watchMode(it, shard) ? { strategy: { type: 'Recreate' } } : {}),
     selector: { matchLabels: { app } },
     ...(it.cache ? { serviceName: 'qontract-reconcile' } : {}),
     template: {
@@ -474,7 +604,7 @@ function longRunning(it: IntegrationValues, shard: ShardSpec, govSlack: boolean)
         serviceAccountName: SERVICE_ACCOUNT,
         terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
         initContainers,
-        containers: [integrationContainer(it, shard, govSlack), fluentdContainer(it)],
+        containers: [integrationContainer(it, shard, govSlack), fluentdContainer(it, govSlack)],
         volumes,
       },
     },
@@ -522,10 +652,11 @@ function cronJob(it: IntegrationValues): KubeBody {
     fromConfigMap('GITHUB_API', 'app-interface', 'GITHUB_API'),
     ...unleashEnv(it),
     ...extraEnvOf(it),
-    ...(it.dashdotdb ? [value('DASHDOTDB_SECRET', '${DASHDOTDB_SECRET}')] : []),
+    ...(it.dashdotdb ? [fromSecret('DASHDOTDB_SECRET', 'dashdotdb', 'AUTH_VAULT_PATH')] : []),
     KUBE_SA_TOKEN_PATH,
     ...(it.enablePushgateway
       ? [
+          value('PUSHGATEWAY_ENABLED', 'true'),
           fromSecret('PUSHGATEWAY_URL', '${PUSHGATEWAY_SECRET_NAME}', 'server'),
           fromSecret('PUSHGATEWAY_USERNAME', '${PUSHGATEWAY_SECRET_NAME}', 'username'),
           fromSecret('PUSHGATEWAY_PASSWORD', '${PUSHGATEWAY_SECRET_NAME}', 'password'),
@@ -605,7 +736,10 @@ function integrationParameters(it: IntegrationValues): TemplateParameter[] {
   res(prefix, it.resources);
   res(`${prefix}_FLUENTD`, it.fluentdResources);
   if (it.logs?.slackErrorFilter) {
-    out.push({ name: 'SLACK_RECONCILE_ERR_CHANNEL_NAME', value: 'sd-app-sre-reconcile-errors' });
+    out.push({
+      name: 'SLACK_RECONCILE_ERR_CHANNEL_NAME',
+      value: 'sd-app-sre-reconcile-errors-stage',
+    });
   }
   return out;
 }
@@ -621,7 +755,6 @@ export function renderTemplate(values: ChartValues): OpenshiftTemplate {
   const parameters = [
     ...GLOBAL_PARAMETERS,
     ...(govSlack ? [{ name: 'GOV_SLACK', value: 'true' }] : []),
-    { name: 'DASHDOTDB_SECRET', value: 'app-sre/dashdot/auth-proxy-production' },
     ...[...values.integrations, ...values.cronjobs].flatMap(integrationParameters),
   ];
   return {

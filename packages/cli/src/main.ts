@@ -13,6 +13,7 @@ import {
   type GlobalOptions,
   installStopSignals,
   LOG_LEVELS,
+  type LogFile,
   type LogFormat,
   type Logger,
   loadConfig,
@@ -28,6 +29,7 @@ import {
 import yargs, { type Argv } from 'yargs';
 import type { ExecuteSettings, RunServices } from './compose.ts';
 import { registry as defaultRegistry, loadIntegration, type RegistryEntry } from './registry.ts';
+import { startSentry } from './sentry.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -54,6 +56,14 @@ export interface CliDeps {
   ) => RunServices;
   /** Pre-built clients by client id, added to the run's services (the MR check's in-process answers). */
   readonly clients?: ReadonlyMap<string, unknown>;
+  /** A copy of every log line (run-integration's `LOG_FILE`). */
+  readonly logFile?: LogFile;
+  /**
+   * The secret redactor the run registers its secret values with; default a new
+   * one. run-integration passes its own, shared by its loop's runs, its log and
+   * its Sentry reporting.
+   */
+  readonly redactor?: SecretRedactor;
   /** Called with the logger once it exists (run-integration installs signal handlers with it). */
   readonly onLogger?: (log: Logger) => void;
 }
@@ -154,7 +164,7 @@ async function prepareSelected(
   io: CliIo,
   deps: CliDeps,
 ): Promise<{ settings: ExecuteSettings } | number> {
-  const redactor = new SecretRedactor();
+  const redactor = deps.redactor ?? new SecretRedactor();
   let logLevel: GlobalOptions['logLevel'];
   try {
     logLevel = parseLogLevel((parsed.logLevel as string | undefined) ?? env.QONTRACT_LOG_LEVEL);
@@ -179,6 +189,7 @@ async function prepareSelected(
     integration: selected.definition.name,
     redactor,
     destination: io.stderr,
+    logFile: deps.logFile,
   });
   deps.onLogger?.(log);
   if (!globals.configPath) {
@@ -477,14 +488,25 @@ function integrationOptions(def: AnyIntegration, args: Record<string, unknown>):
 /** Entry point of the `qontract-reconcile` binary. */
 export async function main(): Promise<void> {
   const controller = new AbortController();
+  const redactor = new SecretRedactor();
+  let sentry: Awaited<ReturnType<typeof startSentry>>;
+  try {
+    sentry = await startSentry(process.env, redactor);
+  } catch (e) {
+    process.stderr.write(`Error: ${errorMessage(e)}\n`);
+    process.exitCode = ExitCode.ERROR;
+    return;
+  }
   let uninstall = () => {};
   const code = await runCli(process.argv.slice(2), {
     signal: controller.signal,
+    redactor,
     onLogger: (log) => {
       uninstall = installStopSignals(controller, log);
     },
   });
   uninstall();
+  await sentry?.close();
   // Ends what outlives a run on this signal (watch mode's caches and their connections).
   controller.abort(new Error('qontract-reconcile is done'));
   process.exitCode = code;

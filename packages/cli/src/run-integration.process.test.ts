@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startExampleEnvironment } from '@qontract/testing';
+import { startHttpFake } from '@qontract/testing/http-fake';
+import { makePrivateCa } from '@qontract/testing/private-ca';
 import { describe, expect, it } from 'vitest';
 import { runCli } from './main.ts';
 
@@ -100,4 +102,51 @@ describe('run-integration as a process', () => {
       await env.close();
     }
   }, 90_000);
+
+  it('trusts a private CA from the CA bundle (SSL_CERT_FILE, else /etc/pki): a GraphQL server it signed is reached', async () => {
+    const ca = await makePrivateCa();
+    const graphql = await startHttpFake({
+      tls: ca.server,
+      handle: () => ({
+        status: 200,
+        body: { errors: [{ message: 'answered by the internal server' }] },
+      }),
+    });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'qr-private-ca-'));
+      const bundle = join(dir, 'tls-ca-bundle.pem');
+      await writeFile(bundle, ca.caCert);
+      const config = join(dir, 'config.toml');
+      await writeFile(config, `[graphql]\nserver = "${graphql.url}/graphql"\n`);
+      const runOnce = async (extra: Record<string, string>) => {
+        const { SSL_CERT_FILE: _s, NODE_EXTRA_CA_CERTS: _n, ...inherited } = process.env;
+        const child = spawn(process.execPath, [BIN], {
+          env: {
+            ...inherited,
+            ...extra,
+            INTEGRATION_NAME: 'openshift-namespaces',
+            CONFIG: config,
+            DRY_RUN: '--dry-run',
+            RUN_ONCE: 'true',
+            LOG_FORMAT: 'json',
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        await new Promise((resolve) => child.on('exit', resolve));
+        return stderr;
+      };
+      // (The client retries what fails; the deadline cuts the retries short.)
+      const untrusted = await runOnce({ QONTRACT_GQL_DEADLINE_SECS: '2' });
+      expect(untrusted).toContain('(UNABLE_TO_VERIFY_LEAF_SIGNATURE)');
+      expect(graphql.requestLog).toEqual([]);
+      const trusted = await runOnce({ SSL_CERT_FILE: bundle });
+      expect(trusted).toContain('answered by the internal server');
+      expect(trusted).not.toContain('UNABLE_TO_VERIFY');
+      expect(graphql.requestLog.length).toBeGreaterThan(0);
+    } finally {
+      await graphql.close();
+    }
+  }, 60_000);
 });

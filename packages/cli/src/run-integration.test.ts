@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,6 +99,72 @@ describe('runIntegrationLoop', () => {
     expect(await metrics.registry.metrics()).toContain(
       'qontract_reconcile_last_run_status{integration="loop-probe",shards="2",shard_id="1"} 1',
     );
+  });
+
+  it.each([
+    ['', ''],
+    ['true', '[ERROR] '],
+  ])(
+    'copies every log line to LOG_FILE (PREFIX_LOG_LEVEL=%j), as the original',
+    async (prefix, errorPrefix) => {
+      const logging = defineIntegration({
+        name: 'loop-logs',
+        version: '1.0.0',
+        description: 'x',
+        options: {},
+        run: async (ctx) => {
+          ctx.log.info({ cluster: 'c1' }, 'reconciling');
+          ctx.errors.register('c1', 'quota exceeded');
+        },
+      });
+      const file = join(await mkdtemp(join(tmpdir(), 'qr-logfile-')), 'integration.log');
+      await writeFile(file, 'an earlier line\n');
+      const stderr: string[] = [];
+      const code = await runIntegrationLoop(
+        {
+          INTEGRATION_NAME: 'loop-logs',
+          CONFIG: config,
+          RUN_ONCE: 'true',
+          LOG_FILE: file,
+          PREFIX_LOG_LEVEL: prefix,
+        },
+        {
+          registry: [logging],
+          io: { stdout: { write: () => true }, stderr: { write: (s: string) => stderr.push(s) } },
+        },
+      );
+      expect(code).toBe(1);
+      const lines = (await readFile(file, 'utf8')).split('\n');
+      // Appended, like Python's FileHandler; the integration's lines and the launcher's alike.
+      expect(lines[0]).toBe('an earlier line');
+      const infoPrefix = prefix ? '[INFO] ' : '';
+      expect(lines).toContain(`${infoPrefix}reconciling cluster=c1`);
+      expect(lines.some((l) => l === `${errorPrefix}quota exceeded scope=c1`)).toBe(true);
+      expect(lines.filter((l) => l.startsWith('[ERROR]')).length > 0).toBe(prefix === 'true');
+      // One file line per stream line (the stream is JSON here, with the level's name).
+      const records = stderr.map((l) => JSON.parse(l));
+      expect(records.length).toBe(lines.length - 2);
+      expect(records.find((r) => r.msg === 'reconciling')).toMatchObject({ levelname: 'INFO' });
+    },
+  );
+
+  it('refuses a LOG_FILE it cannot open, naming it, without a stack trace', async () => {
+    const stderr: string[] = [];
+    const code = await runIntegrationLoop(
+      {
+        INTEGRATION_NAME: 'x',
+        CONFIG: config,
+        RUN_ONCE: 'true',
+        LOG_FILE: '/nonexistent/dir/i.log',
+      },
+      { io: { stdout: { write: () => true }, stderr: { write: (s: string) => stderr.push(s) } } },
+    );
+    expect(code).toBe(1);
+    expect(stderr).toHaveLength(1);
+    const rec = JSON.parse(stderr[0]!);
+    expect(rec).toMatchObject({ levelname: 'CRITICAL' });
+    expect(rec.msg).toMatch(/^cannot open LOG_FILE \/nonexistent\/dir\/i\.log: ENOENT/);
+    expect(stderr[0]).not.toContain('    at ');
   });
 
   it('loops and serves metrics until stopped', async () => {

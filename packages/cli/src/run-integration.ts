@@ -1,8 +1,11 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
 import {
   createLogger,
   createMetrics,
   errorMessage,
   installStopSignals,
+  type LogFile,
+  type Logger,
   type Metrics,
   parseLogLevel,
   pushgatewayFromEnv,
@@ -12,26 +15,39 @@ import {
 } from '@qontract/core';
 import { parseArgsStringToArgv } from 'string-argv';
 import { type CliDeps, runCli } from './main.ts';
+import { type SentryReporting, startSentry } from './sentry.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+type LoopDeps = Omit<CliDeps, 'env' | 'signal' | 'metrics' | 'logFile'> & {
+  signal?: AbortSignal;
+  metrics?: Metrics;
+};
 
 /**
  * The container entry point (`run-integration`), driven by the original's
  * environment variables: INTEGRATION_NAME, INTEGRATION_EXTRA_ARGS, CONFIG,
  * DRY_RUN, RUN_ONCE, SLEEP_DURATION_SECS, SLEEP_ON_ERROR, LOG_LEVEL,
- * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY; WATCH=true runs an
- * engine-based integration as an operator (`--watch`); PUSHGATEWAY_ENABLED (with
+ * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY, SENTRY_DSN and
+ * SENTRY_EVENT_LEVEL (see sentry.ts); WATCH=true runs an engine-based integration as an
+ * operator (`--watch`). LOG_FILE gets a copy of every log line (`[LEVEL] message` with
+ * PREFIX_LOG_LEVEL=true): the pod's fluentd sidecar tails it. PUSHGATEWAY_ENABLED (with
  * PUSHGATEWAY_URL, _USERNAME, _PASSWORD) pushes each run's duration and status.
  */
 export async function runIntegrationLoop(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  deps: Omit<CliDeps, 'env' | 'signal' | 'metrics'> & {
-    signal?: AbortSignal;
-    metrics?: Metrics;
-  } = {},
+  env: Env = process.env,
+  deps: LoopDeps = {},
 ): Promise<number> {
   const io = deps.io ?? { stdout: process.stdout, stderr: process.stderr };
-  const pushgateway = pushgatewayFromEnv(env);
-  const redactor = new SecretRedactor();
-  if (pushgateway && 'password' in pushgateway) redactor.add(pushgateway.password);
+  // One redactor for the loop's own log, each run's and Sentry's events: a
+  // secret a run has read stays masked in what the loop reports about it.
+  const redactor = deps.redactor ?? new SecretRedactor();
+  let logFile: (LogFile & { close(): void }) | undefined;
+  let fileError: string | undefined;
+  try {
+    logFile = env.LOG_FILE ? openLogFile(env.LOG_FILE, env.PREFIX_LOG_LEVEL === 'true') : undefined;
+  } catch (e) {
+    fileError = `cannot open LOG_FILE ${env.LOG_FILE}: ${errorMessage(e)}`;
+  }
   const log = createLogger({
     level: parseLogLevel(env.LOG_LEVEL) ?? 'INFO',
     format: env.LOG_FORMAT === 'text' || env.LOG_FORMAT === 'json' ? env.LOG_FORMAT : undefined,
@@ -39,14 +55,37 @@ export async function runIntegrationLoop(
     integration: env.INTEGRATION_NAME,
     redactor,
     destination: io.stderr,
+    logFile,
   });
+  if (fileError) {
+    log.fatal(fileError);
+    return 1;
+  }
+  try {
+    return await runLoopWithLog(env, deps, log, logFile, redactor);
+  } finally {
+    logFile?.close();
+  }
+}
+
+async function runLoopWithLog(
+  env: Env,
+  deps: LoopDeps,
+  log: Logger,
+  logFile: LogFile | undefined,
+  redactor: SecretRedactor,
+): Promise<number> {
   let argv: string[];
+  let sentry: SentryReporting | undefined;
   try {
     argv = buildEntryPointArgs(env);
+    sentry = await startSentry(env, redactor);
   } catch (e) {
     log.fatal(errorMessage(e));
     return 1;
   }
+  const pushgateway = pushgatewayFromEnv(env);
+  if (pushgateway && 'password' in pushgateway) redactor.add(pushgateway.password);
   const metrics = deps.metrics ?? createMetrics();
   const controller = new AbortController();
   deps.signal?.addEventListener('abort', () => controller.abort(deps.signal?.reason), {
@@ -80,7 +119,14 @@ export async function runIntegrationLoop(
       },
       execute: async () => {
         try {
-          const exitCode = await runCli(argv, { ...deps, env, signal: controller.signal, metrics });
+          const exitCode = await runCli(argv, {
+            ...deps,
+            env,
+            signal: controller.signal,
+            metrics,
+            ...(logFile ? { logFile } : {}),
+            redactor,
+          });
           return { exitCode, crashed: false };
         } catch (e) {
           log.error({ err: e }, `Error running ${env.COMMAND_NAME ?? 'qontract-reconcile'}`);
@@ -93,7 +139,21 @@ export async function runIntegrationLoop(
     if (!controller.signal.aborted) controller.abort(new Error('run-integration is done'));
     uninstall();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    await sentry?.close();
   }
+}
+
+/**
+ * The original appends to LOG_FILE (Python's FileHandler). Synchronous writes keep the lines in
+ * order with the stream's and on disk when the process dies; the file is local (an emptyDir).
+ */
+function openLogFile(path: string, prefixLevel: boolean): LogFile & { close(): void } {
+  const fd = openSync(path, 'a');
+  return {
+    prefixLevel,
+    write: (line: string) => writeSync(fd, line),
+    close: () => closeSync(fd),
+  };
 }
 
 /** The argv one loop iteration passes to the umbrella command. */

@@ -11,8 +11,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { startHttpFake } from '@qontract/testing/http-fake';
+import { makePrivateCa } from '@qontract/testing/private-ca';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  decideCaBundle,
   decideGcTuning,
   decideHeapSize,
   GC_FLAGS,
@@ -21,6 +24,7 @@ import {
   launchFlags,
   readContainerMemoryLimit,
   SHEBANG,
+  SYSTEM_CA_BUNDLES,
 } from '../launch.js';
 
 const MiB = 2 ** 20;
@@ -411,5 +415,117 @@ export default async function main() {
     expect(r.output().stderr).toContain(
       'test-bin: QONTRACT_MAX_OLD_SPACE_MB must be a whole number of MiB',
     );
+  });
+});
+
+describe('decideCaBundle', () => {
+  const nothing = () => false;
+  const rhel = (f: string) => f === '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem';
+
+  it('trusts the first system bundle that exists, RHEL/UBI first (where internalCertificates puts it)', () => {
+    expect(decideCaBundle({}, [], rhel)).toEqual({
+      file: '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem',
+      reason: 'the system CA bundle',
+    });
+    expect(decideCaBundle({}, [], (f) => SYSTEM_CA_BUNDLES.includes(f)).file).toBe(
+      SYSTEM_CA_BUNDLES[0],
+    );
+    expect(decideCaBundle({}, [], nothing)).toEqual({ reason: 'no system CA bundle' });
+  });
+
+  it('takes SSL_CERT_FILE first, and leaves it all to node when node reads extra CAs itself', () => {
+    expect(decideCaBundle({ SSL_CERT_FILE: '/x/ca.pem' }, [], rhel).file).toBe('/x/ca.pem');
+    expect(
+      decideCaBundle({ NODE_EXTRA_CA_CERTS: '/y.pem', SSL_CERT_FILE: '/x' }, [], rhel),
+    ).toEqual({ reason: 'NODE_EXTRA_CA_CERTS' });
+    expect(decideCaBundle({ NODE_OPTIONS: '--use-system-ca' }, [], rhel).file).toBeUndefined();
+    expect(decideCaBundle({}, ['--use-system-ca'], rhel).file).toBeUndefined();
+  });
+});
+
+describe('launch: the CA bundle (a real process against a TLS fake signed by a private CA)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'qr-launch-ca-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const LAUNCH = new URL('../launch.js', import.meta.url).href;
+  const entry = join(dir, 'entry.mjs');
+  // Both of Node's HTTP clients: fetch (undici: the GraphQL, Vault, GitHub and GitLab
+  // clients) and node:https.
+  writeFileSync(
+    entry,
+    `import https from 'node:https';
+export default async function main() {
+  const url = process.argv[2];
+  const viaFetch = await fetch(url).then((r) => r.text(), (e) => 'failed: ' + (e.cause?.code ?? e.message));
+  const viaHttps = await new Promise((resolve) => https.get(url, (r) => { let b = ''; r.on('data', (c) => (b += c)); r.on('end', () => resolve(b)); }).on('error', (e) => resolve('failed: ' + e.code)));
+  const { getCACertificates } = await import('node:tls');
+  const added = getCACertificates('default').length - getCACertificates('bundled').length;
+  process.stdout.write(JSON.stringify({ viaFetch, viaHttps, added }) + '\\n');
+}
+`,
+  );
+  const bin = join(dir, 'bin.mjs');
+  writeFileSync(
+    bin,
+    `import { launch } from ${JSON.stringify(LAUNCH)};\nawait launch(${JSON.stringify(entry)}, 'default', 'test-bin');\n`,
+  );
+  const run = async (url: string, env: Record<string, string | undefined>) => {
+    const { NODE_EXTRA_CA_CERTS: _n, SSL_CERT_FILE: _s, ...inherited } = process.env;
+    const child = spawn(process.execPath, [bin, url], {
+      env: { ...inherited, NODE_OPTIONS: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    return {
+      code,
+      stderr,
+      seen: stdout ? (JSON.parse(stdout) as Record<string, string | number>) : {},
+    };
+  };
+
+  it('trusts the bundle SSL_CERT_FILE names for fetch and https; without it the private CA is refused', async () => {
+    const ca = await makePrivateCa();
+    const fake = await startHttpFake({
+      tls: ca.server,
+      handle: () => ({ status: 200, body: { answer: 'internal' } }),
+    });
+    try {
+      const bundle = join(dir, 'internal-ca.pem');
+      writeFileSync(bundle, ca.caCert);
+      const trusted = await run(fake.url, { SSL_CERT_FILE: bundle });
+      expect(trusted.code, trusted.stderr).toBe(0);
+      // Node's own CAs stay: the bundle's certificate is added to them.
+      expect(trusted.seen).toEqual({
+        viaFetch: '{"answer":"internal"}',
+        viaHttps: '{"answer":"internal"}',
+        added: 1,
+      });
+      const untrusted = await run(fake.url, {});
+      expect(untrusted.seen).toMatchObject({
+        viaFetch: 'failed: UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+        viaHttps: 'failed: UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('stops with a message naming a CA bundle it cannot use', async () => {
+    const missing = await run('https://127.0.0.1:1/', { SSL_CERT_FILE: join(dir, 'nope.pem') });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(
+      `test-bin: cannot read the CA bundle ${join(dir, 'nope.pem')} (SSL_CERT_FILE): ENOENT`,
+    );
+    const empty = join(dir, 'empty.pem');
+    writeFileSync(empty, 'not a certificate\n');
+    const none = await run('https://127.0.0.1:1/', { SSL_CERT_FILE: empty });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(
+      `test-bin: the CA bundle ${empty} (SSL_CERT_FILE) holds no PEM certificate`,
+    );
+    expect(none.stderr).not.toMatch(/^\s+at /m);
   });
 });

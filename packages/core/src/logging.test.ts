@@ -23,7 +23,58 @@ describe('logging', () => {
       integration: 'openshift-namespaces',
       dry_run: true,
       level: 30,
+      levelname: 'INFO',
     });
+  });
+
+  it('names every level as the original does, so filters matching ERROR work', () => {
+    const out = capture(false);
+    const log = createLogger({
+      level: 'DEBUG',
+      dryRun: false,
+      redactor: new SecretRedactor(),
+      destination: out.destination,
+    });
+    log.debug('d');
+    log.info('i');
+    log.warn('w');
+    log.error('e');
+    log.fatal('c');
+    const records = out.lines.map((l) => JSON.parse(l));
+    expect(records.map((r) => [r.level, r.levelname])).toEqual([
+      [20, 'DEBUG'],
+      [30, 'INFO'],
+      [40, 'WARNING'],
+      [50, 'ERROR'],
+      [60, 'CRITICAL'],
+    ]);
+    expect(out.lines.filter((l) => l.includes('"ERROR"'))).toHaveLength(1);
+  });
+
+  it('copies every line to the log file in the original shape: the message, or [LEVEL] message', () => {
+    for (const prefixLevel of [false, true]) {
+      const out = capture(false);
+      const file: string[] = [];
+      const redactor = new SecretRedactor();
+      redactor.add('hunter2-secret');
+      const log = createLogger({
+        dryRun: true,
+        integration: 'openshift-groups',
+        redactor,
+        destination: out.destination,
+        logFile: { prefixLevel, write: (l: string) => file.push(l) },
+      });
+      log.info({ cluster: 'c1' }, 'reconciling');
+      log.error({ err: new Error('token hunter2-secret refused') }, 'failed');
+      const p = (level: string) => (prefixLevel ? `[${level}] ` : '');
+      expect(file[0]).toBe(`${p('INFO')}reconciling cluster=c1\n`);
+      // The stack follows on its own lines, as Python's formatter appends a traceback.
+      expect(file[1]).toContain(`${p('ERROR')}failed\nError: token *** refused\n    at `);
+      expect(file[1]!.startsWith(p('ERROR') || 'failed')).toBe(true);
+      expect(file.join('')).not.toContain('hunter2');
+      // The stream keeps its own format.
+      expect(JSON.parse(out.lines[0]!)).toMatchObject({ msg: 'reconciling', cluster: 'c1' });
+    }
   });
 
   it('writes the original text shape on a TTY, with [DRY-RUN]', () => {
@@ -120,5 +171,15 @@ describe('logging', () => {
       false,
     );
     expect(line).toBe('[2026-01-02 03:04:05] [ERROR] - m scope=c1\n');
+    const named = formatTextLine(
+      JSON.stringify({
+        time: '2026-01-02T03:04:05.678Z',
+        level: 40,
+        levelname: 'WARNING',
+        msg: 'm',
+      }),
+      false,
+    );
+    expect(named).toBe('[2026-01-02 03:04:05] [WARNING] - m\n');
   });
 });

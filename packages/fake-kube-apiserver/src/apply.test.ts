@@ -90,6 +90,37 @@ describe('server-side apply', () => {
     ]);
   });
 
+  it('keeps the defaulted rolling update when an apply switches to Recreate: 422, as the real server', async () => {
+    const path = '/apis/apps/v1/namespaces/default/deployments/op';
+    const op = (extra: Record<string, unknown>) => ({
+      ...deployment([{ name: 'app', image: 'app:1' }], extra),
+      metadata: { name: 'op' },
+    });
+    const created = await apply(path, op({}), 'qontract');
+    expect(created.body.spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
+    });
+    // Defaults belong to no manager: applying the type alone leaves them in place.
+    const refused = await apply(path, op({ strategy: { type: 'Recreate' } }), 'qontract', true);
+    expect(refused.status).toBe(422);
+    expect(refused.body.message).toBe(
+      'Deployment.apps "op" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is \'Recreate\'',
+    );
+    // Removing them with the type change (a JSON patch) is accepted, and so is the apply after it.
+    const patched = await call(c, 'PATCH', path, {
+      body: JSON.stringify([
+        { op: 'remove', path: '/spec/strategy/rollingUpdate' },
+        { op: 'replace', path: '/spec/strategy/type', value: 'Recreate' },
+      ]),
+      contentType: 'application/json-patch+json',
+    });
+    expect(patched.body.spec.strategy).toEqual({ type: 'Recreate' });
+    const again = await apply(path, op({ strategy: { type: 'Recreate' } }), 'qontract', true);
+    expect(again.status).toBe(200);
+    expect(again.body.spec.strategy).toEqual({ type: 'Recreate' });
+  });
+
   it('answers a conflicting apply with 409 listing the fields', async () => {
     const one = await apply(
       `${DEPLOY}/web`,

@@ -86,6 +86,26 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
     expect(missing.stderr).toContain('Error from server (NotFound): configmaps "nope" not found');
   });
 
+  it('get events: the columns of `oc get events`', async () => {
+    server.seed('conformance', [
+      {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'conf.17a', namespace: 'default' },
+        involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'conf', namespace: 'default' },
+        type: 'Normal',
+        reason: 'DriftReverted',
+        message: 'ConfigMap/conf was changed (data): put back',
+        lastTimestamp: new Date().toISOString(),
+      },
+    ]);
+    const events = await kubectl(['get', 'events']);
+    expect(events.code, events.stderr).toBe(0);
+    expect(events.stdout).toMatch(
+      /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n\d+s\s+Normal\s+DriftReverted\s+configmap\/conf\s+ConfigMap\/conf was changed \(data\): put back\n$/,
+    );
+  });
+
   it('create', async () => {
     const created = await kubectl(['create', 'namespace', 'kc']);
     expect(created.stdout.trim()).toBe('namespace/kc created');

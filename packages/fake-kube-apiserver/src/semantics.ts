@@ -143,6 +143,19 @@ export function applyDefaults(
       const s = spec(obj);
       obj.spec = s;
       s.replicas ??= 1;
+      if (type.kind === 'Deployment') {
+        // The real defaults: a rolling update of 25 % / 25 %. They stay on the object when a
+        // later apply switches the type to Recreate (nobody owns them), which the server refuses.
+        const strategy = isObject(s.strategy) ? s.strategy : {};
+        s.strategy = strategy;
+        strategy.type ??= 'RollingUpdate';
+        if (strategy.type === 'RollingUpdate') {
+          const rolling = isObject(strategy.rollingUpdate) ? strategy.rollingUpdate : {};
+          strategy.rollingUpdate = rolling;
+          rolling.maxSurge ??= '25%';
+          rolling.maxUnavailable ??= '25%';
+        }
+      }
       return;
     }
     case 'Route': {
@@ -248,6 +261,18 @@ export function validateUpdate(
           type: 'FieldValueInvalid',
           field: 'spec.selector',
           detail: `Invalid value: ${goLabelSelector(newSpec.selector)}: field is immutable`,
+        });
+      }
+      const strategy = isObject(newSpec.strategy) ? newSpec.strategy : {};
+      if (
+        type.kind === 'Deployment' &&
+        strategy.type === 'Recreate' &&
+        strategy.rollingUpdate !== undefined
+      ) {
+        errors.push({
+          type: 'FieldValueForbidden',
+          field: 'spec.strategy.rollingUpdate',
+          detail: "Forbidden: may not be specified when strategy `type` is 'Recreate'",
         });
       }
       break;

@@ -45,6 +45,30 @@ describe('tables', () => {
     expect(JSON.parse(table([service], {}, 'None')).rows[0]).toEqual({
       cells: ['s', 'ClusterIP', '172.30.0.1', '<none>', '80/TCP,53/UDP', '0s'],
     });
+    const event = {
+      kind: 'Event',
+      metadata: { name: 'settings.1a2b3', namespace: 'ns' },
+      involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', namespace: 'ns' },
+      type: 'Warning',
+      reason: 'FightDetected',
+      message: 'keeps being changed',
+      lastTimestamp: now,
+    };
+    const events = JSON.parse(table([event], {}, 'None'));
+    expect(events.columnDefinitions.map((c: { name: string }) => c.name)).toEqual([
+      'Last Seen',
+      'Type',
+      'Reason',
+      'Object',
+      'Message',
+    ]);
+    expect(events.rows[0].cells).toEqual([
+      expect.stringMatching(/^\d+s$/),
+      'Warning',
+      'FightDetected',
+      'configmap/settings',
+      'keeps being changed',
+    ]);
     const widget = { kind: 'Widget', metadata: { name: 'w' } };
     expect(
       JSON.parse(table([widget], {}, 'Object')).columnDefinitions.map(

@@ -86,6 +86,19 @@ const COLUMNS_BY_KIND: Record<string, readonly Column[]> = {
     }),
     AGE,
   ],
+  // `oc get events`: the columns the real server prints by default (priority 0).
+  Event: [
+    column('Last Seen', 'string', (o) =>
+      age(o.lastTimestamp ?? o.eventTime ?? part(o, 'metadata').creationTimestamp),
+    ),
+    column('Type', 'string', (o) => o.type ?? ''),
+    column('Reason', 'string', (o) => o.reason ?? ''),
+    column('Object', 'string', (o) => {
+      const involved = part(o, 'involvedObject');
+      return `${String(involved.kind ?? '').toLowerCase()}/${String(involved.name ?? '')}`;
+    }),
+    column('Message', 'string', (o) => o.message ?? ''),
+  ],
 };
 const GENERIC: readonly Column[] = [NAME, AGE];
 

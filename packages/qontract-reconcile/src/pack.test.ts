@@ -5,6 +5,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
+import { startFakeSentry } from '@qontract/testing/fake-sentry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundle } from './build-bundle.ts';
 
@@ -99,20 +100,21 @@ describe('the packed package, installed with --omit=dev', () => {
   describe('run-integration', () => {
     let env: ExampleEnvironment | undefined;
     afterAll(async () => env?.close());
+    /** A pod's environment for one run of openshift-namespaces. */
+    const podEnv = (extra: Record<string, string>) => ({
+      PATH,
+      HOME: work,
+      INTEGRATION_NAME: 'openshift-namespaces',
+      RUN_ONCE: '1',
+      LOG_FORMAT: 'json',
+      ...extra,
+    });
 
     it('runs openshift-namespaces once (RUN_ONCE) against the simulated clusters', async () => {
       env = await startExampleEnvironment();
       const child = spawn(bin('run-integration'), [], {
         cwd: installed,
-        env: {
-          PATH,
-          HOME: work,
-          INTEGRATION_NAME: 'openshift-namespaces',
-          CONFIG: env.configPath,
-          DRY_RUN: '--no-dry-run',
-          RUN_ONCE: '1',
-          LOG_FORMAT: 'json',
-        },
+        env: podEnv({ CONFIG: env.configPath, DRY_RUN: '--no-dry-run' }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -150,6 +152,28 @@ describe('the packed package, installed with --omit=dev', () => {
       const logs = `${stdout}${stderr}`;
       expect(logs).toMatch(/resource files: [1-9]\d* loaded on worker threads, \d+ here/);
       expect(logs).toContain("['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage'");
+    });
+
+    it('reports a failed run to Sentry (SENTRY_DSN) from its lazily loaded chunk', async () => {
+      const sentry = await startFakeSentry();
+      try {
+        const child = spawn(bin('run-integration'), [], {
+          cwd: installed,
+          env: podEnv({
+            CONFIG: join(work, 'no-such-config.toml'),
+            SENTRY_DSN: sentry.dsn,
+            SENTRY_EVENT_LEVEL: 'ERROR',
+          }),
+          stdio: ['ignore', 'ignore', 'ignore'],
+        });
+        expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(1);
+        const [event] = sentry.events() as { level: string; tags: Record<string, string> }[];
+        expect(event?.level).toBe('error');
+        expect(event?.tags.integration).toBe('openshift-namespaces');
+        expect(JSON.stringify(event)).toContain('config file not found');
+      } finally {
+        await sentry.close();
+      }
     });
   });
 });

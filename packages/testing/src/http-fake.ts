@@ -144,8 +144,12 @@ export async function startHttpFake(options: {
   readonly handle: (req: FakeRequest) => FakeResponse | Promise<FakeResponse>;
   readonly latencyMs?: number;
   readonly random?: () => number;
-  /** Serve HTTPS with a self-signed certificate for 127.0.0.1 (to test clients that skip verification). */
-  readonly tls?: boolean;
+  /**
+   * Serve HTTPS: `true` with a self-signed certificate for 127.0.0.1 (to test
+   * clients that skip verification), or with the given key and certificate
+   * (one a private CA signed: see makePrivateCa).
+   */
+  readonly tls?: boolean | { readonly key: string; readonly cert: string };
   /** A fixed port (the demo's fakes); a free one when absent. */
   readonly port?: number;
 }): Promise<HttpFake> {
@@ -190,7 +194,12 @@ export async function startHttpFake(options: {
     record(response.status);
     send(res, response);
   };
-  const certificate = options.tls ? await servingCertificate() : undefined;
+  const certificate =
+    typeof options.tls === 'object'
+      ? options.tls
+      : options.tls
+        ? await servingCertificate()
+        : undefined;
   const server = certificate
     ? createHttpsServer({ key: certificate.key, cert: certificate.cert }, listener)
     : createServer(listener);

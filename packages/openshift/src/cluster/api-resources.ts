@@ -10,6 +10,11 @@ export interface ApiResource {
   readonly verbs: readonly string[];
 }
 
+/** The `apiVersion` of objects of `r` (`v1`, `apps/v1`). */
+export function apiVersionOf(r: ApiResource): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
+}
+
 /** The REST path of a collection or object of `r`. */
 export function resourcePath(r: ApiResource, namespace?: string, name?: string): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;

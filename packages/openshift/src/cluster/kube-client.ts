@@ -4,7 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
-import { type ApiResource, ApiResourceCatalog, resourcePath } from './api-resources.ts';
+import {
+  type ApiResource,
+  ApiResourceCatalog,
+  apiVersionOf,
+  resourcePath,
+} from './api-resources.ts';
 import {
   type ClusterListedObjects,
   type ListPage,
@@ -408,7 +413,7 @@ export class KubeClient {
   ): Promise<KubeObject[]> {
     const items: KubeObject[] = [];
     const settings = {
-      apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+      apiVersion: apiVersionOf(r),
       kind: r.kind,
       each: options.each,
       namespaces: options.namespaces,
@@ -466,7 +471,7 @@ export class KubeClient {
     options: { each?: (item: KubeObject) => KubeObject; reuse?: boolean } = {},
   ): Promise<KubeObject | undefined> {
     const settings = {
-      apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+      apiVersion: apiVersionOf(r),
       kind: r.kind,
       each: options.each,
     };

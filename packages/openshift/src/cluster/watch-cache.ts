@@ -1,6 +1,6 @@
 import type { KubeConfig, Watch } from '@kubernetes/client-node';
 import { deepFreeze } from '@qontract/core';
-import { type ApiResource, resourcePath } from './api-resources.ts';
+import { type ApiResource, apiVersionOf, resourcePath } from './api-resources.ts';
 import { compactObject } from './compact-object.ts';
 import { KubeApiError, type KubeClient, type KubeObject } from './kube-client.ts';
 
@@ -169,7 +169,7 @@ export class WatchCache {
 
   #typed(object: KubeObject): KubeObject {
     const r = this.#resource;
-    object.apiVersion ??= r.group ? `${r.group}/${r.version}` : r.version;
+    object.apiVersion ??= apiVersionOf(r);
     object.kind ??= r.kind;
     return object;
   }

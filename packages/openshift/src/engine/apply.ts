@@ -6,7 +6,7 @@ import {
   type Logger,
   type RunReport,
 } from '@qontract/core';
-import { type ApiResource, parseKind } from '../cluster/api-resources.ts';
+import { type ApiResource, apiVersionOf, parseKind } from '../cluster/api-resources.ts';
 import {
   apiResourceOf,
   type ClusterHandle,
@@ -188,7 +188,7 @@ async function applyObject(
   };
   const listed: KubeObject | undefined = action.clientSideApplied
     ? ({
-        apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
+        apiVersion: apiVersionOf(resource),
         metadata: {
           name: action.name,
           ...(namespace ? { namespace } : {}),

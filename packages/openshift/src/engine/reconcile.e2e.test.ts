@@ -745,6 +745,39 @@ describe('reconcileResources against the fake API server', () => {
     expect(spec.selector.matchLabels).toEqual({ app: 'new' });
   });
 
+  it('switches a running Deployment to the Recreate strategy in place (the defaulted rolling update dropped)', async () => {
+    const deployment = (strategy?: { type: string }) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'operator' },
+      spec: {
+        replicas: 1,
+        ...(strategy ? { strategy } : {}),
+        selector: { matchLabels: { app: 'operator' } },
+        template: {
+          metadata: { labels: { app: 'operator' } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        },
+      },
+    });
+    const kinds = ['Deployment'];
+    const scenario = (body: ReturnType<typeof deployment>) => ({
+      desired: [{ cluster: 'c2', namespace: 'app', body }],
+      namespaces: [['c2', 'app']] as Array<[string, string]>,
+      kinds,
+    });
+    expect((await run(scenario(deployment()))).code).toBe(0);
+    type Live = { metadata: { uid: string }; spec: { strategy: unknown } };
+    const before = get('c2', 'operator', 'app', 'Deployment', 'apps/v1') as Live;
+    expect(before.spec.strategy).toMatchObject({ type: 'RollingUpdate', rollingUpdate: {} });
+    const r = await run(scenario(deployment({ type: 'Recreate' })));
+    expect(r.code).toBe(0);
+    const after = get('c2', 'operator', 'app', 'Deployment', 'apps/v1') as Live;
+    expect(after.spec.strategy).toEqual({ type: 'Recreate' });
+    // The same object: neither deleted nor re-created.
+    expect(after.metadata.uid).toBe(before.metadata.uid);
+  });
+
   it('re-creates a Deployment whose selector changed (RollingUpdate): the old ReplicaSets are handed over', async () => {
     const deployment = (label: string) => ({
       apiVersion: 'apps/v1',

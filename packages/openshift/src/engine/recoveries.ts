@@ -34,6 +34,9 @@ export async function recover(recovery: WritingRecovery, target: RecoveryTarget)
     case 'recreate-deployment':
       await recreateDeployment(target);
       return;
+    case 'switch-to-recreate':
+      await switchToRecreate(target);
+      return;
     case 'recreate-statefulset':
       await recreateStatefulSet(target);
       return;
@@ -41,6 +44,30 @@ export async function recover(recovery: WritingRecovery, target: RecoveryTarget)
       await replaceOrCreate(target);
       return;
   }
+}
+
+/**
+ * One JSON patch drops the defaulted `rollingUpdate` and sets the type (either
+ * alone is refused or defaulted again); the apply then finds nothing to refuse.
+ * The pods are not touched: the change of strategy starts no rollout.
+ */
+async function switchToRecreate(target: RecoveryTarget): Promise<void> {
+  const { client, resource, namespace, action } = target;
+  await client.patch(
+    resource,
+    namespace,
+    action.name,
+    [
+      { op: 'remove', path: '/spec/strategy/rollingUpdate' },
+      { op: 'replace', path: '/spec/strategy/type', value: 'Recreate' },
+    ],
+    'json',
+    { fieldManager: target.fieldManager },
+  );
+  await client.apply(resource, namespace, action.name, target.payload, {
+    fieldManager: target.fieldManager,
+    force: true,
+  });
 }
 
 /**

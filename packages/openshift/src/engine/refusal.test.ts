@@ -41,6 +41,17 @@ describe('recoveryFor', () => {
       'ns',
       'recreate-deployment',
     ],
+    [
+      'a Deployment switched to Recreate that keeps its default rolling update',
+      'Deployment',
+      {
+        status: 422,
+        message:
+          'Deployment.apps "op" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is \'Recreate\'',
+      },
+      'ns',
+      'switch-to-recreate',
+    ],
     ...(['Route', 'Service', 'Secret', 'Job'] as const).map(
       (kind): [string, string, Refusal, string, Recovery] => [
         `an immutable field of a ${kind}`,

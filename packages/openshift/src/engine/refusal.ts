@@ -10,6 +10,12 @@ export type Recovery =
   | 'read-and-retry'
   /** A Deployment's selector is immutable: re-create it (per its strategy). */
   | 'recreate-deployment'
+  /**
+   * A Deployment switched to Recreate still holds the server's default
+   * `rollingUpdate` (owned by nobody, so an apply does not remove it): drop it
+   * with the type change, then apply.
+   */
+  | 'switch-to-recreate'
   /** An immutable field of a Route, Service, Secret or Job (or a Service's clusterIP): delete, wait, apply. */
   | 'delete-and-apply'
   /** A StatefulSet update the API forbids: orphan-delete, apply, grow the volume claims. */
@@ -40,6 +46,14 @@ export function recoveryFor(kind: string, refusal: Refusal, namespace?: string):
     return 'namespace-missing';
   }
   if (status === 409) return 'read-and-retry';
+  if (
+    kind === 'Deployment' &&
+    message.includes(
+      "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'",
+    )
+  ) {
+    return 'switch-to-recreate';
+  }
   const immutable = message.includes('field is immutable');
   if (immutable && kind === 'Deployment') return 'recreate-deployment';
   if (

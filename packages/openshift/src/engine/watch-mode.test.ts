@@ -162,6 +162,127 @@ describe('runWatchMode against the fake API server', () => {
     expect(errors.errors).toEqual([]);
   });
 
+  it("records a Kubernetes Event on each reverted drift and on a fight, in the object's namespace", async () => {
+    const bundle = { version: 1, greeting: 'hello' };
+    const stop = new AbortController();
+    const run = watch(bundle, stop.signal);
+    const events = () =>
+      server.list('c1', 'v1', 'Event', 'a2') as Array<{
+        type: string;
+        reason: string;
+        message: string;
+        involvedObject: Record<string, unknown>;
+        source: { component: string };
+        count: number;
+      }>;
+    const edits = 3;
+    // Events elsewhere (earlier tests share the server), to see that this one adds none there.
+    const elsewhere = () =>
+      NAMESPACES.filter((ns) => ns !== 'a2').flatMap((ns) => server.list('c1', 'v1', 'Event', ns));
+    const before = elsewhere().length;
+    try {
+      await expect
+        .poll(() => run.messages().some((m) => m.startsWith('watching ')), CONVERGED)
+        .toBe(true);
+      expect(NAMESPACES.map((ns) => get(ns, 'settings')?.data?.greeting)).toEqual(
+        NAMESPACES.map(() => 'hello'),
+      );
+      // The first iteration's writes are the ordinary run, not drift: no Event.
+      expect(events()).toEqual([]);
+      // Another controller keeps changing it back: each of its edits is reverted...
+      for (let i = 1; i <= edits; i++) {
+        server.seed(
+          'c1',
+          [
+            {
+              ...cm('settings', { greeting: `rival ${i}` }),
+              metadata: { name: 'settings', namespace: 'a2' },
+            },
+          ],
+          { manager: 'rival-controller' },
+        );
+        await expect.poll(() => get('a2', 'settings')?.data?.greeting, CONVERGED).toBe('hello');
+      }
+      await expect.poll(() => events().length, CONVERGED).toBe(edits + 1);
+    } finally {
+      stop.abort();
+    }
+    const configMap = server.get('c1', 'v1', 'ConfigMap', 'a2', 'settings');
+    const uid = (configMap?.metadata as { uid?: string } | undefined)?.uid;
+    expect(uid).toBeTruthy();
+    const involved = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'settings',
+      namespace: 'a2',
+      uid,
+    };
+    const reverted = events().filter((e) => e.reason === 'DriftReverted');
+    expect(reverted).toHaveLength(edits);
+    for (const e of reverted) {
+      expect(e).toMatchObject({
+        type: 'Normal',
+        involvedObject: involved,
+        source: { component: 'qontract-reconcile-openshift-watch-test' },
+        count: 1,
+        message:
+          "ConfigMap/settings was changed (replace /data/greeting) by field manager 'rival-controller': openshift-watch-test applied the desired state again",
+      });
+    }
+    // ...and the third fix within the minute is a fight: a Warning, as the error says.
+    expect(events().filter((e) => e.reason === 'FightDetected')).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        involvedObject: expect.objectContaining(involved),
+        message: expect.stringMatching(
+          /^openshift-watch-test: ConfigMap\/settings keeps being changed by field manager 'rival-controller' after our fixes \(3 in 60s\): backing off/,
+        ),
+      }),
+    ]);
+    // No other namespace saw anything, and no Event carries the object's data.
+    expect(elsewhere()).toHaveLength(before);
+    expect(JSON.stringify(events())).not.toContain('rival 1');
+    const { errors } = await run.result;
+    expect(errors.errors.map((e) => e.message)).toEqual([
+      expect.stringContaining("keeps being changed by field manager 'rival-controller'"),
+    ]);
+  });
+
+  it('still reverts drift when the service account may not create Events: a warning, not an error', async () => {
+    const bundle = { version: 1, greeting: 'hello' };
+    const stop = new AbortController();
+    const run = watch(bundle, stop.signal);
+    try {
+      await expect
+        .poll(() => run.messages().some((m) => m.startsWith('watching ')), CONVERGED)
+        .toBe(true);
+      server.faults.set('c1', { verb: 'create', resource: 'events', status: 403 });
+      server.seed('c1', [
+        {
+          ...cm('settings', { greeting: 'edited' }),
+          metadata: { name: 'settings', namespace: 'a4' },
+        },
+      ]);
+      await expect.poll(() => get('a4', 'settings')?.data?.greeting, CONVERGED).toBe('hello');
+      await expect
+        .poll(
+          () =>
+            run.messages().filter((m) => m.includes('could not record the DriftReverted event')),
+          CONVERGED,
+        )
+        .toEqual([
+          expect.stringMatching(
+            /^\[c1\/a4\] could not record the DriftReverted event of ConfigMap\/settings: .*forbidden/,
+          ),
+        ]);
+    } finally {
+      stop.abort();
+      server.faults.clear();
+    }
+    const { errors } = await run.result;
+    expect(errors.errors).toEqual([]);
+  });
+
   it('keeps only the namespaces it reads in a cluster-wide cache; a namespace added is a new cache, listed once', async () => {
     const bundle = { version: 1, greeting: 'hi', namespaces: ['a1', 'a2', 'a3'] };
     const stop = new AbortController();

@@ -1,6 +1,6 @@
 import { errorMessage, type Logger, type RunContext, sleep } from '@qontract/core';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { type ApiResource, KindNotFoundError } from '../cluster/api-resources.ts';
+import { type ApiResource, apiVersionOf, KindNotFoundError } from '../cluster/api-resources.ts';
 import {
   apiResourceOf,
   type ClusterHandle,
@@ -18,6 +18,7 @@ import { executePlan } from './apply.ts';
 import type { BundleSource } from './bundle-source.ts';
 import type { CurrentStateSpec, FetchedState } from './fetch.ts';
 import { planItem } from './plan.ts';
+import type { PlannedAction } from './plan-types.ts';
 import {
   fieldManagerFor,
   logSuppressedDeletes,
@@ -25,6 +26,12 @@ import {
   type ReconcileSettings,
   reconcileResources,
 } from './reconcile.ts';
+import {
+  driftMessage,
+  type EventTarget,
+  recordWatchEvent,
+  type WatchEvent,
+} from './watch-events.ts';
 
 /** What one desired-state version reconciles: `reconcileResources`' settings without the run. */
 export type WatchedState = Omit<ReconcileSettings, 'ctx' | 'readCurrent'>;
@@ -81,6 +88,8 @@ const DEFAULT_FIGHT: FightPolicy = {
  * for the rest of it (the next clean full iteration allows them again),
  * dry-run only logs, and an object that keeps being changed back is backed
  * off exponentially and reported once with the field manager that changed it.
+ * Each fix after an event and each fight is also a Kubernetes Event on the
+ * object (`watch-events.ts`), for `oc get events`.
  */
 export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   const { ctx } = s;
@@ -208,6 +217,20 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
     for (const e of plan.errors) ctx.errors.register(e.scope, e.message);
     logSuppressedDeletes(ctx, plan.suppressedDeletes);
     if (plan.actions.length === 0) return;
+    const writer = object ? lastWriter(object, fieldManager) : undefined;
+    const target: EventTarget = {
+      namespace: spec.namespace,
+      kind: spec.kind,
+      name,
+      object,
+      apiVersion: apiVersionOf(route.entry.cache.resource),
+    };
+    const record = async (privileged: boolean, event: WatchEvent) => {
+      const handle = state.clusters.get(spec.cluster, privileged);
+      // A stopping run writes nothing more (the request would only fail with the abort).
+      if (isClusterProblem(handle) || ctx.signal.aborted) return;
+      await recordWatchEvent(handle.client, spec.cluster, ctx.integration, target, event, ctx.log);
+    };
     const now = performance.now();
     if (!ctx.dryRun) {
       o.fixes = o.fixes.filter((t) => now - t < fight.windowMs);
@@ -223,11 +246,16 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
             cluster: spec.cluster,
             kind: spec.kind,
           });
-          const writer = object ? lastWriter(object, fieldManager) : undefined;
+          const fought = `${spec.kind}/${name} keeps being ${object ? `changed by field manager '${writer ?? 'unknown'}'` : 'deleted'} after our fixes (${o.fixes.length} in ${Math.round(fight.windowMs / 1000)}s): backing off (another controller manages it?)`;
           ctx.errors.register(
             `${spec.cluster}/${spec.namespace}`,
-            `[${spec.cluster}/${spec.namespace}] ${spec.kind}/${name} keeps being ${object ? `changed by field manager '${writer ?? 'unknown'}'` : 'deleted'} after our fixes (${o.fixes.length} in ${Math.round(fight.windowMs / 1000)}s): backing off (another controller manages it?)`,
+            `[${spec.cluster}/${spec.namespace}] ${fought}`,
           );
+          await record(item.useAdminToken.get(name) ?? false, {
+            type: 'Warning',
+            reason: 'FightDetected',
+            message: `${ctx.integration}: ${fought}`,
+          });
         }
       }
     }
@@ -244,7 +272,8 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       showDiff: Boolean(ctx.globals.diff),
       ...(state.waitForReady ? { waitForReady: state.waitForReady } : {}),
     });
-    if (results.some((r) => r.outcome === 'done')) {
+    const done: PlannedAction[] = results.filter((r) => r.outcome === 'done').map((r) => r.action);
+    if (done.length > 0) {
       metrics.drift.inc({ integration: ctx.integration, cluster: spec.cluster, kind: spec.kind });
       if (Number.isFinite(receivedAt)) {
         metrics.latency.observe(
@@ -252,6 +281,14 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
           (performance.now() - receivedAt) / 1000,
         );
       }
+    }
+    // After the reaction time is taken: the Events are a report of the fix, not part of it.
+    for (const action of done) {
+      await record(action.privileged, {
+        type: 'Normal',
+        reason: 'DriftReverted',
+        message: driftMessage(ctx.integration, action, writer),
+      });
     }
   };
 
