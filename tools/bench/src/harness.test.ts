@@ -1,9 +1,18 @@
 import { heapSizeForMemoryLimit } from '@qontract/core/launch';
 import { describe, expect, it } from 'vitest';
+import { niceMax, scalingChartOfReport, scalingChartSvg } from './chart.ts';
 import { Workload } from './cluster-state.ts';
 import { chooseDrift } from './drift.ts';
 import { lowerBound } from './lower-bound.ts';
-import { markdownReport, type ScenarioResult, scalingLines } from './report.ts';
+import {
+  headlineMarkdown,
+  markdownReport,
+  type ScenarioResult,
+  type SuiteReport,
+  scalingLines,
+  scalingPoints,
+  spliceResults,
+} from './report.ts';
 import { runSuite } from './run-suite.ts';
 import {
   LOOP_POD_MEMORY_LIMIT_MIB,
@@ -12,6 +21,30 @@ import {
   scalingSuite,
   smallSuite,
 } from './scenarios.ts';
+
+/** A loop-mode run of the scaling set: `cpuMs` per run, the first cold. */
+const loopRun = (clusters: number, cpuMs: number[], rssMiB: number) =>
+  ({
+    kind: 'loop',
+    name: `loop ${clusters}`,
+    workload: Workload.resources,
+    integration: 'openshift-resources',
+    scale: { clusters, namespaces: 10, resources: 10 },
+    iterations: cpuMs.length,
+    latencyMs: 50,
+    heapFlag: null,
+    rssBytes: cpuMs.map(() => rssMiB * 2 ** 20),
+    runSeconds: cpuMs.map((ms) => ms / 1000),
+    runCpuMs: cpuMs,
+    mode: 'cold-warm',
+    openFds: [],
+    requests: 6 * cpuMs.length,
+    wallMs: 0,
+    cpuMs: 0,
+    peakRssBytes: rssMiB * 2 ** 20,
+    exitCode: 0,
+    loadAverage: 0,
+  }) satisfies ScenarioResult;
 
 describe('drift choice', () => {
   it('is reproducible and picks exactly the fraction asked, half changed and half missing', () => {
@@ -37,35 +70,139 @@ describe('the scaling set (--scaling)', () => {
   });
 
   it('tabulates the scales in order, per object too, and says nothing for a single scale', () => {
-    const run = (clusters: number, cpuMs: number[], rssMiB: number) =>
-      ({
-        kind: 'loop',
-        name: `loop ${clusters}`,
-        workload: Workload.resources,
-        integration: 'openshift-resources',
-        scale: { clusters, namespaces: 10, resources: 10 },
-        iterations: cpuMs.length,
-        latencyMs: 50,
-        heapFlag: null,
-        rssBytes: cpuMs.map(() => rssMiB * 2 ** 20),
-        runSeconds: cpuMs.map((ms) => ms / 1000),
-        runCpuMs: cpuMs,
-        mode: 'cold-warm',
-        openFds: [],
-        requests: 6 * cpuMs.length,
-        wallMs: 0,
-        cpuMs: 0,
-        peakRssBytes: rssMiB * 2 ** 20,
-        exitCode: 0,
-        loadAverage: 0,
-      }) satisfies ScenarioResult;
-    const lines = scalingLines([run(10, [2000, 400, 300, 500], 400), run(1, [1000, 40, 30], 200)]);
+    const lines = scalingLines([
+      loopRun(10, [2000, 400, 300, 500], 400),
+      loopRun(1, [1000, 40, 30], 200),
+    ]);
     const rows = lines.filter((l) => /^\| \d+×/.test(l));
     expect(rows).toEqual([
       '| 1×10×10 | 100 | 6 | 1.00 / 1.00 | 0.04 / 0.04 | 200 | 10000.0 | 400.0 | 20000.0 | 0.00 |',
       '| 10×10×10 | 1,000 | 6 | 2.00 / 2.00 | 0.40 / 0.40 | 400 | 2000.0 | 400.0 | 4000.0 | 0.00 |',
     ]);
-    expect(scalingLines([run(1, [1000, 40], 200)])).toEqual([]);
+    expect(scalingLines([loopRun(1, [1000, 40], 200)])).toEqual([]);
+  });
+
+  it('draws the scales as a chart: one point per scale and series, higher cost higher up', () => {
+    const points = scalingPoints([
+      loopRun(40, [40_000, 8_000, 9_000], 1600),
+      loopRun(1, [4_000, 500, 600], 350),
+      loopRun(10, [20_000, 2_000, 2_500], 700),
+    ]);
+    const svg = scalingChartSvg(points, 'a <test> run');
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    // Its accessible name comes first.
+    expect(svg.split('\n')[1]).toMatch(/^<title>How cost grows/);
+    expect(svg).toContain('a &lt;test&gt; run');
+    // x: 100, 1k and 4k objects; one polyline per series, a point per scale.
+    expect(
+      [...svg.matchAll(/class="tick" text-anchor="middle">([^<]+)</g)].map((m) => m[1]),
+    ).toEqual(['100', '1k', '4k', 'objects', '100', '1k', '4k', 'objects']);
+    const series: Record<string, [number, number][]> = Object.fromEntries(
+      [...svg.matchAll(/data-series="([^"]+)" stroke="[^"]+" points="([^"]+)"/g)].map((m) => [
+        m[1],
+        m[2]!.split(' ').map((p) => p.split(',').map(Number) as [number, number]),
+      ]),
+    );
+    expect(Object.keys(series)).toEqual(['cold run', 'warm run (median)', 'peak RSS']);
+    for (const line of Object.values(series)) {
+      expect(line).toHaveLength(3);
+      const xs = line.map(([x]) => x);
+      const ys = line.map(([, y]) => y);
+      expect(xs).toEqual([...xs].sort((a, b) => a - b));
+      // SVG y grows downwards: more CPU or memory is drawn higher.
+      expect(ys).toEqual([...ys].sort((a, b) => b - a));
+    }
+    // The warm median of [8 s, 9 s] is the 9 s run (the larger of two, as the table takes it).
+    expect(svg).toContain('<title>warm run (median): 9</title>');
+    expect(svg).toContain('<title>cold run: 40</title>');
+    expect(svg).toContain('<title>peak RSS: 1600</title>');
+    expect(() => scalingChartSvg(points.slice(0, 1), '')).toThrow(/two scales/);
+  });
+
+  it('rounds the axis up to 1, 2, 2.5 or 5 times a power of ten per tick', () => {
+    expect([niceMax(0), niceMax(3.7), niceMax(9), niceMax(41), niceMax(1614)]).toEqual([
+      1, 4, 10, 80, 2000,
+    ]);
+  });
+});
+
+describe('the pages the full runs write', () => {
+  const machine = {
+    date: '2026-11-29T08:00:00.000Z',
+    nproc: 2,
+    cpuModel: 'test CPU',
+    memoryBytes: 2 ** 30,
+    node: 'v24.0.0',
+    platform: 'linux x64',
+  };
+
+  it('puts the targets in the short page and every table in the history, hand-written text kept', () => {
+    const report: SuiteReport = {
+      suite: 'large',
+      machine,
+      scenarios: [
+        {
+          kind: 'compute',
+          name: 'hash + compare',
+          objectsPerSecond: 60_000,
+          yamlObjectsPerSecond: 40_000,
+          wallMs: 1000,
+          cpuMs: 1000,
+          peakRssBytes: 2 ** 27,
+          exitCode: 0,
+          loadAverage: 1,
+        },
+      ],
+    };
+    const headline = headlineMarkdown(report);
+    expect(headline).toContain('Suite `large`, run 2026-11-29 08:00 UTC on 2 CPUs (test CPU)');
+    expect(headline).toContain(
+      '| hash + compare ≥ 50,000 objects/s per core | 60,000 objects/s | yes |',
+    );
+    expect(headline).not.toContain('| measurement |');
+    expect(markdownReport(report)).toContain('| measurement |');
+
+    const page = [
+      '# Benchmarks',
+      '',
+      'Hand-written.',
+      '',
+      '<!-- bench:scaling:start -->',
+      'old scaling',
+      '<!-- bench:scaling:end -->',
+      '',
+      '<!-- bench:results:start -->',
+      'old results',
+      '<!-- bench:results:end -->',
+      '',
+      'After.',
+      '',
+    ].join('\n');
+    const written = spliceResults(page, headline);
+    expect(written).not.toContain('old results');
+    expect(written).toContain('old scaling');
+    expect(written.startsWith('# Benchmarks\n\nHand-written.\n')).toBe(true);
+    expect(written.endsWith('<!-- bench:results:end -->\n\nAfter.\n')).toBe(true);
+    const scaled = spliceResults(written, 'new scaling\n', 'scaling');
+    expect(scaled).toContain(
+      '<!-- bench:scaling:start -->\n\nnew scaling\n\n<!-- bench:scaling:end -->',
+    );
+    expect(scaled).toContain(headline);
+    // A page without markers gets the block at its end.
+    expect(spliceResults('# Page\n', 'x\n', 'scaling')).toBe(
+      '# Page\n\n<!-- bench:scaling:start -->\n\nx\n\n<!-- bench:scaling:end -->\n',
+    );
+  });
+
+  it('draws no chart from a report of one scale', () => {
+    const one: SuiteReport = { suite: 'large', machine, scenarios: [loopRun(1, [1000, 40], 200)] };
+    expect(scalingChartOfReport(one)).toBeUndefined();
+    const two: SuiteReport = {
+      ...one,
+      scenarios: [...one.scenarios, loopRun(2, [2000, 80], 300)],
+    };
+    expect(scalingChartOfReport(two)).toContain('2026-11-29 08:00 UTC, 2 CPUs (test CPU)');
   });
 });
 

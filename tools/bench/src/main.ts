@@ -4,13 +4,16 @@
  *
  * Runs the benchmark suite and writes the JSON report (default
  * tools/bench/results/latest.json, or latest-small.json for --small) and,
- * for the full suite, the markdown table into docs/benchmarks.md.
+ * for the full suite, the headline into docs/benchmarks.md and every table
+ * into docs/benchmarks-history.md; --scaling writes its table into
+ * docs/benchmarks.md and its chart into docs/benchmarks-scaling.svg.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { markdownReport, spliceResults } from './report.ts';
+import { scalingChartOfReport } from './chart.ts';
+import { headlineMarkdown, markdownReport, scalingLines, spliceResults } from './report.ts';
 import { runSuite } from './run-suite.ts';
 import { largeSuite, type Scenario, scalingSuite, scenarioName, smallSuite } from './scenarios.ts';
 import { runStartupMeasurements, startupMarkdown } from './startup.ts';
@@ -20,7 +23,9 @@ import { runWatchBench, watchMarkdown } from './watch.ts';
 const USAGE = `Usage: npm run bench [-- OPTIONS]
 
 Runs the benchmark suite against simulated clusters (and fake services) on this machine and
-writes the JSON report; the full large set also writes the table into docs/benchmarks.md.
+writes the JSON report; the full large set also writes its headline into docs/benchmarks.md and
+every table into docs/benchmarks-history.md, and the full --scaling set its table and chart
+(docs/benchmarks-scaling.svg) into docs/benchmarks.md.
 
 Options:
   --small                 the tiny set (seconds; what CI runs): results/latest-small.json
@@ -39,7 +44,7 @@ Options:
   --cpu-prof DIR          write a .cpuprofile of each measured run into DIR
   --out FILE              the JSON report's path (default tools/bench/results/latest*.json;
                           scaling*.json with --scaling)
-  --no-docs               never write docs/benchmarks.md
+  --no-docs               never write the docs (benchmarks.md, its history and chart)
   -h, --help              this text
 `;
 
@@ -114,13 +119,12 @@ const watch =
         progress: (line) => process.stdout.write(`${line}\n`),
       })
     : undefined;
-const markdown = [
-  report.scenarios.length ? markdownReport(report) : '',
-  startupMarkdown(startup),
-  watch ? `\n${watchMarkdown(watch).join('\n')}\n` : '',
-]
-  .filter(Boolean)
-  .join('\n');
+/** The suite's tables (all of them, or the headline) followed by start-up and watch mode. */
+const withStartupAndWatch = (suiteTables: string) =>
+  [suiteTables, startupMarkdown(startup), watch ? `\n${watchMarkdown(watch).join('\n')}\n` : '']
+    .filter(Boolean)
+    .join('\n');
+const markdown = withStartupAndWatch(report.scenarios.length ? markdownReport(report) : '');
 process.stdout.write(`\n${markdown}`);
 
 const out =
@@ -133,15 +137,32 @@ const out =
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, `${JSON.stringify({ ...report, startup, watch }, null, 2)}\n`);
 process.stdout.write(`\nJSON report: ${out}\n`);
-// Partial and CI runs never replace the published table.
-if (!values.small && !values.scaling && !values.only?.length && !values['no-docs']) {
-  const docs = join(REPO_ROOT, 'docs/benchmarks.md');
-  await writeFile(docs, spliceResults(await readFile(docs, 'utf8').catch(() => ''), markdown));
-  // The repository lints Markdown with Biome: leave the page as `biome format` would.
-  spawnSync(join(REPO_ROOT, 'node_modules/.bin/biome'), ['format', '--write', docs], {
-    stdio: 'ignore',
-  });
-  process.stdout.write(`Table written to ${docs}\n`);
+// Partial and CI runs never replace the published tables.
+if (!values.small && !values.only?.length && !values['no-docs']) {
+  const short = join(REPO_ROOT, 'docs/benchmarks.md');
+  const history = join(REPO_ROOT, 'docs/benchmarks-history.md');
+  const pages: Array<[string, string, string]> = [];
+  if (values.scaling) {
+    const svg = scalingChartOfReport(report);
+    if (svg) {
+      const chart = join(REPO_ROOT, 'docs/benchmarks-scaling.svg');
+      await writeFile(chart, svg);
+      process.stdout.write(`Chart written to ${chart}\n`);
+      const loops = report.scenarios.filter((r) => r.kind === 'loop');
+      pages.push([short, 'scaling', `${scalingLines(loops).join('\n').trim()}\n`]);
+    }
+  } else {
+    const headline = withStartupAndWatch(report.scenarios.length ? headlineMarkdown(report) : '');
+    pages.push([short, 'results', headline], [history, 'results', markdown]);
+  }
+  for (const [page, name, text] of pages) {
+    await writeFile(page, spliceResults(await readFile(page, 'utf8').catch(() => ''), text, name));
+    // The repository lints Markdown with Biome: leave the page as `biome format` would.
+    spawnSync(join(REPO_ROOT, 'node_modules/.bin/biome'), ['format', '--write', page], {
+      stdio: 'ignore',
+    });
+    process.stdout.write(`Tables written to ${page}\n`);
+  }
 }
 process.stdout.write(`Total ${((performance.now() - startedAt) / 1000).toFixed(0)} s\n`);
 const failed = [...report.scenarios, ...startup].filter((s) => s.exitCode !== 0);

@@ -151,12 +151,28 @@ export function machineInfo(date: Date): MachineInfo {
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
 const mib = (bytes: number) => String(Math.round(bytes / 2 ** 20));
 
+/** Which suite ran where and when: the first line of each report. */
+function machineLine(report: SuiteReport): string {
+  const m = report.machine;
+  return (
+    `Suite \`${report.suite}\`, run ${m.date.slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} CPUs ` +
+    `(${m.cpuModel}), ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node}, ${m.platform}.`
+  );
+}
+
+/**
+ * The headline of the results (docs/benchmarks.md): the machine and where the
+ * run stands against the targets. Every row of every scenario is in
+ * markdownReport, which goes to the history page.
+ */
+export function headlineMarkdown(report: SuiteReport): string {
+  return `${[machineLine(report), '', ...targetLines(report)].join('\n')}\n`;
+}
+
 /** The results as markdown: the machine, the integration runs, the other measurements, the targets. */
 export function markdownReport(report: SuiteReport): string {
-  const m = report.machine;
   const lines: string[] = [
-    `Suite \`${report.suite}\`, run ${m.date.slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} CPUs ` +
-      `(${m.cpuModel}), ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node}, ${m.platform}.`,
+    machineLine(report),
     '',
     '| scenario | scale | wall s | before API / API / after s | CPU s | peak RSS MiB | requests (list/get/write/other) | connections | writes (expected) | lower bound s | ratio | per-namespace bound s | load |',
     '| --- | --- | --: | --- | --: | --: | --- | --: | --: | --: | --: | --: | --: |',
@@ -280,6 +296,44 @@ function loopModeLines(r: Extract<ScenarioResult, { kind: 'loop' }>): string[] {
   return lines;
 }
 
+/** One scale of the scaling set: what its cold and warm runs cost. */
+export interface ScalingPoint {
+  readonly run: Extract<ScenarioResult, { kind: 'loop' }>;
+  readonly objects: number;
+  readonly cold: { readonly wallS: number; readonly cpuMs: number };
+  /** The warm run of median wall time; absent when the loop ran once. */
+  readonly warmMedian?: { readonly wallS: number; readonly cpuMs: number };
+  readonly peakRssMiB: number;
+}
+
+/**
+ * The loop-mode runs of the scaling set, smallest first (the desired cache on,
+ * no watch caches); empty unless they cover at least two scales. Shared by the
+ * table and the chart so that both show the same runs.
+ */
+export function scalingPoints(
+  loops: readonly Extract<ScenarioResult, { kind: 'loop' }>[],
+): ScalingPoint[] {
+  const points = loops
+    .filter((r) => r.mode === 'cold-warm' && !r.desiredCacheOff && !r.watchCaches)
+    .map((run): ScalingPoint => {
+      const warm = run.runSeconds
+        .map((wallS, i) => ({ wallS, cpuMs: run.runCpuMs[i] ?? 0 }))
+        .slice(1)
+        .sort((a, b) => a.wallS - b.wallS);
+      const median = warm[Math.floor(warm.length / 2)];
+      return {
+        run,
+        objects: run.scale.clusters * run.scale.namespaces * run.scale.resources,
+        cold: { wallS: run.runSeconds[0] ?? 0, cpuMs: run.runCpuMs[0] ?? 0 },
+        ...(median ? { warmMedian: median } : {}),
+        peakRssMiB: run.peakRssBytes / 2 ** 20,
+      };
+    })
+    .sort((a, b) => a.objects - b.objects);
+  return new Set(points.map((p) => p.objects)).size < 2 ? [] : points;
+}
+
 /**
  * How cost grows: the loop-mode runs of several scales side by side, each
  * also per object, so that a step (not a straight line) shows. Empty unless
@@ -288,29 +342,20 @@ function loopModeLines(r: Extract<ScenarioResult, { kind: 'loop' }>): string[] {
 export function scalingLines(
   loops: readonly Extract<ScenarioResult, { kind: 'loop' }>[],
 ): string[] {
-  const runs = loops
-    .filter((r) => r.mode === 'cold-warm' && !r.desiredCacheOff && !r.watchCaches)
-    .map((r) => ({ r, objects: r.scale.clusters * r.scale.namespaces * r.scale.resources }))
-    .sort((a, b) => a.objects - b.objects);
-  if (new Set(runs.map((x) => x.objects)).size < 2) return [];
+  const points = scalingPoints(loops);
+  if (points.length === 0) return [];
   const lines = [
     '',
     '| how cost grows | objects | requests per run | cold: wall / CPU s | warm median: wall / CPU s | peak RSS MiB | cold CPU ms per 1k objects | warm CPU ms per 1k objects | peak RSS MiB per 10k objects | bound s |',
     '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
   ];
-  for (const { r, objects } of runs) {
-    const warm = r.runSeconds
-      .map((wall, i) => ({ wall, cpu: r.runCpuMs[i] ?? 0 }))
-      .slice(1)
-      .sort((a, b) => a.wall - b.wall);
-    const median = warm[Math.floor(warm.length / 2)];
+  for (const { run: r, objects, cold, warmMedian: median, peakRssMiB: rss } of points) {
     const perK = (ms: number) => ((ms / objects) * 1000).toFixed(1);
-    const rss = r.peakRssBytes / 2 ** 20;
     lines.push(
       `| ${scaleLabel(r.scale)}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${objects.toLocaleString('en-US')} | ${Math.round(r.requests / Math.max(1, r.runSeconds.length))} | ` +
-        `${(r.runSeconds[0] ?? 0).toFixed(2)} / ${seconds(r.runCpuMs[0] ?? 0)} | ` +
-        `${median ? `${median.wall.toFixed(2)} / ${seconds(median.cpu)}` : '–'} | ${rss.toFixed(0)} | ` +
-        `${perK(r.runCpuMs[0] ?? 0)} | ${median ? perK(median.cpu) : '–'} | ${((rss / objects) * 10_000).toFixed(1)} | ${seconds(r.lowerBound?.ms ?? 0)} |`,
+        `${cold.wallS.toFixed(2)} / ${seconds(cold.cpuMs)} | ` +
+        `${median ? `${median.wallS.toFixed(2)} / ${seconds(median.cpuMs)}` : '–'} | ${rss.toFixed(0)} | ` +
+        `${perK(cold.cpuMs)} | ${median ? perK(median.cpuMs) : '–'} | ${((rss / objects) * 10_000).toFixed(1)} | ${seconds(r.lowerBound?.ms ?? 0)} |`,
     );
   }
   lines.push(
@@ -382,14 +427,17 @@ function targetLines(report: SuiteReport): string[] {
   return out;
 }
 
-const DOCS_START = '<!-- bench:results:start -->';
-const DOCS_END = '<!-- bench:results:end -->';
-
-/** Replaces the generated part of docs/benchmarks.md, keeping the hand-written text around it. */
-export function spliceResults(doc: string, markdown: string): string {
-  const start = doc.indexOf(DOCS_START);
-  const end = doc.indexOf(DOCS_END);
-  const block = `${DOCS_START}\n\n${markdown}\n${DOCS_END}`;
+/**
+ * Replaces a generated part of a page (between `<!-- bench:NAME:start -->` and
+ * `<!-- bench:NAME:end -->`), keeping the hand-written text around it; appends
+ * the part when the page has no such markers yet.
+ */
+export function spliceResults(doc: string, markdown: string, name = 'results'): string {
+  const startMarker = `<!-- bench:${name}:start -->`;
+  const endMarker = `<!-- bench:${name}:end -->`;
+  const start = doc.indexOf(startMarker);
+  const end = doc.indexOf(endMarker);
+  const block = `${startMarker}\n\n${markdown}\n${endMarker}`;
   if (start < 0 || end < start) return `${doc.trimEnd()}\n\n${block}\n`;
-  return doc.slice(0, start) + block + doc.slice(end + DOCS_END.length);
+  return doc.slice(0, start) + block + doc.slice(end + endMarker.length);
 }

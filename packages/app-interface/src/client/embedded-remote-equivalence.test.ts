@@ -71,6 +71,7 @@ describe('embedded and remote backends', () => {
       'resource',
       'resource-template',
       'resource-template',
+      'resource-template',
       'vault-secret',
       'route',
       'prometheus-rule',

@@ -96,6 +96,28 @@ describe('openshift-resources end to end', () => {
     expect(server.mutatingRequests().map((r) => r.name)).toEqual(['example-app-settings']);
   });
 
+  it('warns about a managed kind nothing of its own fills, as the original; the examples have none', async () => {
+    const env = await start({ namespaces: true });
+    env.server.resetLog();
+    const dryRun = () =>
+      runQontractReconcile(['--config', env.configPath, '--dry-run', 'openshift-resources']);
+    const unused = (run: Awaited<ReturnType<typeof dryRun>>) =>
+      messages(run, 40).filter((m) => m.includes('unused resource type'));
+    const clean = await dryRun();
+    expect(clean.code).toBe(0);
+    expect(unused(clean)).toEqual([]);
+    // Route is filled in stage only by the route provider (openshift-routes' own kind).
+    await editFile(join(env.appInterfaceDir, STAGE), (t) =>
+      t.replace('managedResourceTypes:\n', 'managedResourceTypes:\n  - Route\n'),
+    );
+    const listed = await dryRun();
+    expect(listed.code).toBe(0);
+    expect(unused(listed)).toEqual([
+      '[appint-ex-01/example-app-stage] unused resource type: Route. please remove it in a following PR.',
+    ]);
+    expect(env.server.mutatingRequests()).toEqual([]);
+  });
+
   it('resource files loaded on worker threads give the same plans, objects and errors', async () => {
     const env = await start({ namespaces: true });
     const { server, configPath, appInterfaceDir } = env;
@@ -337,9 +359,13 @@ describe('openshift-resources end to end', () => {
 
   it('renders templates with secrets from Vault and never logs them', async () => {
     const env = await start();
-    const vault = await startFakeVault({ mounts: { 'app-sre': { version: 2 } } });
+    const vault = await startFakeVault({
+      mounts: { 'app-sre': { version: 2 }, 'app-interface': { version: 2 } },
+    });
     onTestFinished(() => vault.close());
     vault.put('app-sre/example/db', { password: 's3cr3t-from-vault' });
+    // The example's own templated Secret (resources/example-app/api-secret.yml.j2).
+    vault.put('app-interface/example-app/stage/api', { token: 'api-s3cr3t-from-vault' });
     const { configPath, appInterfaceDir } = env;
     // app-interface switches to Vault; config.toml says where it is.
     await editFile(join(appInterfaceDir, 'data/app-interface/app-interface-settings.yml'), (t) =>
@@ -384,6 +410,18 @@ describe('openshift-resources end to end', () => {
     expect(Buffer.from(stored, 'base64').toString()).toBe('s3cr3t-from-vault');
     expect(run.stderr).not.toContain('s3cr3t-from-vault');
     expect(run.stderr).not.toContain(Buffer.from('s3cr3t-from-vault').toString('base64'));
+    const api = env.server.get(
+      'appint-ex-01',
+      'v1',
+      'Secret',
+      'example-app-stage',
+      'example-app-api',
+    ) as {
+      data?: Record<string, string>;
+    };
+    expect(Buffer.from(api.data?.API_TOKEN ?? '', 'base64').toString()).toBe(
+      'api-s3cr3t-from-vault',
+    );
   });
 
   it('reads files from GitHub with the default organisation token (github() helper)', async () => {
