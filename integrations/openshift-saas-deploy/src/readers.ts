@@ -37,6 +37,14 @@ export function runReaders(
   const registry = new RegistryClient({
     signal: ctx.signal,
     onRetry: (message) => ctx.log.warn(message),
+    // The original's counter of registry reach-outs, with its labels (`shard` is SHARDS).
+    onManifestRequest: (host) =>
+      ctx.metrics.registryGetManifest.inc({
+        integration: ctx.integration,
+        shard: String(ctx.shard.shards),
+        shard_id: String(ctx.shard.shardId),
+        registry: host,
+      }),
   });
   const lookup = createImageLookup(registry);
   const perFile = new Map<string, TargetReaders>();

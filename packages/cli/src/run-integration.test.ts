@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commonOptions, createMetrics, defineIntegration } from '@qontract/core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEntryPointArgs, runIntegrationLoop } from './run-integration.ts';
 
 describe('buildEntryPointArgs', () => {
@@ -270,6 +271,157 @@ describe('runIntegrationLoop', () => {
     // The server is closed with the loop.
     await expect(probe()).rejects.toThrow();
   });
+});
+
+describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
+  // Debian's prometheus-pushgateway (.ci/run installs it when missing), with basic auth as
+  // app-sre's gateway has; the hash is bcrypt's of PASSWORD (cost 4, to start quickly).
+  const PASSWORD = 'push-secret-for-tests';
+  const HASH = '$2b$04$aTJHFVQU.nCbOIIn4BnAeure7Ipniykp03YG0G6qSfPHhDgt9Q/gC';
+  const auth = `Basic ${Buffer.from(`pusher:${PASSWORD}`).toString('base64')}`;
+  let dir = '';
+  let gateway: ChildProcess | undefined;
+  let url = '';
+  let config = '';
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'qr-pushgateway-'));
+    config = join(dir, 'config.toml');
+    await writeFile(config, '[graphql]\nserver = "file://x"\n');
+    const web = join(dir, 'web.yml');
+    await writeFile(web, `basic_auth_users:\n  pusher: '${HASH}'\n`);
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    gateway = spawn(
+      'prometheus-pushgateway',
+      [
+        `--web.listen-address=127.0.0.1:${port}`,
+        `--web.config.file=${web}`,
+        `--persistence.file=${join(dir, 'pushgateway.data')}`,
+      ],
+      { stdio: 'ignore' },
+    );
+    const failed = new Promise<never>((_, reject) =>
+      gateway?.once('error', (e) =>
+        reject(new Error(`cannot start prometheus-pushgateway (apt-get install it): ${e.message}`)),
+      ),
+    );
+    await Promise.race([failed, ready(`${url}/-/ready`)]);
+  });
+
+  afterAll(async () => {
+    // It writes its persistence file as it stops: the directory is removed after that.
+    const exited = new Promise((r) => gateway?.once('exit', r));
+    if (gateway?.exitCode === null && gateway.kill()) await exited;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Runs `name` once (it registers an error when `fail`) with `vars`; its exit code, stderr and runs. */
+  async function runOnce(name: string, vars: Record<string, string>, fail = false) {
+    let runs = 0;
+    const stderr: string[] = [];
+    const integration = defineIntegration({
+      name,
+      version: '1.0.0',
+      description: 'x',
+      options: {},
+      run: async (ctx) => {
+        runs++;
+        if (fail) ctx.errors.register('x', 'nope');
+      },
+    });
+    const write = (chunk: string | Uint8Array) => stderr.push(String(chunk)) > 0;
+    const code = await runIntegrationLoop(
+      {
+        INTEGRATION_NAME: name,
+        CONFIG: config,
+        RUN_ONCE: 'true',
+        PUSHGATEWAY_ENABLED: 'true',
+        ...vars,
+      },
+      { registry: [integration], io: { stdout: { write: () => true }, stderr: { write } } },
+    );
+    return { code, runs, stderr: stderr.join('') };
+  }
+
+  const scrape = async () =>
+    (await (await fetch(`${url}/metrics`, { headers: { Authorization: auth } })).text()).split(
+      '\n',
+    );
+
+  it("pushes the run's duration and status, grouped as the original groups them", async () => {
+    const run = await runOnce(
+      'push-probe',
+      {
+        SHARDS: '2',
+        SHARD_ID: '1',
+        PUSHGATEWAY_URL: url,
+        PUSHGATEWAY_USERNAME: 'pusher',
+        PUSHGATEWAY_PASSWORD: PASSWORD,
+      },
+      true,
+    );
+    expect(run.code).toBe(1);
+    const lines = await scrape();
+    const group = 'integration="push-probe",job="qontract-reconcile",shard_id="1",shards="2"';
+    expect(lines).toContain(`qontract_reconcile_last_run_status{instance="",${group}} 1`);
+    const seconds = lines.find((l) =>
+      l.startsWith(`qontract_reconcile_last_run_seconds{instance="",${group}} `),
+    );
+    expect(Number(seconds?.split(' ')[1])).toBeGreaterThan(0);
+    expect(run.stderr).not.toContain(PASSWORD);
+  });
+
+  it('groups by a SHARD_KEY holding a slash (base64 in the path, as the Pushgateway wants)', async () => {
+    const run = await runOnce('push-sharded', {
+      SHARD_KEY: 'cluster-1/ns',
+      PUSHGATEWAY_URL: `${url}/`,
+      PUSHGATEWAY_USERNAME: 'pusher',
+      PUSHGATEWAY_PASSWORD: PASSWORD,
+    });
+    expect(run.code).toBe(0);
+    expect(await scrape()).toContain(
+      'qontract_reconcile_last_run_status{instance="",integration="push-sharded",job="qontract-reconcile",shard_id="cluster-1/ns",shards="1"} 0',
+    );
+  });
+
+  it('fails the run, naming the endpoint but not the password, when the gateway refuses', async () => {
+    const run = await runOnce('push-refused', {
+      PUSHGATEWAY_URL: url,
+      PUSHGATEWAY_USERNAME: 'pusher',
+      PUSHGATEWAY_PASSWORD: 'not-the-password',
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `pushing to the Pushgateway failed: PUT ${url}/metrics/job/qontract-reconcile/integration/push-refused/shards/1/shard_id/0: HTTP 401`,
+    );
+    expect(run.stderr).not.toContain('not-the-password');
+    expect((await scrape()).join('\n')).not.toContain('push-refused');
+  });
+
+  it('runs the integration, then fails naming the missing variables, as the original does', async () => {
+    const run = await runOnce('push-unset', { PUSHGATEWAY_URL: url });
+    expect(run.runs).toBe(1);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'cannot push to the Pushgateway: PUSHGATEWAY_USERNAME, PUSHGATEWAY_PASSWORD not set',
+    );
+  });
+
+  /** Resolves once `target` answers 200 (the gateway has started), within 10 s. */
+  async function ready(target: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        if ((await fetch(target, { headers: { Authorization: auth } })).ok) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline)
+        throw new Error(`prometheus-pushgateway did not start at ${target}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 });
 
 /** A TCP port nothing listens on right now. */

@@ -8,6 +8,7 @@ import {
   type Logger,
   type Metrics,
   parseLogLevel,
+  pushgatewayFromEnv,
   runLoop,
   SecretRedactor,
   serveMetrics,
@@ -29,7 +30,8 @@ type LoopDeps = Omit<CliDeps, 'env' | 'signal' | 'metrics' | 'logFile'> & {
  * PROMETHEUS_PORT (`/metrics`, `/healthz`), SHARDS, SHARD_ID, SHARD_KEY, SENTRY_DSN and
  * SENTRY_EVENT_LEVEL (see sentry.ts); WATCH=true runs an engine-based integration as an
  * operator (`--watch`). LOG_FILE gets a copy of every log line (`[LEVEL] message` with
- * PREFIX_LOG_LEVEL=true): the pod's fluentd sidecar tails it.
+ * PREFIX_LOG_LEVEL=true): the pod's fluentd sidecar tails it. PUSHGATEWAY_ENABLED (with
+ * PUSHGATEWAY_URL, _USERNAME, _PASSWORD) pushes each run's duration and status.
  */
 export async function runIntegrationLoop(
   env: Env = process.env,
@@ -82,6 +84,8 @@ async function runLoopWithLog(
     log.fatal(errorMessage(e));
     return 1;
   }
+  const pushgateway = pushgatewayFromEnv(env);
+  if (pushgateway && 'password' in pushgateway) redactor.add(pushgateway.password);
   const metrics = deps.metrics ?? createMetrics();
   const controller = new AbortController();
   deps.signal?.addEventListener('abort', () => controller.abort(deps.signal?.reason), {
@@ -104,6 +108,7 @@ async function runLoopWithLog(
       // In watch mode a run itself lasts SLEEP_DURATION_SECS (reacting to events): no sleep between.
       sleepSeconds: isWatchMode(env, argv) ? 0 : Number(env.SLEEP_DURATION_SECS ?? 600),
       sleepOnErrorSeconds: Number(env.SLEEP_ON_ERROR ?? 10),
+      pushgateway,
       signal: controller.signal,
       log,
       metrics,

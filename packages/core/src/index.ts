@@ -12,6 +12,7 @@ export * from './loop.ts';
 export * from './metrics.ts';
 export * from './options.ts';
 export * from './plan-out.ts';
+export * from './pushgateway.ts';
 export * from './redaction.ts';
 export * from './run-generations.ts';
 export * from './runner.ts';

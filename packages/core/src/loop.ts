@@ -1,5 +1,6 @@
 import type { Logger } from './logging.ts';
 import type { Metrics } from './metrics.ts';
+import { type PushgatewayTarget, pushRunMetrics } from './pushgateway.ts';
 
 export interface LoopSettings {
   /** `RUN_ONCE`: any non-empty value means one run (even `false`, as upstream). */
@@ -12,6 +13,11 @@ export interface LoopSettings {
   readonly labels: { integration: string; shards: string; shard_id: string };
   /** One run; `crashed` selects SLEEP_ON_ERROR for the next sleep, as an exception does upstream. */
   readonly execute: () => Promise<{ exitCode: number; crashed: boolean }>;
+  /**
+   * `PUSHGATEWAY_ENABLED`: each run's duration and status are pushed there
+   * (or the configuration error is reported); a failed push fails the run, as upstream.
+   */
+  readonly pushgateway?: PushgatewayTarget | { readonly error: string } | undefined;
 }
 
 /** The stop signals of loops that run again (not `RUN_ONCE`). */
@@ -45,9 +51,21 @@ export async function runLoop(settings: LoopSettings): Promise<number> {
     const started = performance.now();
     const { exitCode, crashed } = await settings.execute();
     lastExitCode = exitCode;
-    metrics.lastRunSeconds.set(labels, (performance.now() - started) / 1000);
+    const runSeconds = (performance.now() - started) / 1000;
+    metrics.lastRunSeconds.set(labels, runSeconds);
     metrics.lastRunStatus.set(labels, exitCode);
-    if (settings.runOnce) return exitCode;
+    const push = settings.pushgateway;
+    if (push) {
+      const failure =
+        'error' in push
+          ? push.error
+          : await pushRunMetrics(push, labels, { seconds: runSeconds, exitCode });
+      if (failure) {
+        log.error(failure);
+        lastExitCode = 1;
+      }
+    }
+    if (settings.runOnce) return lastExitCode;
     if (signal.aborted) break;
     const seconds = crashed ? settings.sleepOnErrorSeconds : settings.sleepSeconds;
     log.debug(`sleeping ${seconds}s before the next run`);

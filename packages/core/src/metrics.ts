@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * The original's process metrics (`reconcile/utils/metrics.py`,
@@ -13,10 +13,15 @@ export interface Metrics {
   readonly lastRunStatus: Gauge<'integration' | 'shards' | 'shard_id'>;
   readonly executionCounter: Counter<'integration' | 'shards' | 'shard_id'>;
   readonly reconcileTime: Histogram<'name' | 'integration'>;
+  /** Each HTTP request sent to a GitLab API, retries included. */
+  readonly gitlabRequests: Counter<'integration'>;
+  /** Each manifest request (HEAD or GET) sent to an image registry. */
+  readonly registryGetManifest: Counter<'integration' | 'shard' | 'shard_id' | 'registry'>;
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
   const runLabels = ['integration', 'shards', 'shard_id'] as const;
+  declareCacheMetrics(registry);
   return {
     registry,
     lastRunSeconds: new Gauge({
@@ -44,13 +49,58 @@ export function createMetrics(registry = new Registry()): Metrics {
       buckets: [60, 150, 300, 600, 1200, 1800, 2400, 3000],
       registers: [registry],
     }),
+    gitlabRequests: new Counter({
+      name: 'qontract_reconcile_gitlab_request_total',
+      help: 'Number of calls made to Gitlab API',
+      labelNames: ['integration'],
+      registers: [registry],
+    }),
+    // `shard`, not `shards`: the original's label name for this counter.
+    registryGetManifest: new Counter({
+      name: 'qontract_reconcile_registry_get_manifest_total',
+      help: 'Number of GET requests on image registries',
+      labelNames: ['integration', 'shard', 'shard_id', 'registry'],
+      registers: [registry],
+    }),
   };
 }
 
 /**
+ * The original declares its cache metrics in every process but nothing
+ * increments them, so dashboards find the names with no samples; the port
+ * declares them the same way (no cache of the port reports to them either).
+ */
+function declareCacheMetrics(registry: Registry): void {
+  const labelNames = ['integration', 'shards', 'shard_id'];
+  new Counter({
+    name: 'qontract_reconcile_cache_hits_total',
+    help: 'Number of hits to this cache',
+    labelNames,
+    registers: [registry],
+  });
+  new Counter({
+    name: 'qontract_reconcile_cache_misses_total',
+    help: 'Number of misses on this cache',
+    labelNames,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'qontract_reconcile_cache_cardinality',
+    help: 'Number of keys in the cache',
+    labelNames,
+    registers: [registry],
+  });
+}
+
+/** Registries that already carry prom-client's default collectors (they register once). */
+const withProcessMetrics = new WeakSet<Registry>();
+
+/**
  * Serves `GET /metrics` (and `/`) on `port`, and `GET /healthz` for the pod's
  * probes: 200 while `healthy()` says so, 503 once it does not (the loop is
- * stopping). Resolves once listening.
+ * stopping). Resolves once listening. The registry gains prom-client's default
+ * collectors: `process_*` (CPU, resident memory, open fds, start time), as the
+ * original's pods export them, and `nodejs_*` (heap, event-loop lag, GC).
  */
 export async function serveMetrics(
   registry: Registry,
@@ -58,6 +108,10 @@ export async function serveMetrics(
   host = '0.0.0.0',
   healthy: () => boolean = () => true,
 ): Promise<Server> {
+  if (!withProcessMetrics.has(registry)) {
+    collectDefaultMetrics({ register: registry });
+    withProcessMetrics.add(registry);
+  }
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/healthz') {
       const ok = healthy();

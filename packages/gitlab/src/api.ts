@@ -106,6 +106,8 @@ export interface GitlabApiOptions {
   /** For tests: how a retry waits. */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly log?: Pick<Logger, 'warn'> | undefined;
+  /** Told about each HTTP request sent to GitLab, retries included. */
+  readonly onRequest?: (() => void) | undefined;
 }
 
 /** A GitLab client that owns a connection pool: `close()` ends it. */
@@ -161,6 +163,7 @@ export function createGitlabApi(options: GitlabApiOptions): ClosableGitlabApi {
       dispatcher,
       signal: options.signal,
       sleep: options.sleep ?? defaultSleep,
+      ...(options.onRequest ? { onRequest: options.onRequest } : {}),
       onRetry: (r: RetryNotice) =>
         log?.warn(
           `GitLab ${url}: ${r.method} ${r.endpoint} got ${r.cause}; retry ${r.retry} in ${(r.waitMs / 1000).toFixed(1)} s`,

@@ -1,6 +1,7 @@
 import {
   configFromObject,
   createLogger,
+  createMetrics,
   DEFAULT_GLOBAL_OPTIONS,
   defineIntegration,
   runIntegration,
@@ -66,20 +67,28 @@ describe('gitlabApi', () => {
     };
     const other: GitlabInstanceSettings = { ...instance, name: 'other' };
     const seen: GitlabApi[] = [];
-    const { settings, reads } = settingsFor(async (ctx) => {
-      seen.push(
-        await gitlabApi(ctx, instance),
-        await gitlabApi(ctx, instance),
-        await gitlabApi(ctx, other),
-      );
-      await seen[0]?.getGroup('team');
-    });
+    const metrics = createMetrics();
+    const { settings, reads } = settingsFor(
+      async (ctx) => {
+        seen.push(
+          await gitlabApi(ctx, instance),
+          await gitlabApi(ctx, instance),
+          await gitlabApi(ctx, other),
+        );
+        await seen[0]?.getGroup('team');
+      },
+      { metrics },
+    );
     const result = await runIntegration(settings);
     expect(result.exitCode).toBe(0);
     expect(seen[0]).toBe(seen[1]);
     expect(seen[2]).not.toBe(seen[0]);
     expect(reads).toEqual(['app-sre/creds/gitlab#token', 'app-sre/creds/gitlab#token']);
     expect(f.requestLog).toHaveLength(1);
+    // Each request is counted under the original's metric name.
+    expect(await metrics.registry.metrics()).toContain(
+      'qontract_reconcile_gitlab_request_total{integration="gitlab-test"} 1',
+    );
   });
 
   it('takes a pre-built client by the instance key (tests, the demo)', async () => {

@@ -22,6 +22,8 @@ export function gitlabClientKey(instance: GitlabInstanceSettings): ClientKey<Git
         sslVerify: instance.sslVerify,
         signal: ctx.signal,
         log: ctx.log,
+        // The original counts every request of its GitLab session (qontract_reconcile_gitlab_request_total).
+        onRequest: () => ctx.metrics.gitlabRequests.inc({ integration: ctx.integration }),
         ...retryUnitFromEnv(ctx.env.vars),
       });
       closers.set(api, api.close);

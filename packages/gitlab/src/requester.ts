@@ -23,6 +23,8 @@ export interface RequestPolicy {
   readonly signal?: AbortSignal | undefined;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly onRetry?: (retry: RetryNotice) => void;
+  /** Told about each HTTP request sent, retries included (the request counter). */
+  readonly onRequest?: () => void;
 }
 
 export interface RetryNotice {
@@ -110,6 +112,7 @@ async function send(
       (s): s is AbortSignal => s !== undefined,
     );
     let response: Awaited<ReturnType<typeof fetch>>;
+    policy.onRequest?.();
     try {
       response = await fetch(url, {
         method,

@@ -520,7 +520,10 @@ describe('validateTargetImages', () => {
     const registry = await startFakeRegistry();
     try {
       registry.pushImage('org/app', 'abc1234');
-      const lookup = createImageLookup(new RegistryClient());
+      const requested: string[] = [];
+      const lookup = createImageLookup(
+        new RegistryClient({ onManifestRequest: (host) => requested.push(host) }),
+      );
       const check = (namespace: string) =>
         validateTargetImages({
           target: { ...target, namespace },
@@ -537,6 +540,7 @@ describe('validateTargetImages', () => {
           `[saas-app/app] c1/${ns}: Image does not exist: ${registry.host}/org/app:gone`,
         ]),
       );
+      expect(requested).toEqual([registry.host, registry.host]);
       const heads = registry.requestLog.filter((r) => r.method === 'HEAD' && r.status !== 401);
       expect(heads.map((r) => `${r.path} ${r.status}`).sort()).toEqual([
         '/v2/org/app/manifests/abc1234 200',

@@ -270,6 +270,8 @@ export interface RegistryClientOptions {
   readonly sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   /** Told about each retry (the caller logs it). */
   readonly onRetry?: ((message: string) => void) | undefined;
+  /** Told about each manifest request (HEAD or GET) with the registry's host (the request counter). */
+  readonly onManifestRequest?: ((registry: string) => void) | undefined;
 }
 
 /** An Authorization header value, and whether the token server refused our credentials. */
@@ -296,6 +298,7 @@ export class RegistryClient {
   readonly #fetch: typeof fetch;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #onRetry: ((message: string) => void) | undefined;
+  readonly #onManifestRequest: ((registry: string) => void) | undefined;
   readonly #authorizations = new Map<string, Promise<Authorization>>();
   /** Authorizations the registry refused right after we got them: asking again would not help. */
   readonly #denied = new WeakSet<Authorization>();
@@ -315,6 +318,7 @@ export class RegistryClient {
     this.#fetch = options.fetch ?? fetch;
     this.#sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }));
     this.#onRetry = options.onRetry;
+    this.#onManifestRequest = options.onManifestRequest;
   }
 
   /**
@@ -330,6 +334,7 @@ export class RegistryClient {
   ): Promise<ManifestDigest | undefined> {
     const reference = ref.tag ?? ref.digest ?? 'latest';
     const url = `${registryBaseUrl(ref.registry)}/v2/${ref.repository}/manifests/${reference}`;
+    this.#onManifestRequest?.(ref.registry);
     const head = await this.#authorized('HEAD', url, ref, credentials);
     if (head.response.status === 404) return undefined;
     const headDigest = head.response.headers.get('docker-content-digest');
@@ -344,6 +349,7 @@ export class RegistryClient {
       );
     }
     // A failed HEAD has no body to say why: the GET's error body will.
+    this.#onManifestRequest?.(ref.registry);
     const get = await this.#authorized('GET', url, ref, credentials);
     const bytes = Buffer.from(await get.response.arrayBuffer());
     this.#signal?.throwIfAborted();

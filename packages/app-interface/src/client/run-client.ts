@@ -21,11 +21,30 @@ function schemaSinkFor(globals: GlobalOptions): Set<string> {
 }
 
 /** The run's app-interface client: `await ctx.client(gqlClient)`. */
+/** The commit time (Unix seconds) of the bundle each invocation's run client reads. */
+const commitTimeByInvocation = new WeakMap<GlobalOptions, number>();
+
 export const gqlClient = defineClient<GqlClient>(
   'gql',
-  (ctx) => createRunGqlClient(ctx),
+  async (ctx) => {
+    const client = await createRunGqlClient(ctx);
+    const seconds = Number(client.gitCommit?.timestamp);
+    if (client.gitCommit && Number.isFinite(seconds))
+      commitTimeByInvocation.set(ctx.globals, seconds);
+    return client;
+  },
   (client) => client.close(),
 );
+
+/**
+ * When the commit of the bundle this run reads was made (Unix seconds), once
+ * the run's `gqlClient` exists and the backend told it (`/git-commit-info`, or
+ * the bundle's git data); undefined otherwise. For the original's
+ * `function_elapsed_seconds_since_bundle_commit`.
+ */
+export function bundleCommitTime(ctx: Pick<RunContext, 'globals'>): number | undefined {
+  return commitTimeByInvocation.get(ctx.globals);
+}
 
 /**
  * Where a run's app-interface clients get their answers when not from the

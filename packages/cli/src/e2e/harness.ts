@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Metrics } from '@qontract/core';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { afterAll, afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../main.ts';
@@ -22,6 +23,8 @@ export async function runQontractReconcile(
   env: Record<string, string> = {},
   /** The stop signal of the run: runs that share one marked with `markRunsRepeat` are a loop. */
   signal?: AbortSignal,
+  /** The run's metrics, for a test that reads them. */
+  metrics?: Metrics,
 ): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
@@ -29,6 +32,7 @@ export async function runQontractReconcile(
     // A loaded test machine must not make a simulated cluster look unreachable.
     env: { CLUSTER_REACHABILITY_TIMEOUT_SECS: '30', ...env },
     ...(signal ? { signal } : {}),
+    ...(metrics ? { metrics } : {}),
     io: {
       stdout: { write: (s: string) => (stdout += s) },
       stderr: { write: (s: string) => (stderr += s) },

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createMetrics } from '@qontract/core';
 import { describe, expect, it, vi } from 'vitest';
 import { type CliRun, createNamespaces, editFile, messages, planLines } from './harness.ts';
 import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
@@ -62,8 +63,20 @@ describe('openshift-saas-deploy end to end', () => {
     expect(e.writes()).toBe(setup);
     expect(await promotionRecords(e)).toEqual({});
 
-    const wet = await e.run([...APP, ...STAGE]);
+    const metrics = createMetrics();
+    const wet = await e.run([...APP, ...STAGE], { metrics });
     expect(wet.code, wet.stderr).toBe(0);
+    // Each manifest request is counted under the original's metric name and labels.
+    const manifests = (await metrics.registryGetManifest.get()).values;
+    expect(manifests.map((v) => v.labels)).toEqual([
+      {
+        integration: 'openshift-saas-deploy',
+        shard: '1',
+        shard_id: '0',
+        registry: e.registry.host,
+      },
+    ]);
+    expect(manifests[0]?.value).toBeGreaterThan(0);
     const d = deployment(e, 'appint-ex-01', 'example-app-stage', 'example-app');
     expect(imageOf(d)).toBe(`${e.registry.host}/example/example-app:${e.seed.appSha.slice(0, 7)}`);
     expect(d?.spec?.replicas).toBe(1);

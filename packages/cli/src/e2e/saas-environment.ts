@@ -1,3 +1,4 @@
+import type { Metrics } from '@qontract/core';
 import type { ExampleEnvironment, FakeGitHub } from '@qontract/testing';
 import { type ExampleSaasSeed, seedExampleSaasRepos } from '@qontract/testing/example-saas';
 import { startFakeGitHub } from '@qontract/testing/fake-github';
@@ -25,7 +26,7 @@ export interface SaasEnvironment {
   /** `qontract-reconcile [--dry-run] openshift-saas-deploy ARGS` against the fakes. */
   run(
     args?: readonly string[],
-    options?: { dryRun?: boolean; env?: Record<string, string> },
+    options?: { dryRun?: boolean; env?: Record<string, string>; metrics?: Metrics },
   ): Promise<CliRun>;
   /** Mutating requests at every fake (clusters, GitHub, GitLab, registry). */
   writes(): number;
@@ -64,7 +65,7 @@ export function useSaasEnvironment(): (options?: {
       gitlab,
       registry,
       seed,
-      run: (args = [], { dryRun = false, env: vars = {} } = {}) =>
+      run: (args = [], { dryRun = false, env: vars = {}, metrics } = {}) =>
         runQontractReconcile(
           [
             '--config',
@@ -80,6 +81,8 @@ export function useSaasEnvironment(): (options?: {
             QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '50',
             ...vars,
           },
+          undefined,
+          metrics,
         ),
       writes: () =>
         env.server.mutatingRequests().length +

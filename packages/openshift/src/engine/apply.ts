@@ -46,6 +46,8 @@ export interface ExecuteSettings {
    * creates the namespace and the next run applies.
    */
   readonly waitForNamespace?: NamespaceWait;
+  /** Told about each object written (applied or deleted), right after the write. */
+  readonly onWritten?: (action: PlannedAction) => void;
 }
 
 export interface ActionResult {
@@ -113,11 +115,13 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
       if (!handle) return 'skipped';
       if (action.action === 'delete') {
         await deleteObject(handle, action);
+        s.onWritten?.(action);
         return;
       }
       if ((await applyObject(handle, action, s, namespaceWait)) === 'namespace-missing') {
         return 'skipped';
       }
+      s.onWritten?.(action);
       if (s.waitForReady) {
         await waitForReady(
           handle.client,

@@ -32,6 +32,8 @@ export interface PlannedAction {
   readonly payload?: string;
   /** A `qontract.recycle: "true"` Secret/ConfigMap: restart the workloads using it after applying. */
   readonly recycle?: boolean;
+  /** `qontract.ignore_reconcile_time: "true"`: the apply is left out of the reconcile-time histogram. */
+  readonly ignoreReconcileTime?: true;
   /**
    * The object as the list returned it, kept only when client-side apply
    * still owns fields of it: the apply moves those fields to our manager
@@ -53,7 +55,13 @@ export interface Plan {
 export function planToJson(plan: Plan): unknown {
   return {
     actions: plan.actions.map(
-      ({ payload: _payload, recycle: _recycle, clientSideApplied: _csa, ...rest }) => rest,
+      ({
+        payload: _payload,
+        recycle: _recycle,
+        clientSideApplied: _csa,
+        ignoreReconcileTime: _ignored,
+        ...rest
+      }) => rest,
     ),
     deletionsSuppressed: plan.deletionsSuppressed,
   };

@@ -276,4 +276,22 @@ describe('planItem: the original realize_data rules', () => {
     );
     expect(p.actions[0]!.recycle).toBe(true);
   });
+
+  it('marks the applies that qontract.ignore_reconcile_time leaves out of the reconcile time', () => {
+    const ignored = { 'qontract.ignore_reconcile_time': 'true' };
+    const p = planItem(
+      item(
+        {},
+        {
+          a: desiredOr(cm('a', { k: 'v' }, { annotations: ignored })),
+          b: desiredOr(cm('b', { k: 'v' })),
+        },
+      ),
+      opts(),
+    );
+    expect(p.actions.map((x) => [x.name, x.ignoreReconcileTime])).toEqual([
+      ['a', true],
+      ['b', undefined],
+    ]);
+  });
 });

@@ -94,6 +94,9 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
         : {}),
       payload,
       recycle: wantsRecycle(desired),
+      ...(dictGet(desired.annotations ?? {}, 'qontract.ignore_reconcile_time') === 'true'
+        ? { ignoreReconcileTime: true as const }
+        : {}),
       ...(current ? clientSideAppliedState(current) : {}),
     });
   };
