@@ -1,7 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const CONTAINERFILE = new URL('../../../Containerfile', import.meta.url);
+const ROOT = dirname(fileURLToPath(CONTAINERFILE));
 
 /** The Containerfile's instructions, continuation lines joined and comments dropped. */
 async function instructions(): Promise<string[]> {
@@ -37,6 +40,30 @@ describe('the Containerfile', () => {
       .map((m) => m[1]);
     // Anything else would reach integrations-manager as an explicit setting of every pod.
     expect(names).toEqual(['PATH']);
+  });
+
+  it("copies into the build stage every file the workspace's tsconfig files extend", async () => {
+    const copied = (await instructions())
+      .filter((l) => /^COPY\s/i.test(l) && !/--from=/.test(l))
+      .flatMap((l) => l.trim().split(/\s+/).slice(1, -1))
+      .map((source) => source.replace(/\/$/, ''));
+    const extended = new Set<string>();
+    for (const group of ['packages', 'integrations', 'tools']) {
+      for (const dir of await readdir(join(ROOT, group))) {
+        for (const file of await readdir(join(ROOT, group, dir)).catch(() => [])) {
+          if (!/^tsconfig.*\.json$/.test(file)) continue;
+          const text = await readFile(join(ROOT, group, dir, file), 'utf8');
+          const target = /"extends":\s*"([^"]+)"/.exec(text)?.[1];
+          if (target) extended.add(relative(ROOT, resolve(ROOT, group, dir, target)));
+        }
+      }
+    }
+    expect(extended.size).toBeGreaterThan(0);
+    // esbuild reads each file's tsconfig chain while bundling; a missing base is an error.
+    const missing = [...extended].filter(
+      (path) => !copied.some((source) => path === source || path.startsWith(`${source}/`)),
+    );
+    expect(missing).toEqual([]);
   });
 
   it('runs run-integration under tini as PID 1, a binary checked against a pinned checksum', async () => {
