@@ -1,6 +1,7 @@
 import { gqlClient } from '@qontract/app-interface';
 import { errorMessage, QontractError, type RunContext } from '@qontract/core';
 import {
+  type ActionResult,
   clusterMapForNamespaces,
   type DesiredResource,
   isClusterProblem,
@@ -127,31 +128,7 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
     await validatePlannedData(ctx, clusters, gathered.objects, features.clusterAdmin);
   }
 
-  const desired: DesiredResource[] = [];
-  for (const o of gathered.objects) {
-    try {
-      desired.push({
-        cluster: o.cluster,
-        namespace: o.namespace,
-        privileged: features.clusterAdmin,
-        source: `${o.saasFile}/${o.resourceTemplate}`,
-        resource: new OpenshiftResource(
-          o.body,
-          QONTRACT_INTEGRATION,
-          QONTRACT_INTEGRATION_VERSION,
-          {
-            callerName: o.saasFile,
-            errorDetails: o.name,
-          },
-        ),
-      });
-    } catch (e) {
-      ctx.errors.register(
-        `${o.cluster}/${o.namespace}`,
-        `[${o.cluster}/${o.namespace}] ${o.kind}/${o.name} (saas file ${o.saasFile}): ${errorMessage(e)}`,
-      );
-    }
-  }
+  const desired = desiredResources(ctx, gathered.objects, features.clusterAdmin);
 
   const { results } = await reconcileResources({
     ctx,
@@ -177,15 +154,55 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
   });
 
   if (notify) {
-    // The commit is published with success only when the run registered no
-    // error and every apply of it was written (and its rollout became ready):
-    // a skipped apply deployed nothing, so the commit never ran here.
-    const success =
-      !ctx.errors.hasErrors &&
-      !ctx.signal.aborted &&
-      results.every((r) => r.outcome !== 'skipped' || r.action.action === 'delete');
-    await publishPromotions(ctx, state, promotion.targets, success);
+    await publishPromotions(ctx, state, promotion.targets, deployedAll(ctx, results));
   }
+}
+
+/** The engine's desired objects of the gathered ones; one that cannot be annotated is its target's error. */
+function desiredResources(
+  ctx: RunContext,
+  objects: readonly SaasDesiredObject[],
+  privileged: boolean,
+): DesiredResource[] {
+  const desired: DesiredResource[] = [];
+  for (const o of objects) {
+    try {
+      desired.push({
+        cluster: o.cluster,
+        namespace: o.namespace,
+        privileged,
+        source: `${o.saasFile}/${o.resourceTemplate}`,
+        resource: new OpenshiftResource(
+          o.body,
+          QONTRACT_INTEGRATION,
+          QONTRACT_INTEGRATION_VERSION,
+          {
+            callerName: o.saasFile,
+            errorDetails: o.name,
+          },
+        ),
+      });
+    } catch (e) {
+      ctx.errors.register(
+        `${o.cluster}/${o.namespace}`,
+        `[${o.cluster}/${o.namespace}] ${o.kind}/${o.name} (saas file ${o.saasFile}): ${errorMessage(e)}`,
+      );
+    }
+  }
+  return desired;
+}
+
+/**
+ * Whether the run deployed its commit: no error registered, not stopped, and
+ * every apply written (and its rollout ready). A skipped apply deployed
+ * nothing, so the commit never ran here and is not published with success.
+ */
+function deployedAll(ctx: RunContext, results: readonly ActionResult[]): boolean {
+  return (
+    !ctx.errors.hasErrors &&
+    !ctx.signal.aborted &&
+    results.every((r) => r.outcome !== 'skipped' || r.action.action === 'delete')
+  );
 }
 
 function parseSelector(value: unknown): Record<string, unknown> {
