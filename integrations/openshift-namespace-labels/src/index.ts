@@ -13,6 +13,7 @@ import {
   clusterMapForNamespaces,
   isClusterProblem,
   pyRepr,
+  reconcileTimeObserver,
   warmUpClusterClients,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
@@ -191,6 +192,7 @@ async function realize(
       ctx.errors.register(`${plan.cluster}/${plan.namespace}`, `${key}: ${errorMessage(e)}`);
     }
   }
+  const onWritten = await reconcileTimeObserver(ctx);
   // Label changes write, never destroy: removing a label is part of the patch.
   await executeActions(
     ctx,
@@ -213,6 +215,13 @@ async function realize(
           'merge',
           { fieldManager: `qontract-reconcile-${QONTRACT_INTEGRATION}` },
         );
+        onWritten?.({
+          fn: 'label',
+          cluster: plan.cluster,
+          namespace: plan.namespace,
+          kind: 'Namespace',
+          name: plan.namespace,
+        });
       },
       failure: (plan, e) => {
         const where = `${plan.cluster}/${plan.namespace}`;

@@ -12,6 +12,7 @@ import {
   clusterMapForNamespaces,
   isClusterProblem,
   pyRepr,
+  reconcileTimeObserver,
   warmUpClusterClients,
 } from '@qontract/openshift';
 import { desiredNamespaces, type NamespaceAction, planNamespaceActions } from './desired.ts';
@@ -95,6 +96,7 @@ export const openshiftNamespaces = defineIntegration({
       yield actions.filter((a) => a.action === 'delete' || !streamed.has(a.cluster));
     }
 
+    const onWritten = await reconcileTimeObserver(ctx);
     await executeActions(
       ctx,
       batches(),
@@ -110,6 +112,9 @@ export const openshiftNamespaces = defineIntegration({
             return 'skipped';
           }
           await applyNamespaceAction(handle, action);
+          const { cluster, namespace } = action;
+          const fn = action.action === 'delete' ? 'delete_project' : 'new_project';
+          onWritten?.({ fn, cluster, namespace, kind: 'Namespace', name: namespace });
         },
         failure: (action, e) => ({
           scope: `${action.cluster}/${action.namespace}`,

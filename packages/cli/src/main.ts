@@ -59,6 +59,11 @@ export interface CliDeps {
   /** A copy of every log line (run-integration's `LOG_FILE`). */
   readonly logFile?: LogFile;
   /**
+   * Where log lines go; default `io.stderr`, as the original's CLI (`logging.basicConfig`).
+   * run-integration passes `io.stdout`: the original's pod entry point logs to stdout.
+   */
+  readonly logDestination?: { write(s: string): unknown; isTTY?: boolean };
+  /**
    * The secret redactor the run registers its secret values with; default a new
    * one. run-integration passes its own, shared by its loop's runs, its log and
    * its Sentry reporting.
@@ -188,7 +193,7 @@ async function prepareSelected(
     dryRun: globals.dryRun,
     integration: selected.definition.name,
     redactor,
-    destination: io.stderr,
+    destination: deps.logDestination ?? io.stderr,
     logFile: deps.logFile,
   });
   deps.onLogger?.(log);

@@ -27,24 +27,24 @@ describe('run-integration as a process', () => {
         SLEEP_DURATION_SECS: '600',
         LOG_FORMAT: 'json',
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
-    let stderr = '';
+    let log = '';
     const finished = new Promise<number | null>((resolve) =>
       child.on('exit', (code) => resolve(code)),
     );
     await new Promise<void>((resolve) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
+      child.stdout.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
         // The first run has finished: the loop is now sleeping.
-        if (stderr.includes('openshift-namespaces finished')) resolve();
+        if (log.includes('openshift-namespaces finished')) resolve();
       });
     });
     child.kill('SIGTERM');
     const code = await finished;
     expect(code).toBe(1);
-    expect(stderr).toContain('received SIGTERM');
-    expect(stderr).toContain('stopping after a stop signal; last exit code 1');
+    expect(log).toContain('received SIGTERM');
+    expect(log).toContain('stopping after a stop signal; last exit code 1');
   });
 
   it('aborts the requests in flight on SIGTERM: a run waiting on a hung cluster ends within seconds', async () => {
@@ -66,11 +66,11 @@ describe('run-integration as a process', () => {
           RUN_ONCE: 'true',
           LOG_FORMAT: 'json',
         },
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdio: ['ignore', 'pipe', 'ignore'],
       });
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
+      let log = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
       });
       const running = child;
       const finished = new Promise<number | null>((resolve) =>
@@ -89,9 +89,9 @@ describe('run-integration as a process', () => {
       // The hung request alone would wait 60 s (CLUSTER_REQUEST_TIMEOUT_SECS); generous for a loaded machine.
       expect(performance.now() - signalled).toBeLessThan(15_000);
       expect(code).toBe(1);
-      expect(stderr).toContain('received SIGTERM');
-      expect(stderr).toContain('interrupted by a stop signal');
-      expect(stderr).not.toContain('unexpected error');
+      expect(log).toContain('received SIGTERM');
+      expect(log).toContain('interrupted by a stop signal');
+      expect(log).not.toContain('unexpected error');
       // The clusters read in time may have had their changes applied (the engine does not wait
       // for the hung one to apply them); nothing was written to the hung cluster, nothing deleted.
       const written = env.server.mutatingRequests();
@@ -130,12 +130,12 @@ describe('run-integration as a process', () => {
             RUN_ONCE: 'true',
             LOG_FORMAT: 'json',
           },
-          stdio: ['ignore', 'ignore', 'pipe'],
+          stdio: ['ignore', 'pipe', 'ignore'],
         });
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        let log = '';
+        child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
         await new Promise((resolve) => child.on('exit', resolve));
-        return stderr;
+        return log;
       };
       // (The client retries what fails; the deadline cuts the retries short.)
       const untrusted = await runOnce({ QONTRACT_GQL_DEADLINE_SECS: '2' });

@@ -119,7 +119,7 @@ describe('runIntegrationLoop', () => {
       });
       const file = join(await mkdtemp(join(tmpdir(), 'qr-logfile-')), 'integration.log');
       await writeFile(file, 'an earlier line\n');
-      const stderr: string[] = [];
+      const logs: string[] = [];
       const code = await runIntegrationLoop(
         {
           INTEGRATION_NAME: 'loop-logs',
@@ -130,7 +130,7 @@ describe('runIntegrationLoop', () => {
         },
         {
           registry: [logging],
-          io: { stdout: { write: () => true }, stderr: { write: (s: string) => stderr.push(s) } },
+          io: { stdout: { write: (s: string) => logs.push(s) }, stderr: { write: () => true } },
         },
       );
       expect(code).toBe(1);
@@ -142,14 +142,15 @@ describe('runIntegrationLoop', () => {
       expect(lines.some((l) => l === `${errorPrefix}quota exceeded scope=c1`)).toBe(true);
       expect(lines.filter((l) => l.startsWith('[ERROR]')).length > 0).toBe(prefix === 'true');
       // One file line per stream line (the stream is JSON here, with the level's name).
-      const records = stderr.map((l) => JSON.parse(l));
+      const records = logs.map((l) => JSON.parse(l));
       expect(records.length).toBe(lines.length - 2);
       expect(records.find((r) => r.msg === 'reconciling')).toMatchObject({ levelname: 'INFO' });
     },
   );
 
   it('refuses a LOG_FILE it cannot open, naming it, without a stack trace', async () => {
-    const stderr: string[] = [];
+    // The launcher logs to stdout, as the original's run_integration.py.
+    const logs: string[] = [];
     const code = await runIntegrationLoop(
       {
         INTEGRATION_NAME: 'x',
@@ -157,14 +158,14 @@ describe('runIntegrationLoop', () => {
         RUN_ONCE: 'true',
         LOG_FILE: '/nonexistent/dir/i.log',
       },
-      { io: { stdout: { write: () => true }, stderr: { write: (s: string) => stderr.push(s) } } },
+      { io: { stdout: { write: (s: string) => logs.push(s) }, stderr: { write: () => true } } },
     );
     expect(code).toBe(1);
-    expect(stderr).toHaveLength(1);
-    const rec = JSON.parse(stderr[0]!);
+    expect(logs).toHaveLength(1);
+    const rec = JSON.parse(logs[0]!);
     expect(rec).toMatchObject({ levelname: 'CRITICAL' });
     expect(rec.msg).toMatch(/^cannot open LOG_FILE \/nonexistent\/dir\/i\.log: ENOENT/);
-    expect(stderr[0]).not.toContain('    at ');
+    expect(logs[0]).not.toContain('    at ');
   });
 
   it('loops and serves metrics until stopped', async () => {
@@ -316,10 +317,10 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Runs `name` once (it registers an error when `fail`) with `vars`; its exit code, stderr and runs. */
+  /** Runs `name` once (it registers an error when `fail`) with `vars`; its exit code, log (stdout) and runs. */
   async function runOnce(name: string, vars: Record<string, string>, fail = false) {
     let runs = 0;
-    const stderr: string[] = [];
+    const log: string[] = [];
     const integration = defineIntegration({
       name,
       version: '1.0.0',
@@ -330,7 +331,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
         if (fail) ctx.errors.register('x', 'nope');
       },
     });
-    const write = (chunk: string | Uint8Array) => stderr.push(String(chunk)) > 0;
+    const write = (chunk: string | Uint8Array) => log.push(String(chunk)) > 0;
     const code = await runIntegrationLoop(
       {
         INTEGRATION_NAME: name,
@@ -339,9 +340,9 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
         PUSHGATEWAY_ENABLED: 'true',
         ...vars,
       },
-      { registry: [integration], io: { stdout: { write: () => true }, stderr: { write } } },
+      { registry: [integration], io: { stdout: { write }, stderr: { write: () => true } } },
     );
-    return { code, runs, stderr: stderr.join('') };
+    return { code, runs, log: log.join('') };
   }
 
   const scrape = async () =>
@@ -369,7 +370,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
       l.startsWith(`qontract_reconcile_last_run_seconds{instance="",${group}} `),
     );
     expect(Number(seconds?.split(' ')[1])).toBeGreaterThan(0);
-    expect(run.stderr).not.toContain(PASSWORD);
+    expect(run.log).not.toContain(PASSWORD);
   });
 
   it('groups by a SHARD_KEY holding a slash (base64 in the path, as the Pushgateway wants)', async () => {
@@ -392,10 +393,10 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
       PUSHGATEWAY_PASSWORD: 'not-the-password',
     });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(
+    expect(run.log).toContain(
       `pushing to the Pushgateway failed: PUT ${url}/metrics/job/qontract-reconcile/integration/push-refused/shards/1/shard_id/0: HTTP 401`,
     );
-    expect(run.stderr).not.toContain('not-the-password');
+    expect(run.log).not.toContain('not-the-password');
     expect((await scrape()).join('\n')).not.toContain('push-refused');
   });
 
@@ -403,7 +404,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
     const run = await runOnce('push-unset', { PUSHGATEWAY_URL: url });
     expect(run.runs).toBe(1);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(
+    expect(run.log).toContain(
       'cannot push to the Pushgateway: PUSHGATEWAY_USERNAME, PUSHGATEWAY_PASSWORD not set',
     );
   });

@@ -54,7 +54,8 @@ export async function runIntegrationLoop(
     dryRun: env.DRY_RUN === '--dry-run',
     integration: env.INTEGRATION_NAME,
     redactor,
-    destination: io.stderr,
+    // The original's run_integration.py logs to stdout (and LOG_FILE); usage errors stay on stderr.
+    destination: io.stdout,
     logFile,
   });
   if (fileError) {
@@ -124,6 +125,7 @@ async function runLoopWithLog(
             env,
             signal: controller.signal,
             metrics,
+            logDestination: deps.io?.stdout ?? process.stdout,
             ...(logFile ? { logFile } : {}),
             redactor,
           });

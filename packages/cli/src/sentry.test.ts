@@ -28,15 +28,16 @@ const failing = defineIntegration({
 describe('Sentry reporting (SENTRY_DSN)', () => {
   let config = '';
   let sentry: FakeSentry;
-  let stderr = '';
+  let log = '';
+  // The launcher's log (stdout, as the original's run_integration.py).
   const io = {
-    stdout: { write: () => true },
-    stderr: {
+    stdout: {
       write: (s: string) => {
-        stderr += s;
+        log += s;
         return true;
       },
     },
+    stderr: { write: () => true },
   };
   const run = (env: Record<string, string>) =>
     runIntegrationLoop(
@@ -50,7 +51,7 @@ describe('Sentry reporting (SENTRY_DSN)', () => {
     await writeFile(config, '[graphql]\nserver = "file://x"\n');
   });
   beforeEach(async () => {
-    stderr = '';
+    log = '';
     sentry = await startFakeSentry();
   });
   afterEach(() => sentry.close());
@@ -79,7 +80,7 @@ describe('Sentry reporting (SENTRY_DSN)', () => {
     // Nothing sent, and nothing logged, holds the secret.
     expect(sentry.bodies.length).toBeGreaterThan(0);
     for (const body of sentry.bodies) expect(body).not.toContain(SECRET);
-    expect(stderr).not.toContain(SECRET);
+    expect(log).not.toContain(SECRET);
   });
 
   it('by default (CRITICAL) reports only critical records, as the original', async () => {
@@ -97,8 +98,8 @@ describe('Sentry reporting (SENTRY_DSN)', () => {
 
   it('refuses a SENTRY_EVENT_LEVEL it does not know, naming it', async () => {
     expect(await run({ SENTRY_DSN: sentry.dsn, SENTRY_EVENT_LEVEL: 'WARNING' })).toBe(1);
-    expect(stderr).toContain("SENTRY_EVENT_LEVEL must be CRITICAL or ERROR, got 'WARNING'");
-    expect(stderr).not.toContain('    at ');
+    expect(log).toContain("SENTRY_EVENT_LEVEL must be CRITICAL or ERROR, got 'WARNING'");
+    expect(log).not.toContain('    at ');
     expect(sentryEventLevel(undefined)).toBe('CRITICAL');
   });
 

@@ -17,6 +17,7 @@ export * from './engine/reconcile.ts';
 export * from './engine/recycle.ts';
 export * from './engine/watch-mode.ts';
 export * from './inventory/index.ts';
+export * from './reconcile-time.ts';
 export * from './resource/index.ts';
 export * from './resource/openshift-resource.ts';
 export * from './resource/parse-resource.ts';

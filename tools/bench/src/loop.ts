@@ -51,7 +51,7 @@ interface LoopRun {
   readonly openFds: number;
   /** User + system CPU of the whole process so far. */
   readonly cpuMs: number;
-  /** The run's log lines (stderr), its summary last. */
+  /** The run's log lines (stdout), its summary last. */
   readonly lines: readonly string[];
 }
 
@@ -90,14 +90,14 @@ export async function runLoopProcess(options: LoopProcessOptions): Promise<LoopP
     ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir]
     : [];
   const child = spawn(process.execPath, [...profile, RUN_INTEGRATION], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_OPTIONS: '', ...options.env },
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${RUN_INTEGRATION}`);
   const runs: LoopRun[] = [];
   let lines: string[] = [];
-  let stderrTail = '';
+  let outputTail = '';
   let pending = '';
   let heapFlag: string | null = null;
   let cpuMs = 0;
@@ -109,12 +109,17 @@ export async function runLoopProcess(options: LoopProcessOptions): Promise<LoopP
     child.on('close', (code) => {
       if (runs.length < options.iterations) {
         reject(
-          new Error(`run-integration exited ${code} after ${runs.length} run(s): ${stderrTail}`),
+          new Error(`run-integration exited ${code} after ${runs.length} run(s): ${outputTail}`),
         );
       }
     });
+    // What fails before the log exists (Node's own messages) goes to stderr.
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderrTail = (stderrTail + chunk).slice(-2000);
+      outputTail = (outputTail + chunk).slice(-2000);
+    });
+    // run-integration logs to stdout, as the original's run_integration.py.
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      outputTail = (outputTail + chunk).slice(-2000);
       pending += chunk;
       const complete = pending.split('\n');
       pending = complete.pop() ?? '';

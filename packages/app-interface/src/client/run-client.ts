@@ -21,8 +21,15 @@ function schemaSinkFor(globals: GlobalOptions): Set<string> {
 }
 
 /** The run's app-interface client: `await ctx.client(gqlClient)`. */
-/** The commit time (Unix seconds) of the bundle each invocation's run client reads. */
-const commitTimeByInvocation = new WeakMap<GlobalOptions, number>();
+/** The commit (sha, Unix seconds) of the bundle each invocation's run client reads. */
+const commitByInvocation = new WeakMap<GlobalOptions, BundleCommit>();
+
+/** The commit of the bundle a run reads. */
+export interface BundleCommit {
+  readonly sha: string;
+  /** Unix seconds. */
+  readonly time: number;
+}
 
 export const gqlClient = defineClient<GqlClient>(
   'gql',
@@ -30,20 +37,20 @@ export const gqlClient = defineClient<GqlClient>(
     const client = await createRunGqlClient(ctx);
     const seconds = Number(client.gitCommit?.timestamp);
     if (client.gitCommit && Number.isFinite(seconds))
-      commitTimeByInvocation.set(ctx.globals, seconds);
+      commitByInvocation.set(ctx.globals, { sha: client.gitCommit.commit, time: seconds });
     return client;
   },
   (client) => client.close(),
 );
 
 /**
- * When the commit of the bundle this run reads was made (Unix seconds), once
+ * The commit of the bundle this run reads (its sha and when it was made), once
  * the run's `gqlClient` exists and the backend told it (`/git-commit-info`, or
  * the bundle's git data); undefined otherwise. For the original's
  * `function_elapsed_seconds_since_bundle_commit`.
  */
-export function bundleCommitTime(ctx: Pick<RunContext, 'globals'>): number | undefined {
-  return commitTimeByInvocation.get(ctx.globals);
+export function bundleCommit(ctx: Pick<RunContext, 'globals'>): BundleCommit | undefined {
+  return commitByInvocation.get(ctx.globals);
 }
 
 /**

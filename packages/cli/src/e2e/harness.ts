@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Metrics } from '@qontract/core';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { afterAll, afterEach, beforeEach, vi } from 'vitest';
@@ -150,3 +152,35 @@ export function objectNames(
 
 /** Moved to @qontract/testing (the MR check's e2e points its copy at the fakes too). */
 export { rewriteAppInterface } from '@qontract/testing';
+
+const git = promisify(execFile);
+
+export const RECONCILE_TIME = 'qontract_reconcile_function_elapsed_seconds_since_bundle_commit';
+
+/** Makes the app-interface checkout a git repository whose HEAD (the bundle's commit) is `ago` seconds old. */
+export async function commitBundle(dir: string, ago: number): Promise<number> {
+  const committed = Math.floor(Date.now() / 1000) - ago;
+  const vars = {
+    ...process.env,
+    GIT_AUTHOR_DATE: `@${committed} +0000`,
+    GIT_COMMITTER_DATE: `@${committed} +0000`,
+  };
+  const identity = ['-c', 'user.name=t', '-c', 'user.email=t@example.com'];
+  await git('git', ['init', '-q', dir]);
+  await git('git', ['-C', dir, 'add', '-A']);
+  await git('git', ['-C', dir, ...identity, 'commit', '-q', '-m', 'bundle'], { env: vars });
+  return committed;
+}
+
+/** The `_count` sample of the histogram for one timed function of one integration. */
+export async function observedReconcileTimes(
+  metrics: Metrics,
+  fn: string,
+  integration: string,
+): Promise<number> {
+  const labels = `name="reconcile.utils.oc.OCCli.${fn}",integration="${integration}"`;
+  const line = (await metrics.registry.metrics())
+    .split('\n')
+    .find((l) => l.startsWith(`${RECONCILE_TIME}_count{${labels}} `));
+  return Number(line?.split(' ')[1] ?? 0);
+}

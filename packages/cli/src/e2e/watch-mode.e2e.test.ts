@@ -5,7 +5,12 @@ import type { ExampleEnvironment } from '@qontract/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../main.ts';
 import { runIntegrationLoop } from '../run-integration.ts';
-import { editFile, useExampleEnvironment } from './harness.ts';
+import {
+  commitBundle,
+  editFile,
+  observedReconcileTimes,
+  useExampleEnvironment,
+} from './harness.ts';
 
 const start = useExampleEnvironment();
 
@@ -171,6 +176,20 @@ describe('--watch: openshift-resources as an operator', () => {
     expect(exported).toMatch(
       /qontract_reconcile_watch_cache_objects\{[^}]*kind="ConfigMap"\} [1-9]/,
     );
+  });
+
+  it("times each reverted drift since the bundle's commit, as a run times its writes", async () => {
+    const env = await start({ namespaces: true });
+    await commitBundle(env.appInterfaceDir, 60);
+    const watching = await startWatching(env, ['openshift-resources']);
+    const desired = cm(env, 'example-app-settings')!;
+    const applied = () => observedReconcileTimes(watching.metrics, 'apply', 'openshift-resources');
+    const first = await applied();
+    expect(first).toBeGreaterThan(0); // the first iteration's applies
+    await clientOf(env).patch('example-app-settings', { GREETING: 'hijacked' }, 'someone-else');
+    await expect.poll(() => cm(env, 'example-app-settings')?.data, CONVERGED).toEqual(desired.data);
+    await expect.poll(applied, CONVERGED).toBe(first + 1);
+    await watching.stop();
   });
 
   it('backs off from a writer that keeps changing an object back, and reports it once', async () => {

@@ -14,6 +14,7 @@ import {
   isClusterProblem,
 } from '../cluster/cluster-map.ts';
 import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
+import type { TimedWrite } from '../reconcile-time.ts';
 import { takeOverClientSideApplyFields } from './managed-fields.ts';
 import { type NamespaceWait, namespaceWaiter } from './namespace-wait.ts';
 import type { PlannedAction } from './plan-types.ts';
@@ -46,8 +47,8 @@ export interface ExecuteSettings {
    * creates the namespace and the next run applies.
    */
   readonly waitForNamespace?: NamespaceWait;
-  /** Told about each object written (applied or deleted), right after the write. */
-  readonly onWritten?: (action: PlannedAction) => void;
+  /** Told about each object written (applied or deleted), right after the write (`reconcileTimeObserver`). */
+  readonly onWritten?: ((write: TimedWrite) => void) | undefined;
 }
 
 export interface ActionResult {
@@ -74,6 +75,11 @@ export async function executePlan(
     action,
     outcome: outcome === 'disabled' ? 'skipped' : outcome,
   }));
+}
+
+function timedWrite(action: PlannedAction): TimedWrite {
+  const { cluster, namespace, kind, name } = action;
+  return { fn: action.action, cluster, namespace, kind, name, ignored: action.ignoreReconcileTime };
 }
 
 function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
@@ -115,13 +121,13 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
       if (!handle) return 'skipped';
       if (action.action === 'delete') {
         await deleteObject(handle, action);
-        s.onWritten?.(action);
+        s.onWritten?.(timedWrite(action));
         return;
       }
       if ((await applyObject(handle, action, s, namespaceWait)) === 'namespace-missing') {
         return 'skipped';
       }
-      s.onWritten?.(action);
+      s.onWritten?.(timedWrite(action));
       if (s.waitForReady) {
         await waitForReady(
           handle.client,

@@ -16,6 +16,7 @@ import {
   ResourceNotManagedError,
   ResourceTypeNotInitializedError,
 } from '../inventory/index.ts';
+import { reconcileTimeObserver } from '../reconcile-time.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
 import { type ActionResult, executePlan } from './apply.ts';
@@ -382,9 +383,8 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   fetching.catch(() => {}); // awaited in batches(); a failure before then must not go unhandled
   // Awaited in batches() too, unless a cluster's own objects failed first (desiredOfCluster).
   if (s.desired instanceof Promise) s.desired.catch(() => {});
-  const onWritten = ctx.dryRun ? undefined : await reconcileTimeObserver(ctx);
   const results = await executePlan(batches(), {
-    ...(onWritten ? { onWritten } : {}),
+    onWritten: await reconcileTimeObserver(ctx),
     dryRun: ctx.dryRun,
     clusters: s.clusters,
     log: ctx.log,
@@ -399,29 +399,6 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     ...(s.waitForNamespace ? { waitForNamespace: s.waitForNamespace } : {}),
   });
   return { inventory, plan, results };
-}
-
-/**
- * The original's `qontract_reconcile_function_elapsed_seconds_since_bundle_commit`:
- * for each object written, the time from the bundle's commit to the write,
- * named after the original's `oc` function (`reconcile.utils.oc.OCCli.apply`),
- * unless the object says `qontract.ignore_reconcile_time: "true"`. Undefined
- * when the commit time is unknown (the original would fail the run there).
- */
-async function reconcileTimeObserver(
-  ctx: RunContext,
-): Promise<((action: PlannedAction) => void) | undefined> {
-  // Loaded here, not at start-up: the integrations calling this have loaded it already.
-  const { bundleCommitTime } = await import('@qontract/app-interface');
-  const committed = bundleCommitTime(ctx);
-  if (committed === undefined) return undefined;
-  return (action) => {
-    if (action.ignoreReconcileTime) return;
-    ctx.metrics.reconcileTime.observe(
-      { name: `reconcile.utils.oc.OCCli.${action.action}`, integration: ctx.integration },
-      Date.now() / 1000 - committed,
-    );
-  };
 }
 
 /** The unchanged clusters of the runs of one loop (a stop signal), by integration and settings. */

@@ -12,6 +12,7 @@ import { credentialId, KubeApiError, KubeClient, type KubeObject } from '../clus
 import { namespacesKey } from '../cluster/listed-objects.ts';
 import { type CacheEvent, WatchCache } from '../cluster/watch-cache.ts';
 import type { InventoryItem } from '../inventory/index.ts';
+import { reconcileTimeObserver } from '../reconcile-time.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { pyDeepCopy } from '../resource/py-values.ts';
 import { executePlan } from './apply.ts';
@@ -260,6 +261,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       }
     }
     const results = await executePlan(plan.actions, {
+      onWritten: await reconcileTimeObserver(ctx),
       dryRun: ctx.dryRun,
       clusters: state.clusters,
       log: ctx.log,
