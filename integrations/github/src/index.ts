@@ -5,7 +5,6 @@ import {
   executeActions,
   QontractError,
   type RunContext,
-  writePlanOut,
 } from '@qontract/core';
 import {
   type GithubOrgClients,
@@ -56,7 +55,6 @@ export const github = defineIntegration({
     }
     const accounts = githubAccounts(ctx, gh, desired.grants, limit);
     if (ctx.dryRun) await accounts.checkAdditions(plan.actions);
-    await writePlanOut(ctx, plan.actions);
     await realize(ctx, gh, slugs, plan.actions, opts.threadPoolSize, accounts);
   },
   desiredStateForEarlyExit: async (ctx) => {
@@ -196,6 +194,7 @@ async function realize(
   const handler = {
     name: (a: GithubAction) => a.action,
     describe: actionLine,
+    planEntry: (a: GithubAction) => ({ ...a }),
     destructive: isRemoval,
     // A failure or a removal concerns its organisation only.
     removalScope: (a: GithubAction) => a.org,

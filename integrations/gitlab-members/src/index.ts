@@ -1,11 +1,5 @@
 import { gqlClient } from '@qontract/app-interface';
-import {
-  defineIntegration,
-  errorMessage,
-  executeActions,
-  type RunContext,
-  writePlanOut,
-} from '@qontract/core';
+import { defineIntegration, errorMessage, executeActions, type RunContext } from '@qontract/core';
 import { type GitlabApi, type GitlabGroup, gitlabApi } from '@qontract/gitlab';
 import {
   type PagerDutyInstanceRef,
@@ -85,16 +79,13 @@ export const gitlabMembers = defineIntegration({
         steps.filter((s) => s.change.action === 'add_user_to_group').map(addition),
       );
     }
-    await writePlanOut(
-      ctx,
-      steps.map(({ path, change }) => ({ ...change, groupPath: path })),
-    );
     await executeActions(
       ctx,
       steps,
       {
         name: (step) => step.change.action,
         describe: (step) => describeMemberAction(step.change),
+        planEntry: ({ path, change }) => ({ ...change, groupPath: path }),
         destructive: (step) => step.change.action === 'remove_user_from_group',
         // A failure or a removal concerns its group only.
         removalScope: (step) => step.path,

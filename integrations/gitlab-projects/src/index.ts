@@ -5,7 +5,6 @@ import {
   executeActions,
   QontractError,
   type RunContext,
-  writePlanOut,
 } from '@qontract/core';
 import { type GitlabApi, type GitlabGroup, gitlabApi } from '@qontract/gitlab';
 import pLimit from 'p-limit';
@@ -49,7 +48,6 @@ export const gitlabProjects = defineIntegration({
     const requests = instance.projectRequests ?? [];
     if (requests.length === 0) {
       ctx.log.info(`GitLab instance ${instance.name} requests no project`);
-      await writePlanOut(ctx, []);
       return;
     }
     const gl = await gitlabApi(ctx, instance);
@@ -62,16 +60,13 @@ export const gitlabProjects = defineIntegration({
       ),
     );
     const steps = perGroup.flat();
-    await writePlanOut(
-      ctx,
-      steps.map(({ action }) => action),
-    );
     await executeActions(
       ctx,
       steps,
       {
         name: () => 'create_project',
         describe: ({ action }) => describeProjectAction(action),
+        planEntry: ({ action }) => ({ ...action }),
         counts: ({ action }) => projectActionCounts(action),
         destructive: () => false,
         execute: async ({ group, action }) => {

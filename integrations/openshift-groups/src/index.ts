@@ -5,7 +5,6 @@ import {
   errorMessage,
   executeActions,
   type RunContext,
-  writePlanOut,
 } from '@qontract/core';
 import {
   type ClusterMap,
@@ -79,10 +78,7 @@ export const openshiftGroups = defineIntegration({
       withoutOcmGroups(current, ocmClusters),
       withoutOcmGroups(desired, ocmClusters),
     );
-    if (actions.length === 0) {
-      await writePlanOut(ctx, []);
-      return;
-    }
+    if (actions.length === 0) return;
 
     const { clusters: validation } = await gql.query(OpenshiftGroupsManagedGroupsDocument);
     const invalid = invalidCombinations(actions, validation ?? []);
@@ -96,7 +92,6 @@ export const openshiftGroups = defineIntegration({
       }
       return;
     }
-    await writePlanOut(ctx, actions);
     await realize(ctx, clusters, actions, opts.threadPoolSize);
   },
 });
@@ -164,6 +159,7 @@ async function realize(
     {
       name: (step) => step.actions[0]!.action,
       describe: (step) => step.actions.map((a) => pyRepr([a.action, a.cluster, a.group, a.user])),
+      planEntry: (step) => step.actions.map((a) => ({ ...a })),
       counts: (step) => step.actions.map((a) => a.action),
       destructive: (step) => step.removal,
       execute: async (step) => {

@@ -6,7 +6,6 @@ import {
   executeActions,
   type RunContext,
   type StateStore,
-  writePlanOut,
 } from '@qontract/core';
 import {
   type ClusterMap,
@@ -90,19 +89,6 @@ export const openshiftNamespaceLabels = defineIntegration({
       }
       plans.push(plan);
     }
-    await writePlanOut(
-      ctx,
-      plans
-        .filter((p) => Object.keys(p.changes).length > 0)
-        .map((p) => ({
-          action: 'label',
-          cluster: p.cluster,
-          namespace: p.namespace,
-          kind: 'Namespace',
-          name: p.namespace,
-          labels: p.changes,
-        })),
-    );
     await realize(ctx, state, clusters, plans, opts.threadPoolSize);
   },
 });
@@ -199,6 +185,14 @@ async function realize(
     plans.filter((plan) => Object.keys(plan.changes).length > 0),
     {
       name: () => 'label',
+      planEntry: (plan) => ({
+        action: 'label',
+        cluster: plan.cluster,
+        namespace: plan.namespace,
+        kind: 'Namespace',
+        name: plan.namespace,
+        labels: plan.changes,
+      }),
       describe: (plan) =>
         `${ctx.dryRun ? '[dry-run] ' : ''}Updating labels on ${plan.cluster}/${plan.namespace}: ${pyRepr(plan.changes)}`,
       destructive: () => false,

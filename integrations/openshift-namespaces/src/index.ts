@@ -5,7 +5,6 @@ import {
   defineIntegration,
   errorMessage,
   executeActions,
-  writePlanOut,
 } from '@qontract/core';
 import {
   type ClusterHandle,
@@ -92,7 +91,6 @@ export const openshiftNamespaces = defineIntegration({
         desired.filter((d) => existing.has(d.cluster)),
         exists,
       );
-      await writePlanOut(ctx, actions);
       yield actions.filter((a) => a.action === 'delete' || !streamed.has(a.cluster));
     }
 
@@ -103,6 +101,7 @@ export const openshiftNamespaces = defineIntegration({
       {
         name: (action) => action.action,
         describe: (action) => pyRepr([action.action, action.cluster, action.namespace]),
+        planEntry: (action) => ({ ...action }),
         destructive: (action) => action.action === 'delete',
         execute: async (action) => {
           const handle = clusters.get(action.cluster, action.privileged);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ActionHandler, type ActionRun, executeActions } from './actions.ts';
 import { ErrorRegistry } from './errors.ts';
-import type { RunReport } from './integration.ts';
+import type { PlanEntry, RunReport } from './integration.ts';
 import type { Logger } from './logging.ts';
 
 interface TestAction {
@@ -25,15 +25,18 @@ function recordingRun(dryRun: boolean, signal?: AbortSignal) {
     debug: record('debug'),
   } as unknown as Logger;
   const actions: Record<string, number> = {};
+  const planned: PlanEntry[] = [];
   const report: RunReport = {
     actions,
     count: (action, n = 1) => {
       actions[action] = (actions[action] ?? 0) + n;
     },
+    planned,
+    plan: (entry) => planned.push(entry),
   };
   const errors = new ErrorRegistry();
   const run: ActionRun = { dryRun, log, errors, report, ...(signal ? { signal } : {}) };
-  return { run, lines, errors, counts: actions };
+  return { run, lines, errors, counts: actions, planned };
 }
 
 function handler(executed: string[], previewed: string[] = []): ActionHandler<TestAction> {
@@ -70,6 +73,31 @@ function concurrencyProbe() {
 }
 
 describe('executeActions', () => {
+  it('records what it did for --plan-out: each action with its outcome, a held-back delete as disabled', async () => {
+    const { run, errors, planned } = recordingRun(false);
+    errors.register('elsewhere', 'a failed read');
+    await executeActions<TestAction>(
+      run,
+      [
+        { verb: 'delete', name: 'old' },
+        { verb: 'create', name: 'new' },
+        { verb: 'create', name: 'refused', fails: true },
+      ],
+      { ...handler([]), planEntry: (a) => ({ action: a.verb, name: a.name }) },
+    );
+    expect(planned).toEqual([
+      { action: 'delete', name: 'old', outcome: 'disabled' },
+      { action: 'create', name: 'new', outcome: 'done' },
+      { action: 'create', name: 'refused', outcome: 'failed' },
+    ]);
+  });
+
+  it('records nothing for a handler without planEntry (a side effect is not part of the plan)', async () => {
+    const { run, planned } = recordingRun(true);
+    await executeActions<TestAction>(run, [{ verb: 'create', name: 'x' }], handler([]));
+    expect(planned).toEqual([]);
+  });
+
   it('runs every non-destructive action before the first destructive one, whatever their order', async () => {
     const { run } = recordingRun(false);
     const executed: string[] = [];

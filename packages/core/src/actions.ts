@@ -40,6 +40,13 @@ export interface ActionHandler<A> {
   removalScope?(action: A): string;
   /** Where a failure is registered and what it says (never a secret). */
   failure(action: A, error: unknown): { readonly scope: string; readonly message: string };
+  /**
+   * The action as `--plan-out` writes it: plain data, no body that may hold a
+   * secret; one action may stand for several entries (a group's members).
+   * Without it the action is not part of the plan (a side effect such as a
+   * state record).
+   */
+  planEntry?(action: A): Record<string, unknown> | readonly Record<string, unknown>[];
 }
 
 /** The part of a run the executor needs (a `RunContext` is one). */
@@ -83,7 +90,9 @@ export interface ExecutedAction<A> {
  * 4. a failure is registered on the run and the rest goes on;
  * 5. once the run's signal is aborted no new action starts, and a write it
  *    cut short is not reported as that object's error (the runner reports
- *    the interruption).
+ *    the interruption);
+ * 6. `--plan-out` is what it did: with `planEntry`, every action is recorded
+ *    on the run's report with its outcome (`disabled`: held back by the gate).
  *
  * `actions` may also come in batches, as the caller plans them (the engine:
  * one cluster's changes as soon as that cluster is read). The non-destructive
@@ -131,7 +140,21 @@ export async function executeActions<A>(
     run.log,
     destructive.filter((i) => outcomes.get(i) === 'disabled').map((i) => handler.name(all[i] as A)),
   );
-  return all.map((action, index) => ({ action, outcome: outcomes.get(index) ?? 'skipped' }));
+  const results = all.map((action, index) => ({
+    action,
+    outcome: outcomes.get(index) ?? 'skipped',
+  }));
+  // `--plan-out` is what the executor did: every action with its outcome (the runner writes it).
+  const { planEntry } = handler;
+  const record = run.report?.plan;
+  if (planEntry && record) {
+    for (const { action, outcome } of results) {
+      const entries = planEntry(action);
+      for (const entry of Array.isArray(entries) ? entries : [entries])
+        record({ ...entry, outcome });
+    }
+  }
+  return results;
 }
 
 /**
@@ -140,7 +163,7 @@ export async function executeActions<A>(
  * one): `'delete' action is disabled due to previous errors (3 held back).`
  * Each held-back action's own line is logged before it, as any action's.
  */
-export function logHeldBack(log: Logger, names: readonly string[]): void {
+function logHeldBack(log: Logger, names: readonly string[]): void {
   const counts = new Map<string, number>();
   for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
   for (const [name, n] of counts) {

@@ -28,12 +28,22 @@ export function defineClient<T>(
   return close ? { id, create, close } : { id, create };
 }
 
-/** What a run did, for the end-of-run summary line. */
+/** What a run did, for the end-of-run summary line and `--plan-out`. */
 export interface RunReport {
   /** Counts by action name (`apply`, `delete`, `create`, ...). */
   readonly actions: Record<string, number>;
   count(action: string, n?: number): void;
+  /** The actions the executor took, with their outcomes, as `--plan-out` writes them. */
+  readonly planned?: readonly PlanEntry[];
+  /** Records one of them (the executor does, for a handler with `planEntry`). */
+  plan?(entry: PlanEntry): void;
 }
+
+/** One action of `--plan-out`: the handler's plain data and what the executor did with it. */
+export type PlanEntry = Record<string, unknown> & {
+  /** `done`, `dry-run`, `skipped`, `failed`, or `disabled`: held back by the deletion gate. */
+  readonly outcome: string;
+};
 
 /** Values the CLI read from the process environment; integrations never read `process.env`. */
 export interface RuntimeEnv {

@@ -4,6 +4,7 @@ import type { GlobalOptions } from './globals.ts';
 import type {
   AnyIntegration,
   ClientKey,
+  PlanEntry,
   RunContext,
   RunReport,
   RuntimeEnv,
@@ -11,6 +12,7 @@ import type {
 import type { Logger } from './logging.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import type { OptionValues } from './options.ts';
+import { writePlanOut } from './plan-out.ts';
 import type { SecretRedactor } from './redaction.ts';
 import type { SecretPathRef, SecretReader, SecretRef } from './secrets/types.ts';
 import { isInShard, type ShardConfig, SINGLE_SHARD } from './sharding.ts';
@@ -175,12 +177,26 @@ async function execute(
       return ExitCode.SUCCESS;
     }
     if (decision.kind === 'shards' && def.shardedDryRun) {
-      return runShards(settings, ctx, decision.shards, unregistered);
+      const failed = await runShards(settings, ctx, decision.shards, unregistered);
+      await writeRunPlan(ctx);
+      return failed;
     }
   }
   startWarmUp(def, ctx);
   await def.run(ctx, settings.options);
+  await writeRunPlan(ctx);
   return ExitCode.SUCCESS;
+}
+
+/**
+ * `--plan-out FILE`: what the run's executor did, written once the integration
+ * has run (not after an early exit, a disabled toggle or a crash): each action
+ * with its outcome, and how many the deletion gate held back.
+ */
+async function writeRunPlan(ctx: RunContext): Promise<void> {
+  const planned = ctx.report.planned ?? [];
+  const heldBack = planned.filter((e) => e.outcome === 'disabled').length;
+  await writePlanOut(ctx, planned, { heldBack });
 }
 
 /**
@@ -247,11 +263,17 @@ function createRunContext(
   parent?: InternalContext,
 ): InternalContext {
   const shard = settings.shard ?? SINGLE_SHARD;
+  // A shard's run reports into its parent's: one summary, one plan.
   const actions: Record<string, number> = parent ? parent.report.actions : {};
+  const planned: PlanEntry[] = parent ? (parent.report.planned as PlanEntry[]) : [];
   const report: RunReport = {
     actions,
     count(action, n = 1) {
       actions[action] = (actions[action] ?? 0) + n;
+    },
+    planned,
+    plan(entry) {
+      planned.push(entry);
     },
   };
   const clientCache = parent?.clientCache ?? new Map();

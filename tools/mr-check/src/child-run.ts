@@ -28,6 +28,8 @@ const PlannedActionSchema = z
     kind: z.string().optional(),
     name: z.string().optional(),
     unifiedDiff: z.string().optional(),
+    /** What the run's executor did with it; `disabled`: held back by the deletion gate. */
+    outcome: z.string().optional(),
   })
   .loose();
 export type PlannedAction = z.infer<typeof PlannedActionSchema>;

@@ -48,6 +48,24 @@ const BASE: MrCheckReport = {
       reason: '`pr_check.always_run`',
       exitCode: 1,
       errors: ['template /t.j2: no filter named shout'],
+      actions: [
+        {
+          action: 'apply',
+          cluster: 'c1',
+          namespace: 'ns',
+          kind: 'Secret',
+          name: 's',
+          outcome: 'dry-run',
+        },
+        {
+          action: 'delete',
+          cluster: 'c1',
+          namespace: 'ns',
+          kind: 'Secret',
+          name: 'old',
+          outcome: 'disabled',
+        },
+      ],
     },
   ],
 };
@@ -68,6 +86,10 @@ describe('renderMarkdown', () => {
     );
     expect(md).toContain('- `create_namespace c1/ns2`');
     expect(md).toContain('```\ntemplate /t.j2: no filter named shout\n```');
+    // A delete the failed run's gate held back is not shown as what merging would do.
+    expect(md).toContain(
+      '- `apply c1/ns Secret s`\n- `delete c1/ns Secret old (held back: the run has errors)`',
+    );
   });
 
   it('lists the problems of an invalid head with file and line', () => {

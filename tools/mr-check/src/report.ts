@@ -115,7 +115,9 @@ function fence(text: string): string {
 
 function actionTitle(a: PlannedAction): string {
   const where = [a.cluster, a.namespace].filter(Boolean).join('/');
-  return [a.action, where, a.kind, a.name].filter(Boolean).join(' ');
+  const title = [a.action, where, a.kind, a.name].filter(Boolean).join(' ');
+  // A delete the run's deletion gate held back (the run has errors): not what merging would do.
+  return a.outcome === 'disabled' ? `${title} (held back: the run has errors)` : title;
 }
 
 function seconds(r: IntegrationReport): string {
@@ -196,7 +198,10 @@ export function renderMarkdown(report: MrCheckReport): string {
       out.push(f, text, f, '');
     }
     if (r.status === 'failed' && r.actions?.length) {
-      out.push('The plan up to the failure (after an error a run deletes nothing):', '');
+      out.push(
+        'The plan up to the failure (after an error a run deletes nothing: its deletes are held back):',
+        '',
+      );
     }
     for (const a of r.actions ?? []) {
       const title = actionTitle(a);

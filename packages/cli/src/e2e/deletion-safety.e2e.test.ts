@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FaultRule } from '@qontract/fake-kube-apiserver';
 import type { ExampleEnvironment } from '@qontract/testing';
@@ -118,6 +119,43 @@ describe('no deletion after an error in the same run', () => {
     for (const [cluster, namespace] of CONFIG_MAP_HOMES) {
       expect(configMaps(env, cluster, namespace)).toEqual(['example-app-config']);
     }
+  });
+
+  it('--plan-out says what the one gate did: each delete it held back, as held back, and how many', async () => {
+    const env = await converged();
+    // The rename plans a delete on every cluster; the bad namespace is an error in the dry-run.
+    await editFile(join(env.appInterfaceDir, 'resources/example-app/configmap.yml'), (text) =>
+      text.replace(
+        'name: example-app-config\n',
+        'name: example-app-config-v2\n  namespace: somewhere-else\n',
+      ),
+    );
+    const planOut = join(env.dir, 'plan.json');
+    const dry = await runQontractReconcile([
+      '--config',
+      env.configPath,
+      '--dry-run',
+      '--plan-out',
+      planOut,
+      'openshift-resources',
+    ]);
+    expect(dry.code).toBe(1);
+    const plan = JSON.parse(await readFile(planOut, 'utf8')) as {
+      heldBack: number;
+      actions: Array<{ action: string; name: string; outcome: string }>;
+    };
+    const deletes = plan.actions.filter((a) => a.action === 'delete');
+    expect(deletes.map((a) => [a.name, a.outcome])).toEqual(
+      CONFIG_MAP_HOMES.map(() => ['example-app-config', 'disabled']),
+    );
+    expect(plan.heldBack).toBe(deletes.length);
+    expect(plan.actions.filter((a) => a.action === 'apply').map((a) => a.outcome)).not.toContain(
+      'disabled',
+    );
+    // The log says the same: each delete's line, then once how many were held back.
+    expect(messages(dry, 50)).toContain(
+      `'delete' action is disabled due to previous errors (${deletes.length} held back).`,
+    );
   });
 
   it('openshift-namespaces: a refused create on one cluster holds back a planned delete on another', async () => {

@@ -49,7 +49,13 @@ describe('github end to end', () => {
     expect(planLines(dry)).toEqual(FIRST_PLAN);
     expect(fake.mutatingRequests()).toEqual([]);
     const plan = JSON.parse(await readFile(planOut, 'utf8')) as { actions: unknown[] };
-    expect(plan.actions[0]).toEqual({ action: 'create_team', org: ORG, team: 'sre' });
+    // Each action with what the executor did with it (a dry-run logs, writes nothing).
+    expect(plan.actions[0]).toEqual({
+      action: 'create_team',
+      org: ORG,
+      team: 'sre',
+      outcome: 'dry-run',
+    });
     expect(plan.actions).toHaveLength(FIRST_PLAN.length);
 
     const wet = await runQontractReconcile(['--config', env.configPath, 'github'], githubEnv(fake));

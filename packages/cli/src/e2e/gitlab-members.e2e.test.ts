@@ -99,6 +99,7 @@ describe('gitlab-members end to end', () => {
       groupPath: 'app-sre-example',
       user: 'mallory',
       userId: expect.any(Number),
+      outcome: 'dry-run',
     });
     expect(e.gitlab.mutatingRequests()).toEqual([]);
     expect(e.pagerduty.mutatingRequests()).toEqual([]);

@@ -29,12 +29,14 @@ describe('gitlab-projects end to end', () => {
         project: 'example-app',
         url: `${e.gitlab.url}/service/example-app`,
         bundle: false,
+        outcome: 'dry-run',
       },
       {
         group: 'service',
         project: 'example-saas-bundle',
         url: `${e.gitlab.url}/service/example-saas-bundle`,
         bundle: true,
+        outcome: 'dry-run',
       },
     ]);
     expect(e.gitlab.mutatingRequests()).toEqual([]);

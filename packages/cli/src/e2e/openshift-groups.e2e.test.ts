@@ -57,6 +57,7 @@ describe('openshift-groups end to end', () => {
       cluster: 'appint-ex-01',
       group: 'dedicated-admins',
       user: null,
+      outcome: 'dry-run',
     });
     const lines = planLines(dry);
     expect([...lines].sort()).toEqual(

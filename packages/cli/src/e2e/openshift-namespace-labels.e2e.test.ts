@@ -64,6 +64,7 @@ describe('openshift-namespace-labels end to end', { timeout: 30_000 }, () => {
       kind: 'Namespace',
       name: 'example-app-stage',
       labels: { environment: 'stage', team: 'example' },
+      outcome: 'dry-run',
     });
     expect(messages(dry)).toEqual(
       expect.arrayContaining([

@@ -17,7 +17,7 @@ import { KubeApiError, type KubeObject } from '../cluster/kube-client.ts';
 import type { TimedWrite } from '../reconcile-time.ts';
 import { takeOverClientSideApplyFields } from './managed-fields.ts';
 import { type NamespaceWait, namespaceWaiter } from './namespace-wait.ts';
-import type { PlannedAction } from './plan-types.ts';
+import { type PlannedAction, planEntryOf } from './plan-types.ts';
 import { pyRepr } from './py-repr.ts';
 import { waitForReady } from './readiness.ts';
 import { recover } from './recoveries.ts';
@@ -106,6 +106,7 @@ function planHandler(s: ExecuteSettings): ActionHandler<PlannedAction> {
       return s.showDiff && action.unifiedDiff ? [line, action.unifiedDiff] : line;
     },
     destructive: (action) => action.action === 'delete',
+    planEntry: planEntryOf,
     preview: async (action) => {
       if (action.action === 'delete' || !action.recycle || s.recyclePods === false) return;
       const handle = handleFor(action);

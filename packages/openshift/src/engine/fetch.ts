@@ -37,8 +37,6 @@ export interface FetchSettings {
    * that is refused (403) falls back to per-namespace lists.
    */
   readonly clusterWideFrom?: number;
-  /** Drop items the integration must not see (e.g. objects managed by Argo CD). */
-  readonly skip?: (item: KubeObject) => boolean;
   /**
    * Called once a cluster's read has ended, with what was read of it (the
    * same states the result holds), so the caller can go on with that cluster
@@ -74,8 +72,6 @@ export async function fetchCurrentState(
     byCluster.set(spec.cluster, groups);
   }
   const results = new Map<string, FetchedState[]>();
-  const keep = (items: KubeObject[]) =>
-    settings.skip ? items.filter((i) => !settings.skip!(i)) : items;
   // What the engine keeps of a listed or fetched object: no managedFields field sets, no
   // last-applied copy. In a loop, an object read unchanged since the previous run (the same
   // bytes, in a list or a GET by name) is that run's object.
@@ -140,14 +136,14 @@ export async function fetchCurrentState(
         ),
       );
       const items = found.filter((o): o is KubeObject => o !== undefined);
-      results.push({ spec, items: keep(items) });
+      results.push({ spec, items });
     }
 
     if (listed.length === 0) return;
     if (!resource.namespaced) {
       await limit(async () => {
         try {
-          const items = keep(await handle.client.list(resource, undefined, compact));
+          const items = await handle.client.list(resource, undefined, compact);
           for (const spec of listed) results.push({ spec, items });
         } catch (e) {
           for (const spec of listed) failed(spec, e);
@@ -170,7 +166,7 @@ export async function fetchCurrentState(
       if (all === null) return;
       if (all !== undefined) {
         const byNamespace = new Map<string, KubeObject[]>();
-        for (const item of keep(all)) {
+        for (const item of all) {
           const ns = item.metadata?.namespace ?? '';
           const list = byNamespace.get(ns);
           if (list) list.push(item);
@@ -190,7 +186,7 @@ export async function fetchCurrentState(
           try {
             results.push({
               spec,
-              items: keep(await handle.client.list(resource, spec.namespace, compact)),
+              items: await handle.client.list(resource, spec.namespace, compact),
             });
           } catch (e) {
             failed(spec, e);

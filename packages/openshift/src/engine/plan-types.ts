@@ -45,24 +45,14 @@ export interface PlannedAction {
   };
 }
 
-export interface Plan {
-  readonly actions: readonly PlannedAction[];
-  /** Deletions that were planned but are switched off because errors were registered. */
-  readonly deletionsSuppressed: number;
-}
-
-/** The serialisable form written by `--plan-out` (bodies left out: they may hold secrets; the masked diff stays). */
-export function planToJson(plan: Plan): unknown {
-  return {
-    actions: plan.actions.map(
-      ({
-        payload: _payload,
-        recycle: _recycle,
-        clientSideApplied: _csa,
-        ignoreReconcileTime: _ignored,
-        ...rest
-      }) => rest,
-    ),
-    deletionsSuppressed: plan.deletionsSuppressed,
-  };
+/** An action as `--plan-out` writes it (bodies left out: they may hold secrets; the masked diff stays). */
+export function planEntryOf(action: PlannedAction): Record<string, unknown> {
+  const {
+    payload: _payload,
+    recycle: _recycle,
+    clientSideApplied: _csa,
+    ignoreReconcileTime: _ignored,
+    ...rest
+  } = action;
+  return rest;
 }

@@ -52,7 +52,6 @@ const itemArb = fc.record({
 
 const optionsArb = fc.record({
   takeOver: fc.boolean(),
-  enableDeletion: fc.boolean(),
   caller: fc.option(fc.constantFrom(...CALLERS), { nil: undefined }),
   allCallers: fc.option(fc.subarray([...CALLERS]), { nil: undefined }),
   clusterHasError: fc.constantFrom(false, false, false, true),
@@ -94,7 +93,7 @@ const isOurs = (spec: CurrentSpec) =>
 
 describe('planItem: deletion properties', () => {
   it('never plans a delete that the ownership, take-over, deletion and desired rules forbid', () => {
-    const seen = { removed: 0, takeOverDelete: 0, suppressed: 0 };
+    const seen = { removed: 0, takeOverDelete: 0 };
     fc.assert(
       fc.property(itemArb, optionsArb, (spec, o) => {
         const build = (): InventoryItemView => ({
@@ -112,22 +111,19 @@ describe('planItem: deletion properties', () => {
           ),
           useAdminToken: new Map(spec.admin.map((n) => [n, true])),
         });
-        const options = (enableDeletion: boolean): PlanOptions => ({
+        const options: PlanOptions = {
           takeOver: o.takeOver,
-          enableDeletion,
           caller: o.caller ?? null,
           allCallers: o.allCallers,
           clusterHasError: () => o.clusterHasError,
           now,
-        });
-        const plan = planItem(build(), options(o.enableDeletion));
+        };
+        const plan = planItem(build(), options);
         const deletes = plan.actions.filter((a) => a.action === 'delete');
         seen.removed += deletes.filter((d) => d.reason === 'removed').length;
         seen.takeOverDelete += deletes.filter((d) => d.reason === 'take-over-delete').length;
-        seen.suppressed += plan.suppressedDeletes.length;
 
         if (o.clusterHasError) expect(plan.actions).toEqual([]);
-        if (!o.enableDeletion) expect(deletes).toEqual([]);
         for (const d of deletes) {
           const current = spec.current[d.name];
           // Only what is on the cluster, never what is desired.
@@ -152,19 +148,11 @@ describe('planItem: deletion properties', () => {
         for (const a of plan.actions.filter((a) => a.action === 'apply')) {
           expect(spec.desired[a.name]).toBeDefined();
         }
-        // Switching deletion off holds back exactly the deletes it would have planned.
-        const held = planItem(build(), options(false));
-        const wouldDelete = planItem(build(), options(true)).actions.filter(
-          (a) => a.action === 'delete',
-        );
-        expect(held.suppressedDeletes).toEqual(wouldDelete);
-        expect(held.actions.filter((a) => a.action === 'delete')).toEqual([]);
       }),
       { numRuns: 500 },
     );
     // The generators reach every kind of delete (the properties are not vacuous).
     expect(seen.removed).toBeGreaterThan(0);
     expect(seen.takeOverDelete).toBeGreaterThan(0);
-    expect(seen.suppressed).toBeGreaterThan(0);
   });
 });

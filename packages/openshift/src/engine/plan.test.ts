@@ -51,7 +51,6 @@ const item = (
 });
 const opts = (o: Partial<PlanOptions> = {}): PlanOptions => ({
   takeOver: false,
-  enableDeletion: true,
   clusterHasError: () => false,
   now,
   ...o,
@@ -134,15 +133,9 @@ describe('planItem: the original realize_data rules', () => {
       ]);
     });
 
-    it('deletes nothing once an error is registered, and says what it held back', () => {
-      const p = planItem(item(current, {}), opts({ takeOver: true, enableDeletion: false }));
-      expect(p.actions).toEqual([]);
-      expect(p.suppressedDeletes.map((a) => a.name)).toEqual([
-        'ours',
-        'old-major',
-        'theirs',
-        'plain',
-      ]);
+    it("plans every delete the rules allow: holding them back is the executor's (the one gate)", () => {
+      const p = planItem(item(current, {}), opts({ takeOver: true }));
+      expect(p.actions.map((a) => a.name)).toEqual(['ours', 'old-major', 'theirs', 'plain']);
     });
 
     it("keeps another caller's objects", () => {

@@ -28,8 +28,6 @@ export interface PlanOptions {
   readonly caller?: string | null | undefined;
   /** All callers the integration knows (saas files): a changed object of another known caller is an error. */
   readonly allCallers?: readonly string[] | undefined;
-  /** False once any error was registered: nothing is deleted. */
-  readonly enableDeletion: boolean;
   readonly clusterHasError: (cluster: string) => boolean;
   /** Render each action's unified diff into the plan (`--diff`, `--plan-out`). */
   readonly renderDiff?: boolean;
@@ -41,8 +39,6 @@ export interface ItemPlan {
   readonly actions: PlannedAction[];
   /** Errors the rules found (caller conflicts), as scope/message pairs to register. */
   readonly errors: Array<{ readonly scope: string; readonly message: string }>;
-  /** Deletes that the rules wanted but `enableDeletion` forbids. */
-  readonly suppressedDeletes: PlannedAction[];
   /** Items skipped because their cluster has errors. */
   readonly skippedForClusterError: boolean;
 }
@@ -59,7 +55,6 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
   const plan: ItemPlan = {
     actions: [],
     errors: [],
-    suppressedDeletes: [],
     skippedForClusterError: false,
   };
   if (options.clusterHasError(item.cluster)) return { ...plan, skippedForClusterError: true };
@@ -152,8 +147,8 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
         ? { unifiedDiff: unifiedDiff({ cluster, namespace, kind, name }, current) }
         : {}),
     };
-    if (options.enableDeletion) plan.actions.push(action);
-    else plan.suppressedDeletes.push(action);
+    // Planned whatever the run's errors: the executor alone holds deletes back.
+    plan.actions.push(action);
   }
   return plan;
 }

@@ -2,10 +2,8 @@ import {
   arrivals,
   EventLoopSlices,
   errorMessage,
-  logHeldBack,
   type RunContext,
   runsRepeat,
-  writePlanOut,
 } from '@qontract/core';
 import { Gauge, type Registry } from 'prom-client';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
@@ -17,14 +15,14 @@ import {
   ResourceTypeNotInitializedError,
 } from '../inventory/index.ts';
 import { reconcileTimeObserver } from '../reconcile-time.ts';
-import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
+import { admitCurrent } from './admission.ts';
 import { type ActionResult, executePlan } from './apply.ts';
 import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './fetch.ts';
 import type { NamespaceWait } from './namespace-wait.ts';
 import { planItem } from './plan.ts';
-import { type Plan, type PlannedAction, planToJson } from './plan-types.ts';
-import { pyRepr } from './py-repr.ts';
+import type { PlannedAction } from './plan-types.ts';
 import {
   allFrozen,
   concernsCluster,
@@ -89,20 +87,20 @@ export interface ReconcileSettings {
   readonly waitForReady?: { readonly timeoutMs: number; readonly pollMs?: number };
   /** Wait (bounded) for a missing namespace, then fail the apply (see `ExecuteSettings`). */
   readonly waitForNamespace?: NamespaceWait;
-  /** Current objects the integration must not see (e.g. managed by Argo CD). */
+  /** Current objects the integration must not see (e.g. managed by Argo CD): see `admitCurrent`. */
   readonly skipCurrent?: (item: KubeObject) => boolean;
   /** Warn about managed kinds nothing is desired of (openshift-resources does). */
   readonly warnUnusedTypes?: boolean;
   /**
    * Reads the current state instead of listing the clusters (watch mode: from
-   * its list+watch caches). `skipCurrent` is the reader's job then.
+   * its list+watch caches).
    */
   readonly readCurrent?: (specs: readonly CurrentStateSpec[]) => Promise<FetchedState[]>;
 }
 
 export interface ReconcileResult {
   readonly inventory: ResourceInventory;
-  readonly plan: Plan;
+  /** Every planned action, with what the executor did with it. */
   readonly results: readonly ActionResult[];
 }
 
@@ -135,7 +133,6 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
         errors: ctx.errors,
         log: ctx.log,
         concurrency: s.concurrency,
-        ...(s.skipCurrent ? { skip: s.skipCurrent } : {}),
         onCluster: (cluster, states) => clustersRead.push([cluster, states]),
       });
   fetching.then(clustersRead.end, clustersRead.end);
@@ -143,10 +140,8 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   const addCurrent = (states: readonly FetchedState[]) => {
     for (const { spec, items } of states) {
       for (const item of items) {
-        const current = new OpenshiftResource(item, s.integration, s.integrationVersion, {
-          validate: false,
-        });
-        if (s.caller && s.filterCurrentByCaller !== false && current.caller !== s.caller) continue;
+        const current = admitCurrent(item, s);
+        if (!current) continue;
         inventory.addCurrent(
           spec.cluster,
           spec.namespace,
@@ -258,7 +253,6 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     }
   };
 
-  let plan: Plan = { actions: [], deletionsSuppressed: 0 };
   async function* batches(): AsyncGenerator<readonly PlannedAction[]> {
     const slices = new EventLoopSlices();
     const streamed = new Set<string>();
@@ -330,22 +324,10 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
       );
     }
 
-    // Deletion is decided once for the whole run: when any error exists now
-    // (a read, a desired object, a caller conflict, an apply already done),
-    // every delete is held back and logged as disabled.
-    const deletionEnabled = !ctx.errors.hasErrors;
-    const actions: PlannedAction[] = [];
-    const suppressed: PlannedAction[] = [];
-    for (const cluster of inventory.clusters()) {
-      for (const a of planned.get(cluster)?.actions ?? [])
-        (a.action === 'delete' && !deletionEnabled ? suppressed : actions).push(a);
-    }
-    logSuppressedDeletes(ctx, suppressed);
-    plan = { actions, deletionsSuppressed: suppressed.length };
-    await writePlanOut(ctx, (planToJson(plan) as { actions: unknown[] }).actions, {
-      deletionsSuppressed: plan.deletionsSuppressed,
-    });
-    // A dry-run's applies were held back: they come here, in the inventory's order.
+    // Every delete goes to the executor, the one deletion gate: it holds them
+    // all back when any error exists once every apply has ended. A dry-run's
+    // applies were held back: they come here, in the inventory's order.
+    const actions = inventory.clusters().flatMap((cluster) => planned.get(cluster)?.actions ?? []);
     yield actions.filter((a) => a.action === 'delete' || ctx.dryRun || !streamed.has(a.cluster));
   }
 
@@ -398,7 +380,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
     ...(s.waitForNamespace ? { waitForNamespace: s.waitForNamespace } : {}),
   });
-  return { inventory, plan, results };
+  return { inventory, results };
 }
 
 /** The unchanged clusters of the runs of one loop (a stop signal), by integration and settings. */
@@ -569,7 +551,6 @@ function planClusterItems(
       takeOver: s.takeOver ?? false,
       caller: s.caller,
       allCallers: s.allCallers,
-      enableDeletion: true,
       clusterHasError: (c) => ctx.errors.hasClusterError(c),
       renderDiff: Boolean(ctx.globals.diff || ctx.globals.planOut),
     });
@@ -621,27 +602,4 @@ function publishInventoryMetrics(
       row.count,
     );
   }
-}
-
-/** The original's line for each delete held back because an error exists, then one count of them. */
-export function logSuppressedDeletes(
-  ctx: Pick<RunContext, 'log'>,
-  suppressed: readonly PlannedAction[],
-): void {
-  for (const a of suppressed) {
-    ctx.log.info(
-      pyRepr([
-        'delete',
-        `privileged=${a.privileged ? 'True' : 'False'}`,
-        a.cluster,
-        a.namespace,
-        a.kind,
-        a.name,
-      ]),
-    );
-  }
-  logHeldBack(
-    ctx.log,
-    suppressed.map(() => 'delete'),
-  );
 }

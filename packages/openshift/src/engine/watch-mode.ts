@@ -15,6 +15,7 @@ import type { InventoryItem } from '../inventory/index.ts';
 import { reconcileTimeObserver } from '../reconcile-time.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { pyDeepCopy } from '../resource/py-values.ts';
+import { admitCurrent } from './admission.ts';
 import { executePlan } from './apply.ts';
 import type { BundleSource } from './bundle-source.ts';
 import type { CurrentStateSpec, FetchedState } from './fetch.ts';
@@ -22,7 +23,6 @@ import { planItem } from './plan.ts';
 import type { PlannedAction } from './plan-types.ts';
 import {
   fieldManagerFor,
-  logSuppressedDeletes,
   type ReconcileResult,
   type ReconcileSettings,
   reconcileResources,
@@ -188,13 +188,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       route.entry.cache.resource.namespaced ? spec.namespace : '',
       name,
     );
-    let current: OpenshiftResource | undefined;
-    if (object && !state.skipCurrent?.(object)) {
-      const r = new OpenshiftResource(object, state.integration, state.integrationVersion, {
-        validate: false,
-      });
-      if (!(state.caller && r.caller !== state.caller)) current = r;
-    }
+    const current = object ? admitCurrent(object, state) : undefined;
     const desired = item.desired.get(name);
     if (!current && !desired) return;
     const plan = planItem(
@@ -210,13 +204,11 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
         takeOver: state.takeOver ?? false,
         caller: state.caller,
         allCallers: state.allCallers,
-        enableDeletion: !ctx.errors.hasErrors,
         clusterHasError: (c) => ctx.errors.hasClusterError(c),
         renderDiff: Boolean(ctx.globals.diff),
       },
     );
     for (const e of plan.errors) ctx.errors.register(e.scope, e.message);
-    logSuppressedDeletes(ctx, plan.suppressedDeletes);
     if (plan.actions.length === 0) return;
     const writer = object ? lastWriter(object, fieldManager) : undefined;
     const target: EventTarget = {
@@ -614,8 +606,6 @@ async function readFromCaches(
     groups.set(key, [...(groups.get(key) ?? []), spec]);
   }
   const results: FetchedState[] = [];
-  const keep = (items: KubeObject[]) =>
-    state.skipCurrent ? items.filter((i) => !state.skipCurrent!(i)) : items;
 
   const readGroup = async (group: CurrentStateSpec[]) => {
     const first = group[0]!;
@@ -653,7 +643,7 @@ async function readFromCaches(
           const names = new Set(spec.resourceNames);
           items = items.filter((i) => names.has(i.metadata?.name ?? ''));
         }
-        results.push({ spec, items: keep(items) });
+        results.push({ spec, items });
       }
     };
     const failed = (served: CurrentStateSpec[], e: unknown) => {
