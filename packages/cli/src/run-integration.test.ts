@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commonOptions, createMetrics, defineIntegration } from '@qontract/core';
+import { freePort } from '@qontract/testing/free-port';
+import { type Pushgateway, startPushgateway } from '@qontract/testing/pushgateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEntryPointArgs, runIntegrationLoop } from './run-integration.ts';
 
@@ -275,45 +275,23 @@ describe('runIntegrationLoop', () => {
 });
 
 describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
-  // Debian's prometheus-pushgateway (.ci/run installs it when missing), with basic auth as
-  // app-sre's gateway has; the hash is bcrypt's of PASSWORD (cost 4, to start quickly).
-  const PASSWORD = 'push-secret-for-tests';
-  const HASH = '$2b$04$aTJHFVQU.nCbOIIn4BnAeure7Ipniykp03YG0G6qSfPHhDgt9Q/gC';
-  const auth = `Basic ${Buffer.from(`pusher:${PASSWORD}`).toString('base64')}`;
-  let dir = '';
-  let gateway: ChildProcess | undefined;
+  // Debian's prometheus-pushgateway, with basic auth as app-sre's gateway has.
+  let gateway: Pushgateway;
   let url = '';
+  let PASSWORD = '';
+  let dir = '';
   let config = '';
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'qr-pushgateway-'));
+    gateway = await startPushgateway();
+    ({ url, password: PASSWORD } = gateway);
+    dir = await mkdtemp(join(tmpdir(), 'qr-push-config-'));
     config = join(dir, 'config.toml');
     await writeFile(config, '[graphql]\nserver = "file://x"\n');
-    const web = join(dir, 'web.yml');
-    await writeFile(web, `basic_auth_users:\n  pusher: '${HASH}'\n`);
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    gateway = spawn(
-      'prometheus-pushgateway',
-      [
-        `--web.listen-address=127.0.0.1:${port}`,
-        `--web.config.file=${web}`,
-        `--persistence.file=${join(dir, 'pushgateway.data')}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    const failed = new Promise<never>((_, reject) =>
-      gateway?.once('error', (e) =>
-        reject(new Error(`cannot start prometheus-pushgateway (apt-get install it): ${e.message}`)),
-      ),
-    );
-    await Promise.race([failed, ready(`${url}/-/ready`)]);
   });
 
   afterAll(async () => {
-    // It writes its persistence file as it stops: the directory is removed after that.
-    const exited = new Promise((r) => gateway?.once('exit', r));
-    if (gateway?.exitCode === null && gateway.kill()) await exited;
+    await gateway?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -345,10 +323,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
     return { code, runs, log: log.join('') };
   }
 
-  const scrape = async () =>
-    (await (await fetch(`${url}/metrics`, { headers: { Authorization: auth } })).text()).split(
-      '\n',
-    );
+  const scrape = () => gateway.scrape();
 
   it("pushes the run's duration and status, grouped as the original groups them", async () => {
     const run = await runOnce(
@@ -357,7 +332,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
         SHARDS: '2',
         SHARD_ID: '1',
         PUSHGATEWAY_URL: url,
-        PUSHGATEWAY_USERNAME: 'pusher',
+        PUSHGATEWAY_USERNAME: gateway.username,
         PUSHGATEWAY_PASSWORD: PASSWORD,
       },
       true,
@@ -377,7 +352,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
     const run = await runOnce('push-sharded', {
       SHARD_KEY: 'cluster-1/ns',
       PUSHGATEWAY_URL: `${url}/`,
-      PUSHGATEWAY_USERNAME: 'pusher',
+      PUSHGATEWAY_USERNAME: gateway.username,
       PUSHGATEWAY_PASSWORD: PASSWORD,
     });
     expect(run.code).toBe(0);
@@ -389,7 +364,7 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
   it('fails the run, naming the endpoint but not the password, when the gateway refuses', async () => {
     const run = await runOnce('push-refused', {
       PUSHGATEWAY_URL: url,
-      PUSHGATEWAY_USERNAME: 'pusher',
+      PUSHGATEWAY_USERNAME: gateway.username,
       PUSHGATEWAY_PASSWORD: 'not-the-password',
     });
     expect(run.code).toBe(1);
@@ -408,28 +383,4 @@ describe('runIntegrationLoop with PUSHGATEWAY_ENABLED (a CronJob)', () => {
       'cannot push to the Pushgateway: PUSHGATEWAY_USERNAME, PUSHGATEWAY_PASSWORD not set',
     );
   });
-
-  /** Resolves once `target` answers 200 (the gateway has started), within 10 s. */
-  async function ready(target: string): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      try {
-        if ((await fetch(target, { headers: { Authorization: auth } })).ok) return;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline)
-        throw new Error(`prometheus-pushgateway did not start at ${target}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 });
-
-/** A TCP port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
