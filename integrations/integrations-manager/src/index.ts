@@ -25,6 +25,7 @@ export {
   processTemplate,
   renderTemplate,
 } from './render.ts';
+export { ONE_SHARD } from './sharding.ts';
 
 /** The original's module constants: the `qontract.integration` annotation and its version. */
 const QONTRACT_INTEGRATION = 'integrations-manager';

@@ -29,6 +29,16 @@ export interface ShardSpec {
   readonly overrides: ShardOverride | null;
 }
 
+/** The one pod of an integration without sharding, no extra arguments. */
+export const ONE_SHARD: ShardSpec = {
+  shards: '1',
+  shardId: '0',
+  shardKey: '',
+  shardNameSuffix: '',
+  extraArgs: '',
+  overrides: null,
+};
+
 /** What the key strategies enumerate (the original's minimal queries). */
 export interface ShardingObjects {
   readonly clusters: ReadonlyArray<{

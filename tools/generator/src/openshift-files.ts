@@ -1,5 +1,6 @@
 import {
   type ChartValues,
+  ONE_SHARD,
   type OpenshiftTemplate,
   renderTemplate,
 } from '@qontract/integration-integrations-manager';
@@ -13,15 +14,6 @@ import { stringify } from 'yaml';
  * integration in one namespace. `npm run openshift` writes them;
  * `openshift-files.test.ts` fails when the committed ones are stale.
  */
-
-const ONE_SHARD = {
-  shards: '1',
-  shardId: '0',
-  shardKey: '',
-  shardNameSuffix: '',
-  extraArgs: '',
-  overrides: null,
-} as const;
 
 const MANAGER_VALUES: ChartValues = {
   excludeService: true,
