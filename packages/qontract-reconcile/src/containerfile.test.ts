@@ -66,6 +66,35 @@ describe('the Containerfile', () => {
     expect(missing).toEqual([]);
   });
 
+  it('builds on bases given as build arguments, the UBI 9 nodejs-24 images by default', async () => {
+    const all = await instructions();
+    const firstFrom = all.findIndex((l) => /^FROM\s/i.test(l));
+    // Declared before the first FROM: only there can a FROM use them.
+    const args = Object.fromEntries(
+      all
+        .slice(0, firstFrom)
+        .filter((l) => /^ARG\s/i.test(l))
+        .map((l) => l.slice(4).trim().split('=')),
+    );
+    expect(args).toEqual({
+      BUILD_BASE: 'registry.access.redhat.com/ubi9/nodejs-24:latest',
+      RUNTIME_BASE: 'registry.access.redhat.com/ubi9/nodejs-24-minimal:latest',
+    });
+    const froms = all.filter((l) => /^FROM\s/i.test(l)).map((l) => l.trim().split(/\s+/)[1]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the Containerfile's own ${ARG} syntax
+    expect(froms).toEqual(['${BUILD_BASE}', '${RUNTIME_BASE}']);
+  });
+
+  it("takes tini from the build base only when TINI_FROM_BASE names it (tools/image's Debian base)", async () => {
+    const all = await instructions();
+    // Empty by default: the release build downloads the pinned release.
+    expect(all.filter((l) => /^ARG\s+TINI_FROM_BASE/i.test(l))).toEqual(['ARG TINI_FROM_BASE=']);
+    const step = all.find((l) => l.includes('krallin/tini/releases'));
+    expect(step).toMatch(
+      /^RUN if \[ -n "\$TINI_FROM_BASE" \]; then\s+install -m 755 "\$TINI_FROM_BASE" \/usr\/local\/bin\/tini;\s+else\s/,
+    );
+  });
+
   it('runs run-integration under tini as PID 1, a binary checked against a pinned checksum', async () => {
     const stage = await runtimeStage();
     const entrypoint = execForm(stage, 'ENTRYPOINT') as string[];
