@@ -31,8 +31,11 @@ export interface DesiredSettings {
   readonly imageTags?: ReadonlyMap<string, string | Error>;
   /** `IMAGE` of every namespace (`--image`). */
   readonly image?: string | undefined;
-  /** The CLI flags of an integration (`--cluster-name`, ...); unknown ones have none. */
-  readonly flagsOf: (integration: string) => ReadonlySet<string>;
+  /**
+   * The CLI flags of an integration (`--cluster-name`, ...); undefined for one
+   * this CLI does not implement (the original's image runs it).
+   */
+  readonly flagsOf: (integration: string) => ReadonlySet<string> | undefined;
   /** The manager's environment: a variable named like a template parameter sets it. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }

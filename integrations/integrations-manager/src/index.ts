@@ -48,8 +48,13 @@ export function parseImageTagFromRef(values: readonly string[]): Map<string, str
   return out;
 }
 
-/** The flags an integration's CLI takes (`--cluster-name`, ...), for the sharding checks. */
-function flagsOf(integrations: readonly AnyIntegration[]): (name: string) => ReadonlySet<string> {
+/**
+ * The flags an integration's CLI takes (`--cluster-name`, ...), for the
+ * sharding checks; undefined for an integration this CLI does not implement.
+ */
+function flagsOf(
+  integrations: readonly AnyIntegration[],
+): (name: string) => ReadonlySet<string> | undefined {
   const byName = new Map(
     integrations.map((i) => [
       i.name,
@@ -60,8 +65,11 @@ function flagsOf(integrations: readonly AnyIntegration[]): (name: string) => Rea
       ),
     ]),
   );
-  // Integrations not in this CLI (other languages) take no flags, as upstream.
-  return (name) => byName.get(name) ?? new Set();
+  // The original checks these against its own CLI and refuses the ones it does not hold
+  // (another language's). An integration not in this CLI is the original's in a mixed
+  // fleet (terraform-resources, ...): its pods run the original's image, whose CLI takes
+  // the strategy's argument, so it is not checked against ours.
+  return (name) => byName.get(name);
 }
 
 /**
@@ -161,8 +169,11 @@ export function integrationsManager(known: () => readonly AnyIntegration[]) {
         ),
         desired: resources,
         takeOver: false,
-        // Several managers (one per upstream) share a namespace: each sees only its own objects.
+        // Several managers (one per upstream) share a namespace: each sees only its own objects,
+        // and leaves alone a name another one holds (the namespace's Service, an integration
+        // moving between them), where the original's would apply over it on every run.
         caller: opts.upstream || undefined,
+        leaveOtherCallers: true,
         concurrency: opts.threadPoolSize,
       });
     },

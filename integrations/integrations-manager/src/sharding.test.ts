@@ -119,6 +119,24 @@ describe('buildShardSpecs', () => {
   });
 
   it.each([
+    ['per-aws-account', '--account-name a1', '-a1'],
+    ['per-openshift-cluster', '--cluster-name c1', '-c1'],
+    ['per-ocm-organization', '--org-id ABC123', '-abc123'],
+  ])(
+    "%s of an integration this CLI does not implement: the original's argument, unchecked",
+    (strategy, args, suffix) => {
+      // terraform-resources & co.: the original's image runs them, its CLI takes the argument.
+      const shards = buildShardSpecs(
+        'foo',
+        undefined,
+        { spec, sharding: { strategy } } as Parameters<typeof buildShardSpecs>[2],
+        objects,
+      );
+      expect(shards[0]).toMatchObject({ extraArgs: `--flag ${args}`, shardNameSuffix: suffix });
+    },
+  );
+
+  it.each([
     [
       'an unknown strategy',
       { strategy: 'per-moon' },

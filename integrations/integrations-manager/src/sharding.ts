@@ -67,10 +67,15 @@ const SHARDING_STRATEGIES: readonly string[] = ['static', ...Object.keys(KEY_STR
 /**
  * The shard specs of one managed entry of `integration`, whose CLI takes
  * the flags `flags` (e.g. `--cluster-name`). No sharding is one static shard.
+ * `flags` is undefined for an integration this CLI does not implement: its
+ * pods run the original's image (or another upstream's), whose CLI we cannot
+ * ask, so the strategy's argument is rendered as the original's manager renders
+ * it for its own integrations, unchecked (that CLI refuses a wrong one when its
+ * pod starts).
  */
 export function buildShardSpecs(
   integration: string,
-  flags: ReadonlySet<string>,
+  flags: ReadonlySet<string> | undefined,
   managed: Pick<ManagedEntry, 'spec' | 'sharding'>,
   objects: ShardingObjects,
 ): ShardSpec[] {
@@ -96,7 +101,7 @@ export function buildShardSpecs(
       `unknown sharding strategy '${sharding.strategy}' (known: ${SHARDING_STRATEGIES.join(', ')})`,
     );
   }
-  if (!flags.has(flag)) {
+  if (flags && !flags.has(flag)) {
     throw new ShardingError(
       `integration ${integration} does not support the argument ${flag}, required by the '${sharding.strategy}' sharding strategy`,
     );

@@ -51,6 +51,8 @@ const PRODUCTION_OBJECTS = [
   'StatefulSet/qontract-reconcile-openshift-resources-0',
   'StatefulSet/qontract-reconcile-openshift-resources-1',
   'CronJob/qontract-reconcile-openshift-limitranges',
+  // The original's integration (not implemented here): one pod per AWS account.
+  'StatefulSet/qontract-reconcile-terraform-resources-app-sre-example',
   'Service/qontract-reconcile',
 ];
 
@@ -248,13 +250,103 @@ describe('integrations-manager end to end', { timeout: 60_000 }, () => {
     const forkRun = await manager(...production, '--upstream', fork);
     expect(forkRun.code, forkRun.stderr).toBe(0);
     // Its own objects only: nothing of the other upstream is deleted. The chart of each
-    // upstream renders the Service; the fork's manager does not see the other one's, so it
-    // applies its own (as upstream does).
+    // upstream renders the Service; the other manager's holds the name, so the fork's leaves
+    // it alone (the original's would apply over it, and the other one back, on every run).
     expect(planLines(forkRun)).toEqual([
       `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'Deployment', 'qontract-reconcile-fork-only']`,
-      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'Service', 'qontract-reconcile']`,
     ]);
+    expect(messages(forkRun)).toContain(
+      `Service/qontract-reconcile in ${CLUSTER}/${NS} is held by another caller (https://github.com/app-sre/qontract-reconcile): left alone`,
+    );
     expect(owned(NS)).toEqual(expect.arrayContaining(PRODUCTION_OBJECTS));
+  });
+
+  it("a mixed fleet: our manager and the original's each deploy their own integrations and never write the other's objects", async () => {
+    // The original's integrations-manager cannot run here (Python, helm and oc): this
+    // project's manager plays its role, run as the original's is for its integrations:
+    // `--upstream` its repository, the original's image (the chart's default IMAGE).
+    const own = await start({ namespaces: true });
+    const ORIGINAL = 'https://github.com/app-sre/qontract-reconcile';
+    const OURS = 'https://github.com/app-sre/qontract-reconcile-ts';
+    const run = (upstream: string, ...extra: string[]) =>
+      runQontractReconcile([
+        '--config',
+        own.configPath,
+        'integrations-manager',
+        ...production,
+        '--upstream',
+        upstream,
+        ...extra,
+      ]);
+    const ours = () => run(OURS, '--image', 'quay.io/example/qontract-reconcile-ts');
+    const original = () => run(ORIGINAL);
+    const get = (kind: string, name: string): Any =>
+      own.server.get(CLUSTER, kind === 'CronJob' ? 'batch/v1' : 'apps/v1', kind, NS, name);
+    const mutated = () => own.server.mutatingRequests().map((r) => r.name);
+
+    const first = await ours();
+    expect(first.code, first.stderr).toBe(0);
+    const OUR_OBJECTS = PRODUCTION_OBJECTS.filter((o) => !o.includes('terraform-resources'));
+    expect(planLines(first)).toHaveLength(OUR_OBJECTS.length);
+    expect(objectNames(own, CLUSTER, 'apps/v1', 'StatefulSet', NS)).not.toContain(
+      'qontract-reconcile-terraform-resources-app-sre-example',
+    );
+
+    own.server.resetLog();
+    const theirs = await original();
+    expect(theirs.code, theirs.stderr).toBe(0);
+    // Only its integration: per AWS account with the original's --account-name, on the
+    // original's image. The namespace's Service is our manager's: left alone.
+    expect(planLines(theirs)).toEqual([
+      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'StatefulSet', 'qontract-reconcile-terraform-resources-app-sre-example']`,
+    ]);
+    expect(mutated()).toEqual(['qontract-reconcile-terraform-resources-app-sre-example']);
+    const tf = get('StatefulSet', 'qontract-reconcile-terraform-resources-app-sre-example');
+    const int = tf.spec.template.spec.containers[0];
+    expect(int.image).toBe('quay.io/app-sre/qontract-reconcile:latest');
+    expect(Object.fromEntries(int.env.map((e: Any) => [e.name, e.value]))).toMatchObject({
+      INTEGRATION_NAME: 'terraform-resources',
+      INTEGRATION_EXTRA_ARGS: '--light --account-name app-sre-example',
+      SHARD_KEY: 'app-sre-example',
+    });
+    expect(tf.metadata.annotations['qontract.caller_name']).toBe(ORIGINAL);
+    const ourShard = get('Deployment', 'qontract-reconcile-openshift-namespaces-appint-ex-01');
+    expect(ourShard.spec.template.spec.containers[0].image).toBe(
+      'quay.io/example/qontract-reconcile-ts:latest',
+    );
+    expect(ourShard.metadata.annotations['qontract.caller_name']).toBe(OURS);
+
+    // Each again: nothing to do for either, nothing written.
+    own.server.resetLog();
+    for (const again of [await ours(), await original()]) {
+      expect(again.code, again.stderr).toBe(0);
+      expect(planLines(again)).toEqual([]);
+    }
+    expect(own.server.mutatingRequests()).toEqual([]);
+
+    // Switching a family back to the original: openshift-limitranges' file names the
+    // original's upstream. The original's manager waits for ours to let the CronJob go.
+    const file = join(own.appInterfaceDir, 'data/app-sre/integrations/openshift-limitranges.yml');
+    await editFile(file, (t) => t.replace(`upstream: ${OURS}`, `upstream: ${ORIGINAL}`));
+    const waiting = await original();
+    expect(waiting.code, waiting.stderr).toBe(0);
+    expect(planLines(waiting)).toEqual([]);
+    expect(messages(waiting)).toContain(
+      `CronJob/qontract-reconcile-openshift-limitranges in ${CLUSTER}/${NS} is held by another caller (${OURS}): left alone`,
+    );
+    const released = await ours();
+    expect(planLines(released)).toEqual([
+      `['delete', 'privileged=False', '${CLUSTER}', '${NS}', 'CronJob', 'qontract-reconcile-openshift-limitranges']`,
+    ]);
+    const taken = await original();
+    expect(planLines(taken)).toEqual([
+      `['apply', 'privileged=False', '${CLUSTER}', '${NS}', 'CronJob', 'qontract-reconcile-openshift-limitranges']`,
+    ]);
+    expect(
+      get('CronJob', 'qontract-reconcile-openshift-limitranges').metadata.annotations[
+        'qontract.caller_name'
+      ],
+    ).toBe(ORIGINAL);
   });
 
   it('bad managed data is an error naming the file, exit 1, nothing deleted', async () => {

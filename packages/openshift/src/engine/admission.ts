@@ -32,3 +32,18 @@ export function admitCurrent(item: KubeObject, rule: AdmissionRule): OpenshiftRe
   }
   return current;
 }
+
+/**
+ * The caller of an object the rule keeps out because another caller holds it
+ * (its `qontract.caller_name`, null when it has none), else undefined: for
+ * `leaveOtherCallers`, which leaves such a name to its holder.
+ */
+export function otherCaller(item: KubeObject, rule: AdmissionRule): string | null | undefined {
+  if (!rule.caller || rule.filterCurrentByCaller === false || rule.skipCurrent?.(item)) {
+    return undefined;
+  }
+  const { caller } = new OpenshiftResource(item, rule.integration, rule.integrationVersion, {
+    validate: false,
+  });
+  return caller === rule.caller ? undefined : caller;
+}

@@ -147,6 +147,22 @@ describe('planItem: the original realize_data rules', () => {
     });
   });
 
+  describe('heldByOther (two integrations-managers of different upstreams)', () => {
+    it('leaves a name another caller holds alone, applies the others', () => {
+      const p = planItem(
+        item(
+          {},
+          { svc: desiredOr(cm('svc', {}), 'up-a'), mine: desiredOr(cm('mine', {}), 'up-a') },
+        ),
+        opts({ caller: 'up-a', heldByOther: (_, name) => (name === 'svc' ? 'up-b' : undefined) }),
+      );
+      expect(summary(p)).toEqual(['apply mine (new)']);
+      expect(p.left).toEqual([
+        'ConfigMap/svc in c1/ns is held by another caller (up-b): left alone',
+      ]);
+    });
+  });
+
   describe('callers', () => {
     const body = cm('x', { k: 'v' });
     const fromB = appliedOr(body, { caller: 'saas-b' });

@@ -28,6 +28,12 @@ export interface PlanOptions {
   readonly caller?: string | null | undefined;
   /** All callers the integration knows (saas files): a changed object of another known caller is an error. */
   readonly allCallers?: readonly string[] | undefined;
+  /**
+   * The caller of an object of another caller that holds this name, hidden
+   * from `current` (see `leaveOtherCallers` of the engine): such a desired
+   * object is left alone, not applied over it.
+   */
+  readonly heldByOther?: (item: InventoryItemView, name: string) => string | null | undefined;
   readonly clusterHasError: (cluster: string) => boolean;
   /** Render each action's unified diff into the plan (`--diff`, `--plan-out`). */
   readonly renderDiff?: boolean;
@@ -41,6 +47,8 @@ export interface ItemPlan {
   readonly errors: Array<{ readonly scope: string; readonly message: string }>;
   /** Items skipped because their cluster has errors. */
   readonly skippedForClusterError: boolean;
+  /** A line per desired object left to the other caller that holds it (`heldByOther`). */
+  readonly left: string[];
 }
 
 /**
@@ -56,6 +64,7 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
     actions: [],
     errors: [],
     skippedForClusterError: false,
+    left: [],
   };
   if (options.clusterHasError(item.cluster)) return { ...plan, skippedForClusterError: true };
   const { cluster, namespace, kind } = item;
@@ -104,7 +113,12 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
   for (const [name, desired] of item.desired) {
     const current = item.current.get(name);
     if (!current) {
-      apply(name, desired, 'new');
+      const holder = options.heldByOther?.(item, name);
+      if (holder !== undefined) {
+        plan.left.push(
+          `${kind}/${name} in ${cluster}/${namespace} is held by another caller (${holder ?? 'none'}): left alone`,
+        );
+      } else apply(name, desired, 'new');
       continue;
     }
     patchDesiredResourceForRecycleAnnotations(desired, current);

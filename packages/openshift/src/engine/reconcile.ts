@@ -17,11 +17,11 @@ import {
 import { reconcileTimeObserver } from '../reconcile-time.ts';
 import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
-import { admitCurrent } from './admission.ts';
+import { admitCurrent, otherCaller } from './admission.ts';
 import { type ActionResult, executePlan } from './apply.ts';
 import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './fetch.ts';
 import type { NamespaceWait } from './namespace-wait.ts';
-import { planItem } from './plan.ts';
+import { type PlanOptions, planItem } from './plan.ts';
 import type { PlannedAction } from './plan-types.ts';
 import {
   allFrozen,
@@ -81,6 +81,16 @@ export interface ReconcileSettings {
    * every object and lets the caller rules of the plan protect the others'.
    */
   readonly filterCurrentByCaller?: boolean;
+  /**
+   * With `caller` (and the filter above): a desired object whose name an
+   * object of another caller already holds is left alone, with a log line,
+   * instead of being applied over it. Two integrations-managers of different
+   * upstreams sharing a namespace then never write each other's objects
+   * (their `qontract-reconcile` Service, or an integration's Deployment while
+   * it moves from one manager to the other: the new one creates it once the
+   * old one has deleted it).
+   */
+  readonly leaveOtherCallers?: boolean;
   readonly allCallers?: readonly string[] | undefined;
   readonly concurrency?: number | undefined;
   readonly recyclePods?: boolean;
@@ -137,11 +147,18 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
       });
   fetching.then(clustersRead.end, clustersRead.end);
 
+  /** `leaveOtherCallers`: the objects of other callers the filter hid, by item key and name. */
+  const heldByOthers = new Map<string, string | null>();
   const addCurrent = (states: readonly FetchedState[]) => {
     for (const { spec, items } of states) {
       for (const item of items) {
         const current = admitCurrent(item, s);
-        if (!current) continue;
+        if (!current) {
+          const other = s.leaveOtherCallers ? otherCaller(item, s) : undefined;
+          if (other !== undefined)
+            heldByOthers.set(heldKey(spec, item.metadata?.name ?? ''), other);
+          continue;
+        }
         inventory.addCurrent(
           spec.cluster,
           spec.namespace,
@@ -154,7 +171,9 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   };
   const planned = new Map<string, ClusterPlan>();
   const planCluster = (cluster: string): ClusterPlan => {
-    const clusterPlan = planClusterItems(inventory, cluster, s);
+    const clusterPlan = planClusterItems(inventory, cluster, s, (item, name) =>
+      heldByOthers.get(heldKey(item, name)),
+    );
     planned.set(cluster, clusterPlan);
     return clusterPlan;
   };
@@ -202,6 +221,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     const p = planned.get(cluster);
     if (p?.skipped) ctx.log.error(`[${cluster}] skipping realize_data for cluster with errors`);
     for (const e of p?.errors ?? []) ctx.errors.register(e.scope, e.message);
+    for (const line of p?.left ?? []) ctx.log.info(line);
   };
 
   /** A cluster's desired objects as given: a candidate to take over, or remembered for the next run. */
@@ -417,6 +437,7 @@ function unchangedClustersOf(
     s.caller ?? '',
     (s.allCallers ?? []).join('\u0001'),
     s.filterCurrentByCaller ?? true,
+    s.leaveOtherCallers ?? false,
     s.warnUnusedTypes ?? false,
   ].join('\u0000');
   const last = byKey.get(key);
@@ -528,7 +549,15 @@ interface ClusterPlan {
   readonly skipped: boolean;
   /** Errors the rules found (caller conflicts), to register. */
   readonly errors: ReadonlyArray<{ readonly scope: string; readonly message: string }>;
+  /** Lines about desired objects left to another caller (`leaveOtherCallers`). */
+  readonly left?: readonly string[];
 }
+
+/** The key of an object of (cluster, namespace, kind) named `name`, for `leaveOtherCallers`. */
+const heldKey = (
+  item: { readonly cluster: string; readonly namespace: string; readonly kind: string },
+  name: string,
+) => JSON.stringify([item.cluster, item.namespace, item.kind, name]);
 
 /**
  * Plans the items of one cluster with the original's rules. Deletes are
@@ -541,24 +570,28 @@ function planClusterItems(
   inventory: ResourceInventory,
   cluster: string,
   s: ReconcileSettings,
+  heldByOther: PlanOptions['heldByOther'],
 ): ClusterPlan {
   const { ctx } = s;
   const actions: PlannedAction[] = [];
   const errors: Array<{ scope: string; message: string }> = [];
+  const left: string[] = [];
   let skipped = false;
   for (const item of inventory.items(cluster)) {
     const p = planItem(item, {
       takeOver: s.takeOver ?? false,
       caller: s.caller,
       allCallers: s.allCallers,
+      ...(s.leaveOtherCallers ? { heldByOther } : {}),
       clusterHasError: (c) => ctx.errors.hasClusterError(c),
       renderDiff: Boolean(ctx.globals.diff || ctx.globals.planOut),
     });
     if (p.skippedForClusterError) skipped = true;
     errors.push(...p.errors);
     actions.push(...p.actions);
+    left.push(...p.left);
   }
-  return { actions, skipped, errors };
+  return { actions, skipped, errors, left };
 }
 
 /** The counts each inventory gauge was last given, by series. */
