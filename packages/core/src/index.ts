@@ -28,3 +28,4 @@ export * from './state/local-state-store.ts';
 export * from './state/settings.ts';
 export * from './state/transaction.ts';
 export * from './state/types.ts';
+export * from './tool-main.ts';

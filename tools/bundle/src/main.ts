@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import {
   type AppInterfaceLayout,
   BundleLoadError,
@@ -14,7 +13,7 @@ import {
   validateBundle,
   writeBundleFile,
 } from '@qontract/app-interface';
-import { ExitCode, QontractError } from '@qontract/core';
+import { ExitCode, runTool, UsageError } from '@qontract/core';
 
 interface Output {
   write(text: string): unknown;
@@ -55,59 +54,44 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-class UsageError extends QontractError {
-  constructor(message: string) {
-    super(`${message}\n\n${USAGE}`, { exitCode: ExitCode.USAGE });
-  }
-}
+/** A usage error of this tool: the message, then USAGE. */
+const usageError = (message: string) => new UsageError(message, USAGE);
 
 /** Runs one `qontract-bundle` command and returns its exit code. */
 export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
-  try {
-    let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-    try {
-      parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    const { values, positionals } = parsed;
-    if (values.help) {
-      stdout.write(USAGE);
-      return ExitCode.SUCCESS;
-    }
-    const [command, source, ...extra] = positionals;
-    if (!command) throw new UsageError('missing command');
-    if (!source) throw new UsageError(`${command}: missing DIR or bundle.json`);
-    if (extra.length > 0 && command !== 'serve') {
-      throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-    }
-    const layout: Partial<AppInterfaceLayout> = {
-      ...(values.data ? { dataDir: values.data } : {}),
-      ...(values.resources ? { resourcesDir: values.resources } : {}),
-      ...(values.schemas ? { schemasDir: values.schemas } : {}),
-      ...(values['graphql-schema'] ? { graphqlSchemaFile: values['graphql-schema'] } : {}),
-    };
-    const git = !values['no-git'];
-    switch (command) {
-      case 'build':
-        return await build(source, values.output, { layout, git }, stdout, stderr);
-      case 'validate':
-        return await validate(source, { layout, git }, values.json === true, stdout);
-      case 'serve':
-        return await serve([source, ...extra], values, { layout, git }, stdout, options);
-      default:
-        throw new UsageError(`unknown command '${command}'`);
-    }
-  } catch (e) {
-    if (e instanceof QontractError) {
-      stderr.write(`${e.message}\n`);
-      return e.exitCode;
-    }
-    stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    return ExitCode.ERROR;
-  }
+  return runTool(
+    argv,
+    { options: OPTIONS, allowPositionals: true },
+    USAGE,
+    { stdout, stderr },
+    async ({ values, positionals }) => {
+      const [command, source, ...extra] = positionals;
+      if (!command) throw usageError('missing command');
+      if (!source) throw usageError(`${command}: missing DIR or bundle.json`);
+      if (extra.length > 0 && command !== 'serve') {
+        throw usageError(`unexpected arguments: ${extra.join(' ')}`);
+      }
+      const layout: Partial<AppInterfaceLayout> = {
+        ...(values.data ? { dataDir: values.data } : {}),
+        ...(values.resources ? { resourcesDir: values.resources } : {}),
+        ...(values.schemas ? { schemasDir: values.schemas } : {}),
+        ...(values['graphql-schema'] ? { graphqlSchemaFile: values['graphql-schema'] } : {}),
+      };
+      const git = !values['no-git'];
+      switch (command) {
+        case 'build':
+          return await build(source, values.output, { layout, git }, stdout, stderr);
+        case 'validate':
+          return await validate(source, { layout, git }, values.json === true, stdout);
+        case 'serve':
+          return await serve([source, ...extra], values, { layout, git }, stdout, options);
+        default:
+          throw usageError(`unknown command '${command}'`);
+      }
+    },
+  );
 }
 
 interface SourceOptions {
@@ -189,7 +173,7 @@ async function serve(
 ): Promise<number> {
   const port = values.port === undefined ? 4000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`--port must be an integer between 0 and 65535, got '${values.port}'`);
+    throw usageError(`--port must be an integer between 0 and 65535, got '${values.port}'`);
   }
   // Like qontract-server after loading several bundles: each answers by its
   // sha, the last one is the current bundle, and /diff compares any two.

@@ -1,6 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import { ExitCode, QontractError } from '@qontract/core';
+import { ExitCode, runTool, UsageError } from '@qontract/core';
 import { runMrCheck } from './check.ts';
 import { renderMarkdown } from './report.ts';
 
@@ -42,78 +41,64 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-class UsageError extends QontractError {
-  constructor(message: string) {
-    super(`${message}\n\n${USAGE}`, { exitCode: ExitCode.USAGE });
-  }
-}
+/** A usage error of this tool: the message, then USAGE. */
+const usageError = (message: string) => new UsageError(message, USAGE);
 
 /** Runs `qontract-mr-check` and returns its exit code. */
 export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const env = options.env ?? process.env;
-  try {
-    let values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
-    try {
-      ({ values } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false }));
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    if (values.help) {
-      stdout.write(USAGE);
-      return ExitCode.SUCCESS;
-    }
-    if (!values.base) throw new UsageError('missing --base');
-    if (!values.head) throw new UsageError('missing --head');
-    const configPath = values.config ?? env.QONTRACT_CONFIG;
-    if (!configPath) throw new UsageError('missing --config (or $QONTRACT_CONFIG)');
-    let jobs: number | undefined;
-    if (values.jobs !== undefined) {
-      jobs = Number(values.jobs);
-      if (!Number.isInteger(jobs) || jobs < 1) {
-        throw new UsageError(`--jobs must be a positive integer, got '${values.jobs}'`);
+  return runTool(
+    argv,
+    { options: OPTIONS, allowPositionals: false },
+    USAGE,
+    { stdout, stderr },
+    async ({ values }) => {
+      if (!values.base) throw usageError('missing --base');
+      if (!values.head) throw usageError('missing --head');
+      const configPath = values.config ?? env.QONTRACT_CONFIG;
+      if (!configPath) throw usageError('missing --config (or $QONTRACT_CONFIG)');
+      let jobs: number | undefined;
+      if (values.jobs !== undefined) {
+        jobs = Number(values.jobs);
+        if (!Number.isInteger(jobs) || jobs < 1) {
+          throw usageError(`--jobs must be a positive integer, got '${values.jobs}'`);
+        }
       }
-    }
-    let timeoutSeconds: number | undefined;
-    if (values.timeout !== undefined) {
-      timeoutSeconds = Number(values.timeout);
-      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-        throw new UsageError(
-          `--timeout must be a positive number of seconds, got '${values.timeout}'`,
-        );
+      let timeoutSeconds: number | undefined;
+      if (values.timeout !== undefined) {
+        timeoutSeconds = Number(values.timeout);
+        if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
+          throw usageError(
+            `--timeout must be a positive number of seconds, got '${values.timeout}'`,
+          );
+        }
       }
-    }
-    const report = await runMrCheck({
-      base: values.base,
-      head: values.head,
-      configPath,
-      env,
-      progress: stderr,
-      ...(jobs ? { jobs } : {}),
-      ...(timeoutSeconds ? { timeoutSeconds } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    const markdown = renderMarkdown(report);
-    if (values['report-md']) await writeFile(values['report-md'], markdown);
-    else stdout.write(markdown);
-    if (values['report-json']) {
-      await writeFile(values['report-json'], `${JSON.stringify(report, null, 2)}\n`);
-    }
-    stderr.write(
-      report.passed
-        ? 'qontract-mr-check: passed\n'
-        : `qontract-mr-check: failed (${failures(report)})\n`,
-    );
-    return report.passed ? ExitCode.SUCCESS : ExitCode.ERROR;
-  } catch (e) {
-    if (e instanceof QontractError) {
-      stderr.write(`${e.message}\n`);
-      return e.exitCode;
-    }
-    stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    return ExitCode.ERROR;
-  }
+      const report = await runMrCheck({
+        base: values.base,
+        head: values.head,
+        configPath,
+        env,
+        progress: stderr,
+        ...(jobs ? { jobs } : {}),
+        ...(timeoutSeconds ? { timeoutSeconds } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const markdown = renderMarkdown(report);
+      if (values['report-md']) await writeFile(values['report-md'], markdown);
+      else stdout.write(markdown);
+      if (values['report-json']) {
+        await writeFile(values['report-json'], `${JSON.stringify(report, null, 2)}\n`);
+      }
+      stderr.write(
+        report.passed
+          ? 'qontract-mr-check: passed\n'
+          : `qontract-mr-check: failed (${failures(report)})\n`,
+      );
+      return report.passed ? ExitCode.SUCCESS : ExitCode.ERROR;
+    },
+  );
 }
 
 function failures(report: Awaited<ReturnType<typeof runMrCheck>>): string {
