@@ -59,9 +59,9 @@ function flagsOf(
     integrations.map((i) => [
       i.name,
       new Set(
-        Object.entries(i.options as Record<string, OptionSpec>).map(
-          ([k, s]) => `--${flagOf(k, s)}`,
-        ),
+        Object.entries(i.options as Record<string, OptionSpec>)
+          .filter(([, s]) => s.type !== 'argument')
+          .map(([k, s]) => `--${flagOf(k, s)}`),
       ),
     ]),
   );

@@ -41,3 +41,4 @@ export const openshiftSaasDeploy = defineIntegration({
   },
   run: (ctx, opts) => runSaasDeploy(ctx, opts),
 });
+export { openshiftSaasDeployChangeTester } from './change-tester.ts';

@@ -314,7 +314,7 @@ function buildParser(
   for (const entry of registry) {
     const def = loaded?.name === entry.name ? loaded : undefined;
     parser = parser.command(
-      entry.name,
+      def ? `${entry.name}${argumentsUsage(def)}` : entry.name,
       entry.description,
       // Only the selected command's builder ever runs; the others are listed, never parsed.
       (y) => (def ? addIntegrationOptions(y, def, env) : y),
@@ -324,6 +324,23 @@ function buildParser(
     );
   }
   return parser;
+}
+
+/** ` <a> <b>`: the positional arguments of an integration, for its yargs command. */
+function argumentsUsage(def: AnyIntegration): string {
+  return Object.entries(def.options as Record<string, OptionSpec>)
+    .filter(([, spec]) => spec.type === 'argument')
+    .map(([key, spec]) => ` <${argumentName(key, spec)}>`)
+    .join('');
+}
+
+/**
+ * A positional argument's name, as click shows it (`GITLAB_PROJECT_ID`); yargs
+ * then keeps that key as is (with 'strip-dashed', a dashed positional would
+ * be reported missing).
+ */
+function argumentName(key: string, spec: OptionSpec): string {
+  return flagOf(key, spec).toUpperCase().replaceAll('-', '_');
 }
 
 /** The umbrella command's own options (before the integration's name). */
@@ -407,6 +424,10 @@ function addIntegrationOptions(
   let out = y;
   for (const [key, spec] of Object.entries(def.options) as [string, OptionSpec][]) {
     const flag = flagOf(key, spec);
+    if (spec.type === 'argument') {
+      out = out.positional(argumentName(key, spec), { type: 'string', describe: spec.describe });
+      continue;
+    }
     const envValue = spec.env ? env[spec.env] : undefined;
     const describe = spec.env ? `${spec.describe} [env ${spec.env}]` : spec.describe;
     switch (spec.type) {
@@ -483,6 +504,9 @@ function integrationOptions(def: AnyIntegration, args: Record<string, unknown>):
       out[key] = args[negCamel] === true ? false : value === true ? true : undefined;
     } else if (spec.type === 'list') {
       out[key] = Array.isArray(value) ? value.map(String) : [];
+    } else if (spec.type === 'argument') {
+      // yargs may read a numeric argument (a project id) as a number.
+      out[key] = String(args[argumentName(key, spec)]);
     } else {
       out[key] = value as OptionValues[string];
     }

@@ -51,6 +51,7 @@ export const registry: readonly RegistryEntry[] = [
   lazy('gitlab-projects', 'Creates the GitLab projects requested in app-interface.', async () => (await import('@qontract/integration-gitlab-projects')).gitlabProjects),
   lazy('saas-file-validator', 'Validates Saas files.', async () => (await import('@qontract/integration-saas-file-validator')).saasFileValidator),
   lazy('openshift-saas-deploy', 'Manage OpenShift resources defined in Saas files.', async () => (await import('@qontract/integration-openshift-saas-deploy')).openshiftSaasDeploy),
+  lazy('openshift-saas-deploy-change-tester', 'Runs openshift-saas-deploy for each saas-file that changed within a bundle.', async () => (await import('@qontract/integration-openshift-saas-deploy')).openshiftSaasDeployChangeTester),
   // registry:entries (the generator inserts entries above this line)
 ];
 

@@ -35,7 +35,21 @@ export interface StringOption extends OptionBase {
 export interface ListOption extends OptionBase {
   readonly type: 'list';
 }
-export type OptionSpec = BooleanOption | TriStateOption | NumberOption | StringOption | ListOption;
+/**
+ * A required positional argument (the original's `click.argument`), after the
+ * integration's name, in the order the options declare them; its name in the
+ * usage is the flag (`<gitlab-project-id>`).
+ */
+export interface ArgumentOption extends Omit<OptionBase, 'env' | 'alias'> {
+  readonly type: 'argument';
+}
+export type OptionSpec =
+  | BooleanOption
+  | TriStateOption
+  | NumberOption
+  | StringOption
+  | ListOption
+  | ArgumentOption;
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
 type ValueOf<S extends OptionSpec> = S extends BooleanOption
@@ -52,7 +66,9 @@ type ValueOf<S extends OptionSpec> = S extends BooleanOption
           : string | undefined
         : S extends ListOption
           ? string[]
-          : never;
+          : S extends ArgumentOption
+            ? string
+            : never;
 
 export type InferOptions<O extends OptionSpecs> = { -readonly [K in keyof O]: ValueOf<O[K]> };
 

@@ -100,7 +100,7 @@ function defaultOptions(definition: AnyIntegration): OptionValues {
   const out: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(definition.options as OptionSpecs)) {
     if (spec.type === 'list') out[key] = [];
-    else if (spec.type === 'tristate') out[key] = undefined;
+    else if (spec.type === 'tristate' || spec.type === 'argument') out[key] = undefined;
     else out[key] = spec.default;
   }
   return out as OptionValues;
