@@ -40,7 +40,7 @@ export interface ListOption extends OptionBase {
  * integration's name, in the order the options declare them; its name in the
  * usage is the flag (`<gitlab-project-id>`).
  */
-export interface ArgumentOption extends Omit<OptionBase, 'env' | 'alias'> {
+interface ArgumentOption extends Omit<OptionBase, 'env' | 'alias'> {
   readonly type: 'argument';
 }
 export type OptionSpec =

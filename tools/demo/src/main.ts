@@ -6,9 +6,10 @@ import { startDemoServices } from './services.ts';
 const requested = process.argv.slice(2);
 // The main job, openshift-resources, needs its namespaces: openshift-namespaces runs first.
 const integrations = requested.length ? requested : ['openshift-namespaces', 'openshift-resources'];
-// Saas files deploy into namespaces: they are created first, as in production.
+// Saas files and the manager's pods deploy into namespaces: they are created first, as in
+// production.
 if (
-  integrations.includes('openshift-saas-deploy') &&
+  integrations.some((i) => i === 'openshift-saas-deploy' || i === 'integrations-manager') &&
   !integrations.includes('openshift-namespaces')
 ) {
   integrations.unshift('openshift-namespaces');
