@@ -167,17 +167,24 @@ async function realize(
   plans: readonly NamespaceLabelPlan[],
   concurrency: number,
 ): Promise<void> {
-  for (const plan of plans) {
-    if (!plan.managed) continue;
-    const key = managedLabelsStateKey(plan.cluster, plan.namespace);
-    ctx.log.debug(`Updating state store: ${key}: ${pyRepr(plan.managed)}`);
-    if (ctx.dryRun) continue;
-    try {
-      await state.add(key, plan.managed, { force: true });
-    } catch (e) {
-      ctx.errors.register(`${plan.cluster}/${plan.namespace}`, `${key}: ${errorMessage(e)}`);
-    }
-  }
+  // The state records are side effects: the executor decides dry-run for them as for the labels.
+  const key = (plan: NamespaceLabelPlan) => managedLabelsStateKey(plan.cluster, plan.namespace);
+  await executeActions(
+    ctx,
+    plans.filter((plan) => plan.managed),
+    {
+      name: () => 'update_state',
+      sideEffect: true,
+      describe: (plan) => `Updating state store: ${key(plan)}: ${pyRepr(plan.managed)}`,
+      destructive: () => false,
+      execute: (plan) => state.add(key(plan), plan.managed, { force: true }),
+      failure: (plan, e) => ({
+        scope: `${plan.cluster}/${plan.namespace}`,
+        message: `${key(plan)}: ${errorMessage(e)}`,
+      }),
+    },
+    { concurrency },
+  );
   const onWritten = await reconcileTimeObserver(ctx);
   // Label changes write, never destroy: removing a label is part of the patch.
   await executeActions(

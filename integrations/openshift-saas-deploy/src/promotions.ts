@@ -1,4 +1,4 @@
-import { errorMessage, type RunContext } from '@qontract/core';
+import { errorMessage, executeActions, type RunContext } from '@qontract/core';
 import {
   codeComponentVersions,
   PromotionState,
@@ -56,7 +56,9 @@ export async function gatePromotions(
 
 /**
  * Records the outcome of the run for every publishing target (the caller
- * calls it only outside dry-run with exactly one saas file, as the original).
+ * calls it only with exactly one saas file, as the original). A side effect
+ * of the run: the executor decides dry-run (nothing is recorded) and
+ * registers a failure.
  */
 export async function publishPromotions(
   ctx: RunContext,
@@ -64,7 +66,21 @@ export async function publishPromotions(
   targets: readonly TargetPromotion[],
   success: boolean,
 ): Promise<void> {
-  if (!targets.some((t) => (t.publish ?? []).length > 0)) return;
-  const written = await publishPromotionRecords(targets, { state: await state(), success });
-  for (const w of written) ctx.log.info(w.message);
+  const publishing = targets.filter((t) => (t.publish ?? []).length > 0);
+  if (publishing.length === 0) return;
+  await executeActions(ctx, [publishing], {
+    name: () => 'publish_promotions',
+    sideEffect: true,
+    describe: (ts) =>
+      `publishing the promotion records of ${ts.length} target(s), success: ${success}`,
+    destructive: () => false,
+    execute: async () => {
+      const written = await publishPromotionRecords(targets, { state: await state(), success });
+      for (const w of written) ctx.log.info(w.message);
+    },
+    failure: (_ts, e) => ({
+      scope: 'promotions',
+      message: `publishing the promotion records failed: ${errorMessage(e)}`,
+    }),
+  });
 }

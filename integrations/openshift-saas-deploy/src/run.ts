@@ -72,7 +72,7 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
     envName: opts.envName,
   });
   if (saasFiles.length === 0) throw new QontractError('no saas files found');
-  const notify = !ctx.dryRun && saasFiles.length === 1;
+  const notify = saasFiles.length === 1;
   const features = runFeatures(saasFiles);
   const appSettings = settings?.[0];
   const { work, namespaces } = runScope(saasFiles, {

@@ -1,6 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { gqlClient } from '@qontract/app-interface';
-import { commonOptions, defineIntegration, errorMessage, type RunContext } from '@qontract/core';
+import {
+  commonOptions,
+  defineIntegration,
+  errorMessage,
+  executeActions,
+  type RunContext,
+} from '@qontract/core';
 import {
   appInterfaceBundle,
   type ClusterMap,
@@ -46,7 +52,7 @@ export const openshiftServiceaccountTokens = defineIntegration({
   run: async (ctx, opts) => {
     // Tokens written to Vault: after each full reconcile (every run; each new bundle in watch mode).
     const output = async (runCtx: RunContext, result: ReconcileResult) => {
-      if (runCtx.dryRun || !opts.vaultOutputPath) return;
+      if (!opts.vaultOutputPath) return;
       await writeVaultOutput(runCtx, result, opts.vaultOutputPath);
     };
     if (opts.watch) {
@@ -163,16 +169,25 @@ async function writeVaultOutput(
         data: (resource.body as { data: Record<string, string> }).data,
       })),
   );
-  try {
-    const writer = vaultWriterFor({
-      config: ctx.config,
-      redactor: ctx.redactor,
-      env: ctx.env.vars,
-    });
-    await writeTokensToVault(writer, vaultOutputPath, QONTRACT_INTEGRATION, outputs);
-  } catch (e) {
-    ctx.errors.register('vault', `writing tokens to ${vaultOutputPath} failed: ${errorMessage(e)}`);
-  }
+  // A side effect of the run: the executor decides dry-run and registers a failure.
+  await executeActions(ctx, [outputs], {
+    name: () => 'write_vault_output',
+    sideEffect: true,
+    describe: (tokens) => `writing ${tokens.length} token(s) to ${vaultOutputPath}`,
+    destructive: () => false,
+    execute: (tokens) => {
+      const writer = vaultWriterFor({
+        config: ctx.config,
+        redactor: ctx.redactor,
+        env: ctx.env.vars,
+      });
+      return writeTokensToVault(writer, vaultOutputPath, QONTRACT_INTEGRATION, tokens);
+    },
+    failure: (_tokens, e) => ({
+      scope: 'vault',
+      message: `writing tokens to ${vaultOutputPath} failed: ${errorMessage(e)}`,
+    }),
+  });
 }
 
 /**

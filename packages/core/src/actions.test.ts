@@ -92,6 +92,20 @@ describe('executeActions', () => {
     ]);
   });
 
+  it('side effects: decided like any action in dry-run, said at DEBUG, not counted in the summary', async () => {
+    for (const dryRun of [true, false]) {
+      const { run, lines, counts } = recordingRun(dryRun);
+      const executed: string[] = [];
+      await executeActions<TestAction>(run, [{ verb: 'create', name: 'state-record' }], {
+        ...handler(executed),
+        sideEffect: true,
+      });
+      expect(executed).toEqual(dryRun ? [] : ['create state-record']);
+      expect(lines).toEqual([{ level: 'debug', msg: "['create', 'state-record']" }]);
+      expect(counts).toEqual({});
+    }
+  });
+
   it('records nothing for a handler without planEntry (a side effect is not part of the plan)', async () => {
     const { run, planned } = recordingRun(true);
     await executeActions<TestAction>(run, [{ verb: 'create', name: 'x' }], handler([]));

@@ -14,6 +14,13 @@ export interface ActionHandler<A> {
   name(action: A): string;
   /** What the summary counts for the action when it is done (default: its name, once). */
   counts?(action: A): readonly string[];
+  /**
+   * The actions are side effects of the run (a state record, a Vault copy, a
+   * promotion record), not changes of the system it manages: their lines are
+   * logged at DEBUG, the summary does not count them (unless `counts` says
+   * otherwise). Dry-run and failures are decided as for any action.
+   */
+  readonly sideEffect?: boolean;
   /** The line(s) logged for the action, dry-run or not, in the original's shape. */
   describe(action: A): string | readonly string[];
   /**
@@ -185,7 +192,10 @@ async function executeOne<A>(
 ): Promise<ActionOutcome> {
   if (run.signal?.aborted) return 'skipped';
   const lines = handler.describe(action);
-  for (const line of typeof lines === 'string' ? [lines] : lines) run.log.info(line);
+  for (const line of typeof lines === 'string' ? [lines] : lines) {
+    if (handler.sideEffect) run.log.debug(line);
+    else run.log.info(line);
+  }
   const name = handler.name(action);
   if (destructive && run.errors.holdsRemovals(handler.removalScope?.(action))) {
     return 'disabled'; // said once for all of them, with their count (logHeldBack)
@@ -213,7 +223,8 @@ async function executeOne<A>(
     // Said in the summary: an action line followed by "no actions" would hide it.
     run.report?.count(`${name} skipped`);
   } else {
-    for (const counted of handler.counts?.(action) ?? [name]) run.report?.count(counted);
+    const counted = handler.counts?.(action) ?? (handler.sideEffect ? [] : [name]);
+    for (const c of counted) run.report?.count(c);
   }
   return outcome;
 }
