@@ -12,6 +12,7 @@ import {
   type EarlyExitDecision,
   type GlobalOptions,
   type Logger,
+  type LoopScope,
   type Metrics,
   type OptionValues,
   type RunContext,
@@ -73,6 +74,7 @@ export interface ExecuteSettings {
   readonly metrics: Metrics;
   readonly shard: ShardConfig;
   readonly signal: AbortSignal;
+  readonly loop?: LoopScope;
   readonly services: RunServices;
 }
 
@@ -101,6 +103,7 @@ function runSettings(s: ExecuteSettings): RunSettings {
     metrics: s.metrics,
     shard: s.shard,
     signal: s.signal,
+    ...(s.loop ? { loop: s.loop } : {}),
     secrets: s.services.secrets,
     ...(s.services.state ? { state: s.services.state } : {}),
     earlyExit: s.services.earlyExit ?? earlyExitFor(s.definition, s.options),

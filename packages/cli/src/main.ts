@@ -16,6 +16,7 @@ import {
   type LogFile,
   type LogFormat,
   type Logger,
+  type LoopScope,
   loadConfig,
   type Metrics,
   type OptionSpec,
@@ -47,6 +48,8 @@ export interface CliDeps {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly io?: CliIo;
   readonly signal?: AbortSignal;
+  /** The loop the run is one of (run-integration's); default: a scope of the run's own. */
+  readonly loop?: LoopScope;
   readonly metrics?: Metrics;
   /** Builds the run's services (secrets, state, clients); default: from config. */
   readonly services?: (
@@ -229,6 +232,7 @@ async function prepareSelected(
       metrics: deps.metrics ?? createMetrics(),
       shard,
       signal: deps.signal ?? new AbortController().signal,
+      ...(deps.loop ? { loop: deps.loop } : {}),
       services,
     },
   };

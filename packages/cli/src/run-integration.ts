@@ -118,11 +118,13 @@ async function runLoopWithLog(
         shards: env.SHARDS ?? '1',
         shard_id: env.SHARD_KEY || (env.SHARD_ID ?? '0'),
       },
-      execute: async () => {
+      env,
+      execute: async (loop) => {
         try {
           const exitCode = await runCli(argv, {
             ...deps,
             env,
+            loop,
             signal: controller.signal,
             metrics,
             logDestination: deps.io?.stdout ?? process.stdout,

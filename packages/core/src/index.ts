@@ -9,6 +9,7 @@ export * from './globals.ts';
 export * from './integration.ts';
 export * from './logging.ts';
 export * from './loop.ts';
+export * from './loop-scope.ts';
 export * from './metrics.ts';
 export * from './options.ts';
 export * from './plan-out.ts';

@@ -2,6 +2,7 @@ import type { Config } from './config.ts';
 import type { ErrorRegistry } from './errors.ts';
 import type { GlobalOptions } from './globals.ts';
 import type { Logger } from './logging.ts';
+import type { LoopScope } from './loop-scope.ts';
 import type { Metrics } from './metrics.ts';
 import type { InferOptions, OptionSpecs } from './options.ts';
 import type { SecretRedactor } from './redaction.ts';
@@ -65,6 +66,8 @@ export interface RunContext {
   readonly signal: AbortSignal;
   readonly shard: ShardConfig;
   readonly env: RuntimeEnv;
+  /** What the runs of this run's loop share (a single run: an empty scope of its own). */
+  readonly loop: LoopScope;
   readonly redactor: SecretRedactor;
   readonly secrets: SecretReader;
   readonly report: RunReport;

@@ -191,6 +191,7 @@ describe('the commands of this repository', () => {
       'packages/cli/bin/run-integration.js',
       'tools/bundle/bin/qontract-bundle.js',
       'tools/mr-check/bin/qontract-mr-check.js',
+      'tools/shadow-compare/bin/qontract-shadow-compare.js',
     ]);
     for (const f of bins) {
       expect(readFileSync(join(root, f), 'utf8').split('\n')[0], f).toBe(SHEBANG);

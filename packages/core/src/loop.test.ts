@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from './logging.ts';
-import { installStopSignals, runLoop, runsRepeat, sleep } from './loop.ts';
+import { installStopSignals, runLoop, sleep } from './loop.ts';
+import type { LoopScope } from './loop-scope.ts';
 import { createMetrics } from './metrics.ts';
 
 const labels = { integration: 'openshift-groups', shards: '1', shard_id: '0' };
@@ -9,7 +10,11 @@ const labels = { integration: 'openshift-groups', shards: '1', shard_id: '0' };
 describe('runLoop', () => {
   it('returns the exit code of the single run when RUN_ONCE is set', async () => {
     const metrics = createMetrics();
-    const execute = vi.fn(async () => ({ exitCode: 1, crashed: false }));
+    const scopes: LoopScope[] = [];
+    const execute = vi.fn(async (loop: LoopScope) => {
+      scopes.push(loop);
+      return { exitCode: 1, crashed: false };
+    });
     const signal = new AbortController().signal;
     const code = await runLoop({
       runOnce: true,
@@ -19,12 +24,13 @@ describe('runLoop', () => {
       log: silentLogger(),
       metrics,
       labels,
+      env: {},
       execute,
     });
     expect(code).toBe(1);
     expect(execute).toHaveBeenCalledTimes(1);
     // One run: nothing is worth keeping for a next one.
-    expect(runsRepeat(signal)).toBe(false);
+    expect(scopes[0]?.repeats).toBe(false);
     const text = await metrics.registry.metrics();
     expect(text).toContain(
       'qontract_reconcile_execution_counter_total{integration="openshift-groups",shards="1",shard_id="0"} 1',
@@ -41,15 +47,24 @@ describe('runLoop', () => {
     const controller = new AbortController();
     const codes = [0, 1, 0, 4];
     let runs = 0;
+    const scopes = new Set<LoopScope>();
+    let closed = 0;
     const code = await runLoop({
       runOnce: false,
+      env: {},
       sleepSeconds: 0,
       sleepOnErrorSeconds: 0,
       signal: controller.signal,
       log: silentLogger(),
       metrics: createMetrics(),
       labels,
-      execute: async () => {
+      execute: async (loop) => {
+        scopes.add(loop);
+        loop.keep(
+          'probe',
+          () => ({}),
+          () => closed++,
+        );
         const exitCode = codes[runs++]!;
         if (runs === codes.length) controller.abort(); // a stop signal arrives during the 4th run
         return { exitCode, crashed: false };
@@ -57,9 +72,9 @@ describe('runLoop', () => {
     });
     expect(runs).toBe(4);
     expect(code).toBe(4);
-    expect(runsRepeat(controller.signal)).toBe(true);
-    expect(runsRepeat(new AbortController().signal)).toBe(false);
-    expect(runsRepeat(undefined)).toBe(false);
+    // One scope for the loop's runs, which repeat; closed once, when the loop ends.
+    expect([...scopes].map((s) => s.repeats)).toEqual([true]);
+    expect(closed).toBe(1);
   });
 
   it('sleeps SLEEP_ON_ERROR after a crash and SLEEP_DURATION_SECS otherwise', async () => {
@@ -84,6 +99,7 @@ describe('runLoop', () => {
         log: silentLogger(),
         metrics: createMetrics(),
         labels,
+        env: {},
         execute: async () => ({ exitCode: 1, crashed: run++ === 0 }),
       });
     } finally {

@@ -1,4 +1,5 @@
 import type { Logger } from './logging.ts';
+import { LoopScope } from './loop-scope.ts';
 import type { Metrics } from './metrics.ts';
 import { type PushgatewayTarget, pushRunMetrics } from './pushgateway.ts';
 
@@ -11,8 +12,13 @@ export interface LoopSettings {
   readonly log: Logger;
   readonly metrics: Metrics;
   readonly labels: { integration: string; shards: string; shard_id: string };
-  /** One run; `crashed` selects SLEEP_ON_ERROR for the next sleep, as an exception does upstream. */
-  readonly execute: () => Promise<{ exitCode: number; crashed: boolean }>;
+  /** The process environment: the loop scope's tuning variables. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * One run, in the loop's scope (what its runs share); `crashed` selects
+   * SLEEP_ON_ERROR for the next sleep, as an exception does upstream.
+   */
+  readonly execute: (loop: LoopScope) => Promise<{ exitCode: number; crashed: boolean }>;
   /**
    * `PUSHGATEWAY_ENABLED`: each run's duration and status are pushed there
    * (or the configuration error is reported); a failed push fails the run, as upstream.
@@ -20,36 +26,27 @@ export interface LoopSettings {
   readonly pushgateway?: PushgatewayTarget | { readonly error: string } | undefined;
 }
 
-/** The stop signals of loops that run again (not `RUN_ONCE`). */
-const repeating = new WeakSet<AbortSignal>();
-
-/**
- * Whether the runs of `signal` repeat in this process (run-integration's
- * loop): what a run could keep for the next one is worth keeping only then.
- * A single CLI run keeps nothing it would only hold until it exits.
- */
-export function runsRepeat(signal: AbortSignal | undefined): boolean {
-  return signal !== undefined && repeating.has(signal);
-}
-
-/** Says that the runs of `signal` repeat in this process (`runLoop` says it for its loop). */
-export function markRunsRepeat(signal: AbortSignal): void {
-  repeating.add(signal);
-}
-
 /**
  * The run-integration loop: run, record metrics, sleep, again. A stop signal
  * lets the current run finish, interrupts the sleep, and returns the last
- * exit code.
+ * exit code. The loop's scope (what its runs share) is closed when it ends.
  */
 export async function runLoop(settings: LoopSettings): Promise<number> {
+  const loop = new LoopScope({ repeats: !settings.runOnce, env: settings.env });
+  try {
+    return await loopRuns(settings, loop);
+  } finally {
+    loop.close();
+  }
+}
+
+async function loopRuns(settings: LoopSettings, loop: LoopScope): Promise<number> {
   const { metrics, labels, log, signal } = settings;
-  if (!settings.runOnce) markRunsRepeat(signal);
   let lastExitCode = 0;
   for (;;) {
     metrics.executionCounter.inc(labels);
     const started = performance.now();
-    const { exitCode, crashed } = await settings.execute();
+    const { exitCode, crashed } = await settings.execute(loop);
     lastExitCode = exitCode;
     const runSeconds = (performance.now() - started) / 1000;
     metrics.lastRunSeconds.set(labels, runSeconds);

@@ -10,6 +10,7 @@ import type {
   RuntimeEnv,
 } from './integration.ts';
 import type { Logger } from './logging.ts';
+import { LoopScope } from './loop-scope.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import type { OptionValues } from './options.ts';
 import { writePlanOut } from './plan-out.ts';
@@ -35,6 +36,8 @@ export interface RunSettings {
   readonly metrics?: Metrics;
   readonly shard?: ShardConfig;
   readonly signal?: AbortSignal;
+  /** The loop the run is one of (run-integration's); default: a scope of the run's own, closed with it. */
+  readonly loop?: LoopScope;
   /** Creates the secret reader on first use (Vault or config file, per app-interface settings). */
   readonly secrets: (ctx: RunContext) => SecretReader | Promise<SecretReader>;
   readonly state?: (ctx: RunContext) => StateStore | Promise<StateStore>;
@@ -109,6 +112,7 @@ export async function runIntegration(settings: RunSettings): Promise<RunResult> 
       if (exitCode === ExitCode.SUCCESS) exitCode = ExitCode.ERROR;
     }
     await closeClients(ctx, log);
+    if (!settings.loop) ctx.loop.close();
   }
   if (exitCode === ExitCode.SUCCESS && errors.hasErrors) exitCode = ExitCode.ERROR;
   if (ctx.signal.aborted) {
@@ -157,6 +161,7 @@ export async function decideEarlyExit(settings: RunSettings): Promise<EarlyExitD
     return await settings.earlyExit(ctx);
   } finally {
     await closeClients(ctx, settings.log);
+    if (!settings.loop) ctx.loop.close();
   }
 }
 
@@ -291,6 +296,8 @@ function createRunContext(
     signal: settings.signal ?? new AbortController().signal,
     shard,
     env: settings.env,
+    loop:
+      parent?.loop ?? settings.loop ?? new LoopScope({ repeats: false, env: settings.env.vars }),
     redactor: settings.redactor,
     report,
     clientCache,

@@ -4,15 +4,14 @@ const collator = new Intl.Collator();
 
 export type BuildItem = readonly [SelectedNamespace, OpenshiftResourceData];
 
-/** The order of the last run's build items per pipeline, with the objects it was computed for. */
-const lastOrders = new Map<
-  string,
-  {
+/** Where a loop keeps the order of its last run's build items, with the objects it was computed for. */
+export interface OrderMemo {
+  last?: {
     readonly namespaces: readonly unknown[];
     readonly resources: readonly unknown[];
     readonly order: Uint32Array;
-  }
->();
+  };
+}
 
 /**
  * The build items' indices by cluster, namespace and source, as the
@@ -21,19 +20,13 @@ const lastOrders = new Map<
  * objects and reuses the last order: sorting 50,000 keys with the collator
  * takes about 0.1-0.2 s.
  */
-export function buildOrder(
-  pipeline: string,
-  items: readonly BuildItem[],
-  remember: boolean,
-): Uint32Array {
-  const last = lastOrders.get(pipeline);
-  lastOrders.delete(pipeline);
+export function buildOrder(items: readonly BuildItem[], memo: OrderMemo | undefined): Uint32Array {
+  const last = memo?.last;
   if (
     last &&
     last.resources.length === items.length &&
     items.every(([sel, r], i) => last.resources[i] === r && last.namespaces[i] === sel.namespace)
   ) {
-    lastOrders.set(pipeline, last);
     return last.order;
   }
   const keys = items.map(
@@ -42,11 +35,12 @@ export function buildOrder(
   const order = Uint32Array.from(keys.keys()).sort(
     (a, b) => collator.compare(keys[a]!, keys[b]!) || a - b,
   );
-  if (!remember) return order;
-  lastOrders.set(pipeline, {
-    namespaces: items.map(([sel]) => sel.namespace),
-    resources: items.map(([, r]) => r),
-    order,
-  });
+  if (memo) {
+    memo.last = {
+      namespaces: items.map(([sel]) => sel.namespace),
+      resources: items.map(([, r]) => r),
+      order,
+    };
+  }
   return order;
 }

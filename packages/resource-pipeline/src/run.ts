@@ -26,7 +26,7 @@ import {
   type WatchedState,
 } from '@qontract/openshift';
 import type { LoadedTexts } from '@qontract/openshift/parse-pool';
-import { buildOrder } from './build-order.ts';
+import { buildOrder, type OrderMemo } from './build-order.ts';
 import { DesiredCache } from './desired-cache.ts';
 import {
   describeResource,
@@ -69,17 +69,15 @@ export interface PipelineConfig {
   readonly cache?: DesiredCache;
 }
 
-const caches = new Map<string, DesiredCache>();
-
-/** The process-wide cache of a pipeline variant (loop mode reuses what earlier runs built). */
-function cacheOf(config: PipelineConfig): DesiredCache {
+/**
+ * The desired cache of a pipeline variant in the run's loop (its runs reuse
+ * what earlier runs built); undefined with `QONTRACT_DESIRED_CACHE=off` or
+ * `QONTRACT_LOOP_CACHES=off`.
+ */
+function cacheOf(ctx: RunContext, config: PipelineConfig): DesiredCache | undefined {
+  if (!ctx.loop.tuning.desiredCache) return undefined;
   if (config.cache) return config.cache;
-  let cache = caches.get(config.identity);
-  if (!cache) {
-    cache = new DesiredCache();
-    caches.set(config.identity, cache);
-  }
-  return cache;
+  return ctx.loop.cache(`pipeline:desired:${config.identity}`, () => new DesiredCache());
 }
 
 /** The CLI options of the pipeline's integrations. */
@@ -154,7 +152,7 @@ async function preparePipeline(
   opts: PipelineOptions,
   config: PipelineConfig,
 ): Promise<WatchedState | undefined> {
-  const readSpecsFirst = specsFirst(ctx);
+  const readSpecsFirst = ctx.loop.tuning.specsFirst;
   const gql = await ctx.client(gqlClient);
   const filter: NamespaceFilter = {
     isInShard: ctx.isInShard,
@@ -327,23 +325,6 @@ async function preparePipeline(
   return state(clusters, specs, desired);
 }
 
-/**
- * `QONTRACT_SPECS_FIRST=on`: on a pinned bundle, read the namespaces' specs
- * first and the clusters while the server answers the full namespaces query.
- * Off by default: the lists and the full answer then sit in memory together
- * (about 100 MiB more peak RSS at 50,000 objects), and the run gains only
- * where the server and the clusters have CPU of their own (docs/benchmarks.md).
- */
-function specsFirst(ctx: RunContext): boolean {
-  const value = ctx.env.vars.QONTRACT_SPECS_FIRST || 'off';
-  if (value !== 'on' && value !== 'off') {
-    throw new QontractError(
-      `QONTRACT_SPECS_FIRST must be 'on' or 'off', got ${JSON.stringify(value)}`,
-    );
-  }
-  return value === 'on';
-}
-
 /** More threads than this only cost memory: each has a heap of its own. */
 const MAX_LOAD_THREADS = 16;
 
@@ -359,14 +340,9 @@ async function loadResourceFiles(
   selected: readonly SelectedNamespace[],
   config: PipelineConfig,
 ): Promise<LoadedTexts | undefined> {
-  const given = ctx.env.vars.QONTRACT_PARSE_THREADS || undefined;
-  if (given !== undefined && !/^\d+$/.test(given)) {
-    throw new QontractError(
-      `QONTRACT_PARSE_THREADS must be a whole number of threads (0: none), got ${JSON.stringify(given)}`,
-    );
-  }
-  if (given !== undefined && Number(given) === 0) return undefined;
-  const cache = ctx.env.vars.QONTRACT_DESIRED_CACHE === 'off' ? undefined : cacheOf(config);
+  const given = ctx.loop.tuning.parseThreads;
+  if (given === 0) return undefined;
+  const cache = cacheOf(ctx, config);
   const texts = new Set<string>();
   for (const sel of selected) {
     for (const r of sel.openshiftResources) {
@@ -392,8 +368,10 @@ async function loadResourceFiles(
   return pool.loadInWorkers(texts, threads);
 }
 
-/** The namespaces answer of the last run per pipeline, with the bundle it came from. */
-const answers = new Map<string, { key: string; namespaces: readonly NamespaceData[] }>();
+/** The namespaces answer of a loop's last run of a pipeline, with the bundle it came from. */
+interface LastAnswer {
+  last?: { readonly key: string; readonly namespaces: readonly NamespaceData[] };
+}
 
 /**
  * The namespaces and their resources. The answer for one bundle never changes,
@@ -411,14 +389,14 @@ function namespacesOf(
   reused: boolean;
   fetch: () => Promise<{ namespaces: readonly NamespaceData[]; kept: boolean }>;
 } {
-  const reusable =
-    gql.sha !== undefined &&
-    !ctx.globals.dumpSchemas &&
-    ctx.env.vars.QONTRACT_DESIRED_CACHE !== 'off';
+  const answers =
+    gql.sha !== undefined && !ctx.globals.dumpSchemas && ctx.loop.tuning.desiredCache
+      ? ctx.loop.cache<LastAnswer>(`pipeline:answer:${config.identity}`, () => ({}))
+      : undefined;
   // The schema check of the query depends on the integration and on --validate-schemas.
   const key = `${gql.sha}\u0000${ctx.integration}\u0000${ctx.globals.validateSchemas}`;
-  const last = answers.get(config.identity);
-  if (reusable && last?.key === key) {
+  const last = answers?.last;
+  if (last?.key === key) {
     const namespaces = last.namespaces;
     return {
       reused: true,
@@ -427,9 +405,8 @@ function namespacesOf(
   }
   const fetch = async () => {
     const { namespaces } = await gql.query(OpenshiftResourcesNamespacesDocument);
-    if (reusable) answers.set(config.identity, { key, namespaces: namespaces ?? [] });
-    else answers.delete(config.identity);
-    return { namespaces: namespaces ?? [], kept: reusable };
+    if (answers) answers.last = { key, namespaces: namespaces ?? [] };
+    return { namespaces: namespaces ?? [], kept: answers !== undefined };
   };
   return { reused: false, fetch };
 }
@@ -526,10 +503,7 @@ async function desiredResources(
 ): Promise<BuiltDesired> {
   const render = config.render(ctx);
   // QONTRACT_DESIRED_CACHE=off builds everything on every run (a comparison, a suspicion).
-  const cache =
-    ctx.env.vars.QONTRACT_DESIRED_CACHE === 'off'
-      ? new DesiredCache().beginRun()
-      : cacheOf(config).beginRun();
+  const cache = (cacheOf(ctx, config) ?? new DesiredCache()).beginRun();
   const pc = {
     integration: config.identity,
     integrationVersion: config.version,
@@ -542,7 +516,12 @@ async function desiredResources(
   };
   const items = namespaces.flatMap((sel) => sel.openshiftResources.map((r) => [sel, r] as const));
   // Stable order whatever the concurrency did, so plans and logs are reproducible.
-  const order = buildOrder(config.identity, items, rememberOrder);
+  const order = buildOrder(
+    items,
+    rememberOrder
+      ? ctx.loop.cache<OrderMemo>(`pipeline:order:${config.identity}`, () => ({}))
+      : undefined,
+  );
   const built: Array<DesiredResource | undefined> = new Array(items.length);
   const errors: Array<BuiltDesired['errors'][number]> = [];
   const clusterOf = (i: number) => items[i]![0].namespace.cluster.name;

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Metrics } from '@qontract/core';
+import type { LoopScope, Metrics } from '@qontract/core';
 import { type ExampleEnvironment, startExampleEnvironment } from '@qontract/testing';
 import { afterAll, afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../main.ts';
@@ -23,8 +23,8 @@ export interface CliRun {
 export async function runQontractReconcile(
   argv: readonly string[],
   env: Record<string, string> = {},
-  /** The stop signal of the run: runs that share one marked with `markRunsRepeat` are a loop. */
-  signal?: AbortSignal,
+  /** The loop the run is one of: runs that share a repeating scope are a loop (run-integration's). */
+  loop?: LoopScope,
   /** The run's metrics, for a test that reads them. */
   metrics?: Metrics,
 ): Promise<CliRun> {
@@ -33,7 +33,7 @@ export async function runQontractReconcile(
   const code = await runCli(['--log-format', 'json', ...argv], {
     // A loaded test machine must not make a simulated cluster look unreachable.
     env: { CLUSTER_REACHABILITY_TIMEOUT_SECS: '30', ...env },
-    ...(signal ? { signal } : {}),
+    ...(loop ? { loop } : {}),
     ...(metrics ? { metrics } : {}),
     io: {
       stdout: { write: (s: string) => (stdout += s) },

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { markRunsRepeat } from '@qontract/core';
+import { LoopScope } from '@qontract/core';
 import type { ExampleEnvironment } from '@qontract/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type CliRun,
   editFile,
@@ -43,18 +43,34 @@ const data = (env: ExampleEnvironment, name: string) =>
       | undefined
   )?.data;
 
+/** `kubectl edit` of the example ConfigMap on appint-ex-01: another field manager's value. */
+function editByHand(env: ExampleEnvironment): void {
+  const live = env.server.get(
+    'appint-ex-01',
+    'v1',
+    'ConfigMap',
+    'example-app-stage',
+    'example-app-config',
+  )!;
+  env.server.seed(
+    'appint-ex-01',
+    [{ ...live, data: { ...(live.data as object), CACHE_TTL_SECONDS: '1' } }],
+    { manager: 'kubectl-edit' },
+  );
+}
+
 describe('openshift-resources in loop mode (runs in one process)', () => {
   it('reuses unchanged objects, rebuilds an edited file, and still reverts a hand edit', async () => {
     const env = await start({ namespaces: true });
     const { server, configPath, appInterfaceDir } = env;
-    // The runs of one loop (run-integration) share a stop signal.
-    const loop = new AbortController();
-    markRunsRepeat(loop.signal);
+    // The runs of one loop (run-integration) share its scope.
+    const loop = new LoopScope({ repeats: true, env: {} });
+    onTestFinished(() => loop.close());
     const runOnce = () =>
       runQontractReconcile(
         ['--config', configPath, '--log-level', 'DEBUG', 'openshift-resources'],
         {},
-        loop.signal,
+        loop,
       );
 
     const first = await runOnce();
@@ -96,18 +112,7 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(unchangedClusters(steady)).toEqual([clusters, clusters]);
 
     // Edited by hand on the cluster: the cached desired object still reverts it.
-    const live = server.get(
-      'appint-ex-01',
-      'v1',
-      'ConfigMap',
-      'example-app-stage',
-      'example-app-config',
-    )!;
-    server.seed(
-      'appint-ex-01',
-      [{ ...live, data: { ...(live.data as object), CACHE_TTL_SECONDS: '1' } }],
-      { manager: 'kubectl-edit' },
-    );
+    editByHand(env);
     server.resetLog();
     const third = await runOnce();
     expect(third.code).toBe(0);
@@ -136,6 +141,45 @@ describe('openshift-resources in loop mode (runs in one process)', () => {
     expect(server.mutatingRequests().every((r) => r.name === 'example-app-config')).toBe(true);
     expect(unchangedClusters(fourth)[0]).toBeLessThan(clusters - 1);
     // The loop stops: its kept clients are closed.
-    loop.abort();
+    loop.close();
+  });
+
+  it('with QONTRACT_LOOP_CACHES=off, the same loop keeps nothing between runs and does the same', async () => {
+    const env = await start({ namespaces: true });
+    const { server, configPath, appInterfaceDir } = env;
+    const loop = new LoopScope({ repeats: true, env: { QONTRACT_LOOP_CACHES: 'off' } });
+    onTestFinished(() => loop.close());
+    const runOnce = () =>
+      runQontractReconcile(
+        ['--config', configPath, '--log-level', 'DEBUG', 'openshift-resources'],
+        { QONTRACT_LOOP_CACHES: 'off' },
+        loop,
+      );
+    const applied = () => server.mutatingRequests().map((r) => r.name);
+    const first = await runOnce();
+    expect(first.code).toBe(0);
+
+    server.resetLog();
+    const second = await runOnce();
+    expect(second.code).toBe(0);
+    // Everything is built again as in the first run (files shared by namespaces built once a
+    // run), every cluster planned again; nothing is written.
+    expect(reuse(second)).toEqual(reuse(first));
+    expect(messages(second, 20).some((m) => m.startsWith('listed objects:'))).toBe(false);
+    expect(messages(second, 20).some((m) => m.startsWith('clusters unchanged since'))).toBe(false);
+    expect(applied()).toEqual([]);
+
+    // A hand edit is reverted, an edited file applied: as with the caches.
+    editByHand(env);
+    server.resetLog();
+    expect((await runOnce()).code).toBe(0);
+    expect(applied()).toEqual(['example-app-config']);
+    await editFile(join(appInterfaceDir, 'resources/example-app/configmap.yml'), (t) =>
+      t.replace('CACHE_TTL_SECONDS: "300"', 'CACHE_TTL_SECONDS: "600"'),
+    );
+    server.resetLog();
+    expect((await runOnce()).code).toBe(0);
+    expect(data(env, 'example-app-config')?.CACHE_TTL_SECONDS).toBe('600');
+    expect(applied().every((name) => name === 'example-app-config')).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { defineClient, type RunContext, runsRepeat } from '@qontract/core';
+import { defineClient, type LoopScope, type RunContext } from '@qontract/core';
 import {
   type ClusterInfo,
   ClusterMap,
@@ -10,7 +10,7 @@ import { ListedObjects } from './listed-objects.ts';
 
 /** What the cluster map of a run reads from its context (`signal`: the run's stop signal). */
 export type RunClusterContext = Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'> &
-  Partial<Pick<RunContext, 'signal' | 'client'>>;
+  Partial<Pick<RunContext, 'signal' | 'client' | 'loop'>>;
 
 /** The cluster maps of a run, closed when the run ends (keep-alive connections and TLS state). */
 const runClusterMaps = defineClient(
@@ -21,55 +21,41 @@ const runClusterMaps = defineClient(
   },
 );
 
-/** The clients kept between the runs of one stop signal (one process's loop), where asked for. */
-const keptBySignal = new WeakMap<AbortSignal, KeptClusters>();
-
-/** The objects listed by the runs of a loop (one stop signal), for the next run's lists. */
-const listedBySignal = new WeakMap<AbortSignal, ListedObjects>();
+/** The loop scope's key of the cluster clients its runs keep (`KeptClusters`). */
+const KEPT_CLUSTERS = 'openshift:kept-clusters';
 
 /**
- * The listed objects the runs of `ctx`'s loop share: only where the runs
- * repeat in this process (run-integration), and not with
- * `QONTRACT_LIST_REUSE=off`.
+ * The listed objects the runs of `ctx`'s loop share (`ListedObjects`): only
+ * where the runs repeat in this process (run-integration), and not with
+ * `QONTRACT_LIST_REUSE=off` or `QONTRACT_LOOP_CACHES=off`.
  */
 function listedObjectsOf(ctx: Omit<RunClusterContext, 'errors'>): ListedObjects | undefined {
-  const signal = ctx.signal;
-  if (!signal || !runsRepeat(signal) || ctx.env.vars.QONTRACT_LIST_REUSE === 'off')
-    return undefined;
-  let listed = listedBySignal.get(signal);
-  if (!listed) {
-    listed = new ListedObjects();
-    listedBySignal.set(signal, listed);
-  }
-  return listed;
+  if (!ctx.loop?.tuning.listReuse) return undefined;
+  return ctx.loop.repeatCache('openshift:listed-objects', () => new ListedObjects());
 }
 
 /**
- * The cluster clients kept for the runs of `signal`: in every loop that runs
+ * The cluster clients kept for the runs of a loop: in every loop that runs
  * again in this process (run-integration, polling or watching), and where an
- * operator asked for them in a single run.
+ * operator asked for them in a single run (`keepClustersBetweenRuns`).
  */
-function keptClustersOf(signal: AbortSignal | undefined): KeptClusters | undefined {
-  if (!signal) return undefined;
-  return runsRepeat(signal) ? keepClustersBetweenRuns(signal) : keptBySignal.get(signal);
+function keptClustersOf(loop: LoopScope | undefined): KeptClusters | undefined {
+  if (!loop) return undefined;
+  return loop.repeats ? keepClustersBetweenRuns(loop) : loop.peek(KEPT_CLUSTERS);
 }
 
 /**
- * From now on, the runs of `signal` (the loop of one process) keep their
- * cluster clients for the next run instead of closing them: see
- * `KeptClusters`. Each cluster map of a run borrows from them and, when it is
- * closed, lets the clients no run used any more go; all are closed when the
- * signal aborts.
+ * From now on, the runs of `loop` keep their cluster clients for the next run
+ * instead of closing them: see `KeptClusters`. Each cluster map of a run
+ * borrows from them and, when it is closed, lets the clients no run used any
+ * more go; all are closed when the loop ends.
  */
-export function keepClustersBetweenRuns(signal: AbortSignal): KeptClusters {
-  let kept = keptBySignal.get(signal);
-  if (!kept) {
-    const made = new KeptClusters();
-    kept = made;
-    keptBySignal.set(signal, made);
-    signal.addEventListener('abort', () => made.closeAll(), { once: true });
-  }
-  return kept;
+export function keepClustersBetweenRuns(loop: LoopScope): KeptClusters {
+  return loop.keep(
+    KEPT_CLUSTERS,
+    () => new KeptClusters(),
+    (kept) => kept.closeAll(),
+  );
 }
 
 async function closeWithRun(ctx: RunClusterContext, map: ClusterMap): Promise<ClusterMap> {
@@ -124,7 +110,7 @@ function settingsFor(
   const read = millis(vars.CLUSTER_READ_TIMEOUT_SECS);
   // The pause between retries of a transient failure (1 s × attempt by
   // default); tests and benchmarks shrink it, as QONTRACT_GITHUB_RETRY_UNIT_MS.
-  const backoff = Number(vars.QONTRACT_CLUSTER_RETRY_UNIT_MS);
+  const backoff = ctx.loop?.tuning.clusterRetryUnitMs;
   return {
     integration: ctx.integration,
     secrets: ctx.secrets,
@@ -133,11 +119,11 @@ function settingsFor(
     // Every request honours the run's stop signal (SIGTERM: abort what waits on the network).
     clientOptions: {
       ...(request ? { timeoutMs: request } : {}),
-      ...(backoff >= 0 && vars.QONTRACT_CLUSTER_RETRY_UNIT_MS ? { backoffMs: backoff } : {}),
+      ...(backoff !== undefined ? { backoffMs: backoff } : {}),
       signal: ctx.signal,
     },
     internal: options.internal,
-    kept: keptClustersOf(ctx.signal),
+    kept: keptClustersOf(ctx.loop),
     listed: listedObjectsOf(ctx),
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,

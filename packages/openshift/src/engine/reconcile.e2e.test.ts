@@ -7,8 +7,8 @@ import {
   DEFAULT_GLOBAL_OPTIONS,
   deepFreeze,
   defineIntegration,
+  LoopScope,
   type Metrics,
-  markRunsRepeat,
   type RunContext,
   runIntegration,
   SecretRedactor,
@@ -43,8 +43,8 @@ interface Scenario {
   namespaces?: Array<[string, string]>;
   takeOver?: boolean;
   dryRun?: boolean;
-  /** The stop signal: runs sharing one marked with `markRunsRepeat` are the runs of a loop. */
-  signal?: AbortSignal;
+  /** The loop the run is one of: runs sharing a repeating scope are the runs of a loop. */
+  loop?: LoopScope;
   /** The process's metrics, shared by the runs of a loop. */
   metrics?: Metrics;
   /** Wait for the applied workloads' rollout (openshift-saas-deploy does). */
@@ -156,7 +156,7 @@ async function run(s: Scenario) {
     redactor,
     env: { vars: {} },
     secrets: () => new ConfigSecretReader(config, redactor),
-    ...(s.signal ? { signal: s.signal } : {}),
+    ...(s.loop ? { loop: s.loop } : {}),
     ...(s.metrics ? { metrics: s.metrics } : {}),
   });
   return { code: result.exitCode, logs, messages: logs.map((l) => l.msg), ctx: ctxSeen };
@@ -934,12 +934,12 @@ describe('clusters unchanged since the previous run of a loop', () => {
     );
   };
   const loopRun = async (
-    signal: AbortSignal,
+    loop: LoopScope,
     desired: ReadonlyArray<{ cluster: string; body: ReturnType<typeof cm> }>,
     dryRun = false,
   ) => {
     const r = await run({
-      signal,
+      loop,
       dryRun,
       metrics,
       namespaces: [
@@ -974,8 +974,7 @@ describe('clusters unchanged since the previous run of a loop', () => {
   };
 
   it('are taken over only while nothing they are planned from changed', async () => {
-    const loop = new AbortController();
-    markRunsRepeat(loop.signal);
+    const loop = new LoopScope({ repeats: true, env: {} });
     const a1 = body('a', '1');
     const b1 = body('b', '1');
     const desired = [
@@ -984,11 +983,11 @@ describe('clusters unchanged since the previous run of a loop', () => {
     ];
 
     // Applied, then steady: the run after a run that planned nothing takes both over.
-    expect((await loopRun(loop.signal, desired)).unchanged).toBe(0);
-    const quiet = await loopRun(loop.signal, desired);
+    expect((await loopRun(loop, desired)).unchanged).toBe(0);
+    const quiet = await loopRun(loop, desired);
     expect([quiet.code, quiet.unchanged, quiet.plan]).toEqual([0, 0, []]);
     server.resetLog();
-    const taken = await loopRun(loop.signal, desired);
+    const taken = await loopRun(loop, desired);
     expect([taken.code, taken.unchanged, taken.plan]).toEqual([0, 2, []]);
     expect(server.mutatingRequests()).toEqual([]);
     // Its inventory still counts both sides of every taken-over namespace.
@@ -996,7 +995,7 @@ describe('clusters unchanged since the previous run of a loop', () => {
 
     // Deleted by hand on c1: c1 is read differently, planned again, and the object comes back.
     expect(await deleteByHand('c1', 'a')).toBe(200);
-    const recreated = await loopRun(loop.signal, desired);
+    const recreated = await loopRun(loop, desired);
     expect(recreated.unchanged).toBe(1);
     expect(recreated.plan).toEqual([
       `['apply', 'privileged=False', 'c1', '${NS}', 'ConfigMap', 'a']`,
@@ -1008,17 +1007,17 @@ describe('clusters unchanged since the previous run of a loop', () => {
     server.seed('c2', [{ ...live, data: { value: 'by hand' } }], { manager: 'kubectl-edit' });
     server.resetLog();
     for (let i = 0; i < 2; i++) {
-      const dry = await loopRun(loop.signal, desired, true);
+      const dry = await loopRun(loop, desired, true);
       expect(dry.plan).toEqual([`['apply', 'privileged=False', 'c2', '${NS}', 'ConfigMap', 'b']`]);
     }
     expect(server.mutatingRequests()).toEqual([]);
-    expect((await loopRun(loop.signal, desired)).plan).toHaveLength(1);
+    expect((await loopRun(loop, desired)).plan).toHaveLength(1);
     expect(value('c2', 'b')).toBe('1');
-    await loopRun(loop.signal, desired);
-    expect((await loopRun(loop.signal, desired)).unchanged).toBe(2);
+    await loopRun(loop, desired);
+    expect((await loopRun(loop, desired)).unchanged).toBe(2);
 
     // The desired state changes (a new body, an object more, one less): planned again.
-    const changed = await loopRun(loop.signal, [
+    const changed = await loopRun(loop, [
       { cluster: 'c1', body: body('a', '2') },
       { cluster: 'c2', body: b1 },
       { cluster: 'c2', body: body('c', '1') },
@@ -1034,7 +1033,7 @@ describe('clusters unchanged since the previous run of a loop', () => {
       { cluster: 'c1', body: body('a', '2') },
       { cluster: 'c2', body: b1 },
     ];
-    const removed = await loopRun(loop.signal, a2());
+    const removed = await loopRun(loop, a2());
     expect(removed.plan).toEqual([
       `['delete', 'privileged=False', 'c2', '${NS}', 'ConfigMap', 'c']`,
     ]);
@@ -1042,19 +1041,19 @@ describe('clusters unchanged since the previous run of a loop', () => {
     // The gauge follows the counts: c2 read b and c, and wanted b only.
     expect(await counted('c2')).toEqual([2, 1]);
     // A body equal in content but not the same object is compared, not recognised.
-    await loopRun(loop.signal, a2());
-    const equalNotSame = await loopRun(loop.signal, a2());
+    await loopRun(loop, a2());
+    const equalNotSame = await loopRun(loop, a2());
     expect([equalNotSame.plan, equalNotSame.unchanged]).toEqual([[], 1]);
     expect(await counted('c2')).toEqual([1, 1]);
 
     // A cluster failing in a run is not taken over, says so, and the run fails.
     // Back to a1 on c1 first: applied, then planned once more with nothing to do.
-    expect((await loopRun(loop.signal, desired)).plan).toHaveLength(1);
-    await loopRun(loop.signal, desired);
-    expect((await loopRun(loop.signal, desired)).unchanged).toBe(2);
+    expect((await loopRun(loop, desired)).plan).toHaveLength(1);
+    await loopRun(loop, desired);
+    expect((await loopRun(loop, desired)).unchanged).toBe(2);
     server.faults.set('c2', { verb: 'list', status: 403 });
     try {
-      const failing = await loopRun(loop.signal, desired);
+      const failing = await loopRun(loop, desired);
       expect(failing.code).toBe(1);
       expect(failing.unchanged).toBe(1);
       expect(failing.messages).toContain('[c2] skipping realize_data for cluster with errors');
@@ -1062,14 +1061,14 @@ describe('clusters unchanged since the previous run of a loop', () => {
       server.faults.clear();
     }
     // Its run failed: the next one compares c2 again (and it is clean: taken over after that).
-    expect((await loopRun(loop.signal, desired)).unchanged).toBe(1);
-    expect((await loopRun(loop.signal, desired)).unchanged).toBe(2);
-    loop.abort();
+    expect((await loopRun(loop, desired)).unchanged).toBe(1);
+    expect((await loopRun(loop, desired)).unchanged).toBe(2);
+    loop.close();
   });
 
   it('are not kept by a single run (no loop)', async () => {
     const desired = [{ cluster: 'c1', body: body('single', '1') }];
-    const once = new AbortController().signal;
+    const once = new LoopScope({ repeats: false, env: {} });
     await loopRun(once, desired);
     const again = await loopRun(once, desired);
     expect(Number.isNaN(again.unchanged)).toBe(true);

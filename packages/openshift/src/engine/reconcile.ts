@@ -1,10 +1,4 @@
-import {
-  arrivals,
-  EventLoopSlices,
-  errorMessage,
-  type RunContext,
-  runsRepeat,
-} from '@qontract/core';
+import { arrivals, EventLoopSlices, errorMessage, type RunContext } from '@qontract/core';
 import { Gauge, type Registry } from 'prom-client';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
 import type { KubeObject } from '../cluster/kube-client.ts';
@@ -403,12 +397,6 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
   return { inventory, results };
 }
 
-/** The unchanged clusters of the runs of one loop (a stop signal), by integration and settings. */
-const unchangedByLoop = new WeakMap<
-  AbortSignal,
-  Map<string, { skipCurrent: ReconcileSettings['skipCurrent']; clusters: UnchangedClusters }>
->();
-
 /**
  * What the previous run of this loop left for this one, and where this run
  * leaves its own: only where the runs repeat in this process and reuse what
@@ -420,15 +408,16 @@ function unchangedClustersOf(
   ctx: RunContext,
   s: ReconcileSettings,
 ): { previous: UnchangedClusters; save: (next: UnchangedClusters) => void } | undefined {
-  const signal = ctx.signal;
-  if (!signal || !runsRepeat(signal) || ctx.env.vars.QONTRACT_LIST_REUSE === 'off') {
-    return undefined;
-  }
-  let byKey = unchangedByLoop.get(signal);
-  if (!byKey) {
-    byKey = new Map();
-    unchangedByLoop.set(signal, byKey);
-  }
+  if (!ctx.loop.tuning.listReuse) return undefined;
+  const byKey = ctx.loop.repeatCache(
+    'engine:unchanged-clusters',
+    () =>
+      new Map<
+        string,
+        { skipCurrent: ReconcileSettings['skipCurrent']; clusters: UnchangedClusters }
+      >(),
+  );
+  if (!byKey) return undefined;
   const key = [
     ctx.integration,
     s.integration,

@@ -5,6 +5,7 @@ import {
   createLogger,
   DEFAULT_GLOBAL_OPTIONS,
   defineIntegration,
+  LoopScope,
   type RunContext,
   runIntegration,
   SecretRedactor,
@@ -48,6 +49,7 @@ function watch(
   bundle: { version: number; greeting: string; namespaces?: readonly string[] },
   stop: AbortSignal,
   resyncSeconds = 60,
+  loop?: LoopScope,
 ) {
   const logs: Array<{ msg: string; level: number }> = [];
   const redactor = new SecretRedactor();
@@ -111,6 +113,7 @@ function watch(
     env: { vars: {} },
     secrets: () => new ConfigSecretReader(config, redactor),
     signal: stop,
+    ...(loop ? { loop } : {}),
   });
   return { result, messages: () => logs.map((l) => l.msg) };
 }
@@ -317,15 +320,17 @@ describe('runWatchMode against the fake API server', () => {
   it('a later period lists nothing and borrows the cluster client of the last: no discovery, no new connection', async () => {
     const bundle = { version: 1, greeting: 'hello' };
     const stop = new AbortController();
+    // run-integration with WATCH=true: each run lasts SLEEP_DURATION_SECS, the loop's scope stays.
+    const loop = new LoopScope({ repeats: true, env: {} });
     let opened = 0;
     const count = () => {
       opened += 1;
     };
     try {
-      expect((await watch(bundle, stop.signal, 0.2).result).errors.errors).toEqual([]);
+      expect((await watch(bundle, stop.signal, 0.2, loop).result).errors.errors).toEqual([]);
       server.resetLog();
       subscribe('net.client.socket', count);
-      const second = await watch(bundle, stop.signal, 0.2).result;
+      const second = await watch(bundle, stop.signal, 0.2, loop).result;
       expect(second.errors.errors).toEqual([]);
       const paths = server.requests({ cluster: 'c1' }).map((r) => r.path);
       expect(paths).toEqual(['/version']);
@@ -333,6 +338,7 @@ describe('runWatchMode against the fake API server', () => {
     } finally {
       unsubscribe('net.client.socket', count);
       stop.abort();
+      loop.close();
     }
   });
 });

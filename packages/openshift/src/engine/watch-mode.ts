@@ -572,17 +572,13 @@ class WatchCaches {
   }
 }
 
-const registries = new WeakMap<AbortSignal, WatchCaches>();
-
+/** The watch caches of the loop's runs (with WATCH=true, each run lasts SLEEP_DURATION_SECS). */
 function cachesFor(ctx: RunContext): WatchCaches {
-  let caches = registries.get(ctx.signal);
-  if (!caches) {
-    const made = new WatchCaches(keepClustersBetweenRuns(ctx.signal));
-    caches = made;
-    registries.set(ctx.signal, made);
-    ctx.signal.addEventListener('abort', () => made.closeAll(), { once: true });
-  }
-  return caches;
+  return ctx.loop.keep(
+    'watch:caches',
+    () => new WatchCaches(keepClustersBetweenRuns(ctx.loop)),
+    (caches) => caches.closeAll(),
+  );
 }
 
 /**
