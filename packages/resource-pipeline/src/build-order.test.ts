@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BuildItem, buildOrder } from './build-order.ts';
+import { type BuildItem, buildOrder, type OrderMemo } from './build-order.ts';
 import { describeResource, type NamespaceData, type OpenshiftResourceData } from './model.ts';
 
 const namespace = (cluster: string, name: string) =>
