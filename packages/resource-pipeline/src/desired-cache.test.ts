@@ -10,7 +10,7 @@ import { type DocumentNode, print } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { DesiredCache, type DesiredCacheRun } from './desired-cache.ts';
 import type { NamespaceData, OpenshiftResourceData, SelectedNamespace } from './model.ts';
-import { buildDesired, type ProviderContext } from './providers.ts';
+import { buildDesired, type ProviderContext } from './providers/index.ts';
 import { templateRendererFor } from './templates.ts';
 
 const INTEGRATION = 'openshift_resources';

@@ -45,7 +45,7 @@ import {
   DEFAULT_REPO_URL,
   FetchResourceError,
   type TemplateRenderer,
-} from './providers.ts';
+} from './providers/index.ts';
 import {
   checkClusterOptions,
   type NamespaceFilter,

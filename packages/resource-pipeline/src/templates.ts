@@ -5,7 +5,7 @@ import { parse } from 'graphql';
 import { Agent, fetch } from 'undici';
 import { answerDigest, type HelperCall } from './desired-cache.ts';
 import { githubFileReader } from './github.ts';
-import type { TemplateRenderer } from './providers.ts';
+import type { TemplateRenderer } from './providers/index.ts';
 import { s3Helpers } from './s3.ts';
 
 /** `url()` ignores TLS verification, as upstream's helper does. */
