@@ -12,7 +12,6 @@ import {
   type DesiredResource,
   OpenshiftResource,
   reconcileResources,
-  warmUpClusterClients,
 } from '@qontract/openshift';
 import { desiredDeployments, refsToResolve, UPSTREAM_DEFAULT } from './desired.ts';
 import { resolveImageTags } from './github.ts';
@@ -82,7 +81,6 @@ export function integrationsManager(known: () => readonly AnyIntegration[]) {
     name: 'integrations-manager',
     version: QONTRACT_INTEGRATION_VERSION,
     description: 'Manages Qontract Reconcile integrations.',
-    warmUp: warmUpClusterClients,
     options: {
       environmentName: {
         type: 'string',

@@ -12,7 +12,6 @@ import {
   fieldManagerFor,
   isClusterProblem,
   pyRepr,
-  warmUpClusterClients,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
 import { OpenshiftGroupsClustersDocument } from './clusters.generated.ts';
@@ -33,7 +32,6 @@ export const openshiftGroups = defineIntegration({
   name: 'openshift-groups',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manages OpenShift Groups.',
-  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

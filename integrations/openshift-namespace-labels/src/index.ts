@@ -13,7 +13,6 @@ import {
   isClusterProblem,
   pyRepr,
   reconcileTimeObserver,
-  warmUpClusterClients,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
 import {
@@ -33,7 +32,6 @@ export const openshiftNamespaceLabels = defineIntegration({
   name: 'openshift-namespace-labels',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manages labels on OpenShift namespaces.',
-  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

@@ -12,7 +12,6 @@ import {
   isClusterProblem,
   pyRepr,
   reconcileTimeObserver,
-  warmUpClusterClients,
 } from '@qontract/openshift';
 import { desiredNamespaces, type NamespaceAction, planNamespaceActions } from './desired.ts';
 import { OpenshiftNamespacesDocument } from './openshift-namespaces.generated.ts';
@@ -23,7 +22,6 @@ export const openshiftNamespaces = defineIntegration({
   name: 'openshift-namespaces',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manages OpenShift Namespaces.',
-  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

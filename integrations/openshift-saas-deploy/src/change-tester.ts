@@ -1,6 +1,5 @@
 import { createRunGqlClient, gqlClient } from '@qontract/app-interface';
 import { commonOptions, defineIntegration, QontractError } from '@qontract/core';
-import { warmUpClusterClients } from '@qontract/openshift';
 import { changedSaasTargets, loadSaasFiles } from '@qontract/saas';
 import { runSaasDeploy } from './run.ts';
 
@@ -15,7 +14,6 @@ export const openshiftSaasDeployChangeTester = defineIntegration({
   name: 'openshift-saas-deploy-change-tester',
   version: '0.1.0',
   description: 'Runs openshift-saas-deploy for each saas-file that changed within a bundle.',
-  warmUp: warmUpClusterClients,
   options: {
     gitlabProjectId: { type: 'argument', describe: "the merge request's GitLab project id" },
     gitlabMergeRequestId: { type: 'argument', describe: 'the merge request id (iid)' },

@@ -1,5 +1,4 @@
 import { commonOptions, defineIntegration } from '@qontract/core';
-import { warmUpClusterClients } from '@qontract/openshift';
 import { QONTRACT_INTEGRATION_VERSION } from './constants.ts';
 import { runSaasDeploy } from './run.ts';
 
@@ -14,7 +13,6 @@ export const openshiftSaasDeploy = defineIntegration({
   name: 'openshift-saas-deploy',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Manage OpenShift resources defined in Saas files.',
-  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     ioDir: {

@@ -18,7 +18,6 @@ import {
   reconcileResources,
   runWatchMode,
   type WatchedState,
-  warmUpClusterClients,
 } from '@qontract/openshift';
 import pLimit from 'p-limit';
 import { desiredTokenSecrets, type SecretObject } from './desired.ts';
@@ -41,7 +40,6 @@ export const openshiftServiceaccountTokens = defineIntegration({
   name: 'openshift-serviceaccount-tokens',
   version: QONTRACT_INTEGRATION_VERSION,
   description: 'Use OpenShift ServiceAccount tokens across namespaces/clusters.',
-  warmUp: warmUpClusterClients,
   options: {
     threadPoolSize: commonOptions.threadPoolSize(10),
     internal: commonOptions.internal(),

@@ -74,21 +74,4 @@ describe('the lazy integration registry', () => {
       });
     }
   }, 60_000);
-
-  it('the integrations that talk to clusters, and only they, import the Kubernetes client early', async () => {
-    const warming: string[] = [];
-    for (const entry of registry) {
-      if ((await loadIntegration(entry)).warmUp) warming.push(entry.name);
-    }
-    const cold = registry.map((e) => e.name).filter((n) => !warming.includes(n));
-    expect(warming.filter((n) => !n.startsWith('openshift-')).sort()).toEqual([
-      'integrations-manager',
-    ]);
-    expect(cold.sort()).toEqual([
-      'github',
-      'gitlab-members',
-      'gitlab-projects',
-      'saas-file-validator',
-    ]);
-  }, 60_000);
 });

@@ -29,7 +29,6 @@ export {
   KubeApiError,
   KubeClient,
   type KubeObject,
-  warmUpClusterClients,
 } from './cluster/kube-client.ts';
 // The engine: read, plan, apply, for polling runs and watch mode.
 export type { ActionResult } from './engine/apply.ts';

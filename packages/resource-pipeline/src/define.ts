@@ -4,7 +4,6 @@ import {
   type OptionSpecs,
   type OptionValues,
 } from '@qontract/core';
-import { warmUpClusterClients } from '@qontract/openshift';
 import type { Provider } from './model.ts';
 import {
   earlyExitDesiredState,
@@ -50,7 +49,6 @@ export function definePipelineIntegration(p: PipelineIntegration): AnyIntegratio
     version: p.version,
     description: p.description,
     options: (p.excludeCluster ? pipelineOptions : siblingPipelineOptions) as OptionSpecs,
-    warmUp: warmUpClusterClients,
     run: (ctx, opts) => runOpenshiftResourcesPipeline(ctx, asPipelineOptions(opts), pipeline),
     desiredStateForEarlyExit: (ctx, opts) =>
       earlyExitDesiredState(ctx, asPipelineOptions(opts), pipeline),

@@ -1,5 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import {
   createGqlClient,
   loadEmbeddedEngine,
@@ -99,9 +100,9 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
 }
 
 /**
- * When the run talked to the API servers (https) and to GraphQL (http), from
- * undici's diagnostics channels (both the bundled fetch and client-node's
- * undici publish them): how much of the wall time is the API phase.
+ * When the run talked to the API servers (https, Node's HTTP client) and to
+ * GraphQL (http, `fetch`), from the diagnostics channels both publish: how
+ * much of the wall time is the API phase.
  */
 class RequestPhases {
   #firstApiStart = Number.POSITIVE_INFINITY;
@@ -110,18 +111,22 @@ class RequestPhases {
   readonly #started = new WeakMap<object, number>();
 
   subscribe(): void {
+    subscribe('http.client.request.start', () => {
+      this.#firstApiStart = Math.min(this.#firstApiStart, performance.now());
+    });
+    subscribe('http.client.response.finish', (message) => {
+      const { response } = message as { response: IncomingMessage };
+      response.once('end', () => {
+        this.#lastApiEnd = performance.now();
+      });
+    });
     subscribe('undici:request:create', (message) => {
-      const { request } = message as { request: { origin?: string } };
-      const now = performance.now();
-      this.#started.set(request, now);
-      if (String(request.origin).startsWith('https:'))
-        this.#firstApiStart = Math.min(this.#firstApiStart, now);
+      this.#started.set((message as { request: object }).request, performance.now());
     });
     subscribe('undici:request:trailers', (message) => {
-      const { request } = message as { request: { origin?: string } };
+      const { request } = message as { request: object };
       const now = performance.now();
-      if (String(request.origin).startsWith('https:')) this.#lastApiEnd = now;
-      else this.#graphqlMs += now - (this.#started.get(request) ?? now);
+      this.#graphqlMs += now - (this.#started.get(request) ?? now);
     });
   }
 

@@ -85,8 +85,8 @@ describe('connecting to many clusters', () => {
       const { request } = message as { request: object };
       if (versions.delete(request)) checking--;
     };
-    subscribe('undici:request:create', sent);
-    subscribe('undici:request:headers', answered);
+    subscribe('http.client.request.start', sent);
+    subscribe('http.client.response.finish', answered);
     try {
       const map = await ClusterMap.fromClusters(
         names.map((name) => ({
@@ -116,8 +116,8 @@ describe('connecting to many clusters', () => {
       expect(maxChecking).toBe(names.length);
       await map.close();
     } finally {
-      unsubscribe('undici:request:create', sent);
-      unsubscribe('undici:request:headers', answered);
+      unsubscribe('http.client.request.start', sent);
+      unsubscribe('http.client.response.finish', answered);
       await many.close();
     }
   });

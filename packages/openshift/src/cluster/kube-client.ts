@@ -24,11 +24,9 @@ export {
 } from './kube-errors.ts';
 export {
   type ClusterConnection,
-  clientNodeRequested,
   credentialId,
   type KubeObject,
   RequestStats,
-  warmUpClusterClients,
 } from './kube-transport.ts';
 
 export type PatchType = 'merge' | 'json' | 'strategic';
@@ -50,11 +48,10 @@ export interface KubeClientOptions extends TransportOptions {
 }
 
 /**
- * A raw REST client for one cluster. Authentication, TLS and the HTTP
- * transport come from @kubernetes/client-node (see kube-transport.ts);
- * responses stay raw JSON, because the typed models of the client drop
- * unknown fields and turn timestamps into Dates, which would break the
- * original's three-way comparison.
+ * A raw REST client for one cluster, over Node's own HTTP client (see
+ * kube-transport.ts): responses stay raw JSON, because the typed models of a
+ * generated client drop unknown fields and turn timestamps into Dates, which
+ * would break the original's three-way comparison.
  */
 export class KubeClient {
   readonly connection: ClusterConnection;

@@ -1,76 +1,22 @@
 /**
- * The transport of the kube client: client-node's configuration and TLS, one
- * HTTP request at a time with time-outs and retries, request statistics, and
- * giving a cluster up for the run. Everything above it (discovery, list pages,
+ * The transport of the kube client: Node's own HTTP client with the cluster's
+ * token and TLS settings, one HTTP request at a time with time-outs and
+ * retries, request statistics, and giving a cluster up for the run. Everything above it (discovery, list pages,
  * the verbs) goes through `KubeTransport.request`.
  */
 import { createHash } from 'node:crypto';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { once } from 'node:events';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import type { HttpMethod, KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import {
   ClusterTimeoutError,
   ClusterUnreachableError,
   KubeApiError,
   RequestAbortedError,
 } from './kube-errors.ts';
-
-type ClientNode = typeof import('@kubernetes/client-node');
-let clientNode: Promise<ClientNode> | undefined;
-/**
- * @kubernetes/client-node takes about a second to import (all its generated
- * models); it is loaded once a cluster integration's run has sent its query
- * (`warmUpClusterClients`) or on first use, so that `--help`, config errors,
- * a dry-run that exits early and integrations that never talk to clusters do
- * not pay for it.
- */
-function loadClientNode(): Promise<ClientNode> {
-  clientNode ??= import('@kubernetes/client-node');
-  return clientNode;
-}
-
-/** Whether the import of client-node has begun (tests). */
-export function clientNodeRequested(): boolean {
-  return clientNode !== undefined;
-}
-
-/** How long the warm-up waits for the run's first query to go out before importing anyway. */
-const WARM_UP_WAIT_MS = 1_000;
-
-/**
- * The `warmUp` of every integration that talks to clusters: the import runs
- * while the run waits for app-interface's answer, and the first client finds
- * it loaded. Its failure surfaces at that client's first request.
- *
- * Evaluating client-node holds the thread for about half a second (sources;
- * less from the bundle). Begun when the run starts, it would delay sending the
- * GraphQL query by as much; so it begins once the first POST of the process
- * (the query) has been sent, which undici announces on its diagnostics
- * channel, and the server's work on the answer hides it. Without such a
- * request (an embedded app-interface) it begins after `WARM_UP_WAIT_MS`.
- */
-export function warmUpClusterClients(): void {
-  if (clientNode) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const begin = () => {
-    unsubscribe(SENT_CHANNEL, onSent);
-    clearTimeout(timer);
-    loadClientNode().catch(() => {});
-  };
-  const onSent = (message: unknown) => {
-    const method = (message as { request?: { method?: string } } | undefined)?.request?.method;
-    if (method === 'POST') setImmediate(begin);
-  };
-  subscribe(SENT_CHANNEL, onSent);
-  timer = setTimeout(begin, WARM_UP_WAIT_MS);
-  // A process with nothing else to do does not stay for the import.
-  timer.unref();
-}
-
-/** undici (fetch's, and client-node's) publishes here when a request's body is on the wire. */
-const SENT_CHANNEL = 'undici:request:bodySent';
 
 /** A short stand-in for a connection's token in keys (caches, kept clients): never the token. */
 export function credentialId(connection: ClusterConnection): string {
@@ -158,26 +104,24 @@ export interface RequestOptions {
 }
 
 /**
- * Sends one cluster's requests. Authentication, TLS and the HTTP transport
- * come from @kubernetes/client-node (KubeConfig, its request context and the
- * undici dispatcher it configures; see `send`); answers stay raw JSON or bytes.
+ * Sends one cluster's requests over Node's own HTTP client (`node:https` with
+ * a keep-alive Agent per cluster; see `send`): a bearer token, the cluster's
+ * CA or no verification when the cluster data says so, which is all a cluster
+ * connection configures. Answers stay raw JSON or bytes.
+ *
+ * Not @kubernetes/client-node, which carried the transport until issue 41:
+ * importing it (its generated models, undici and its WebAssembly parser) was
+ * about 40 MiB of a small run's peak RSS of about 140 MiB, for a token header
+ * and an Agent's TLS options (docs/benchmarks.md, Start-up). Watch mode still
+ * uses its `Watch` (watch-cache.ts), imported only there.
  */
 export class KubeTransport {
   readonly connection: ClusterConnection;
   readonly stats: RequestStats;
-  readonly #config: Promise<{
-    kc: KubeConfig;
-    lib: ClientNode;
-    http: InstanceType<ClientNode['IsomorphicFetchHttpLibrary']>;
-  }>;
   readonly #base: string;
   readonly #timeoutMs: number;
-  #auth:
-    | Promise<{
-        headers: Record<string, string>;
-        dispatcher: ReturnType<InstanceType<ClientNode['RequestContext']>['getDispatcher']>;
-      }>
-    | undefined;
+  /** The keep-alive connections to the cluster, made at the first request (`#agentOf`). */
+  #agent: HttpAgent | undefined;
   readonly #attempts: number;
   readonly #backoffMs: number;
   /** Aborted (with the reason) when the cluster is given up for the run. */
@@ -208,31 +152,7 @@ export class KubeTransport {
       ? AbortSignal.any([options.signal, this.#givenUp.signal])
       : this.#givenUp.signal;
     this.#base = connection.server.replace(/\/+$/, '');
-    if (lender) {
-      this.#config = lender.#config;
-      this.#lender = lender.#lender ?? lender;
-      return;
-    }
-    const kubeconfigOptions = {
-      clusters: [
-        {
-          name: connection.name,
-          server: this.#base,
-          skipTLSVerify: Boolean(connection.insecureSkipTLSVerify),
-          ...(connection.caData ? { caData: connection.caData } : {}),
-        },
-      ],
-      users: [{ name: 'qontract-reconcile', token: connection.token }],
-      contexts: [{ name: connection.name, cluster: connection.name, user: 'qontract-reconcile' }],
-      currentContext: connection.name,
-    };
-    this.#config = loadClientNode().then((lib) => {
-      const kc = new lib.KubeConfig();
-      kc.loadFromOptions(kubeconfigOptions);
-      return { kc, lib, http: new lib.IsomorphicFetchHttpLibrary() };
-    });
-    // Surfaces on first request, not as an unhandled rejection.
-    this.#config.catch(() => {});
+    this.#lender = lender ? (lender.#lender ?? lender) : undefined;
   }
 
   get name(): string {
@@ -295,12 +215,9 @@ export class KubeTransport {
   async close(): Promise<void> {
     // A borrower's connections are its lender's.
     if (this.#lender) return;
-    const auth = this.#auth;
-    this.#auth = undefined;
-    const dispatcher = (await auth?.catch(() => undefined))?.dispatcher as
-      | { close?: () => Promise<void> }
-      | undefined;
-    await dispatcher?.close?.();
+    const agent = this.#agent;
+    this.#agent = undefined;
+    agent?.destroy();
   }
 
   #throwIfStopped(): void {
@@ -309,22 +226,25 @@ export class KubeTransport {
   }
 
   /**
-   * client-node's `applySecurityAuthentication` builds a new undici Agent on
-   * every call (2.0.1), which would open a new TCP connection and TLS session
-   * per request. The first call's dispatcher and headers are kept and reused,
-   * so requests share keep-alive connections.
+   * The connections of the lender (or this transport's own): one keep-alive
+   * Agent per cluster, so that requests share TCP connections and TLS
+   * sessions. Its TLS settings are the cluster's: its CA alone when it has
+   * one (as kubeconfig's `certificate-authority-data`), none verified when it
+   * says insecure, else the process's trusted CAs.
    */
-  async #authenticate(ctx: InstanceType<ClientNode['RequestContext']>): Promise<void> {
+  #agentOf(): HttpAgent {
     const owner = this.#lender ?? this;
-    owner.#auth ??= (async () => {
-      const { kc, lib } = await owner.#config;
-      const probe = new lib.RequestContext(owner.#base, 'GET' as HttpMethod);
-      await kc.applySecurityAuthentication(probe);
-      return { headers: { ...probe.getHeaders() }, dispatcher: probe.getDispatcher() };
-    })();
-    const { headers, dispatcher } = await owner.#auth;
-    for (const [k, v] of Object.entries(headers)) ctx.setHeaderParam(k, v);
-    if (dispatcher) ctx.setDispatcher(dispatcher);
+    if (owner.#agent) return owner.#agent;
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS };
+    const c = owner.connection;
+    owner.#agent = owner.#base.startsWith('https:')
+      ? new HttpsAgent({
+          ...options,
+          ...(c.caData ? { ca: Buffer.from(c.caData, 'base64') } : {}),
+          ...(c.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
+        })
+      : new HttpAgent(options);
+    return owner.#agent;
   }
 
   async #once(
@@ -337,23 +257,31 @@ export class KubeTransport {
     for (const [k, v] of Object.entries(options.query ?? {})) {
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     }
-    const { lib, http } = await this.#config;
-    const ctx = new lib.RequestContext(url.toString(), method as HttpMethod);
-    await this.#authenticate(ctx);
-    ctx.setHeaderParam('Accept', options.accept ?? 'application/json');
-    ctx.setHeaderParam('User-Agent', 'qontract-reconcile-ts');
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.connection.token}`,
+      Accept: options.accept ?? 'application/json',
+      'User-Agent': 'qontract-reconcile-ts',
+      // As `fetch` does: a real API server compresses answers from 128 KiB on, the list pages.
+      'Accept-Encoding': 'gzip',
+    };
+    let body: string | undefined;
     if (options.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', options.contentType ?? 'application/json');
-      ctx.setBody(typeof options.body === 'string' ? options.body : JSON.stringify(options.body));
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
-    ctx.setSignal(AbortSignal.any([timeout, this.#stopped]));
     this.#throwIfStopped();
     this.stats.count(this.connection.name, verb);
     let response: HttpAnswer;
     try {
-      response = await send(ctx, http, options.raw ? PAGE_BUFFERS : undefined);
+      response = await send(
+        this.#agentOf(),
+        url,
+        { method, headers, body, signal: AbortSignal.any([timeout, this.#stopped]) },
+        options.raw ? PAGE_BUFFERS : undefined,
+      );
     } catch (e) {
       this.#throwIfStopped();
       if (timeout.aborted) {
@@ -387,72 +315,60 @@ interface HttpAnswer {
   readonly body: Buffer;
 }
 
-/** The subset of undici's Dispatcher (client-node's Agent) that `send` uses. */
-interface RequestDispatcher {
-  request(options: {
-    origin: string;
-    path: string;
-    method: string;
-    headers: Record<string, string>;
-    body?: string;
-    signal?: AbortSignal;
-  }): Promise<{
-    statusCode: number;
-    headers: Record<string, string | string[] | undefined>;
-    body: AsyncIterable<Buffer>;
-  }>;
-}
+/**
+ * How long an idle connection is kept for the next request (undici's default,
+ * which the client had before): a loop's next run, minutes later, opens new
+ * ones rather than finding connections the server has dropped.
+ */
+const IDLE_SOCKET_MS = 4_000;
 
 /**
- * Sends `ctx` over the dispatcher client-node configured for the cluster (its
- * TLS settings, CA and proxy) with undici's `request` API. client-node's own
- * HTTP library is undici's `fetch`, whose WHATWG streams cost about twice the
- * CPU per list page of 500 objects (measured: ~1 ms per 440 KB page); a run
- * reads a hundred pages or more. Where client-node configured no dispatcher
- * (a server whose certificate the system's CAs sign), its library is used as is.
- *
- * Like `fetch`, it asks for gzip and decompresses (off the thread, on libuv's
- * pool): a real API server compresses answers over 128 KiB, the list pages.
+ * Sends one request over `agent` and reads the whole answer, decompressed
+ * (gzip, off the thread on libuv's pool). Node's own client rather than
+ * `fetch`, whose WHATWG streams cost about twice the CPU per list page of 500
+ * objects (measured: ~1 ms per 440 KB page); a run reads a hundred pages or
+ * more. A page's chunks are copied into a buffer lent by `buffers`.
  */
 async function send(
-  ctx: InstanceType<ClientNode['RequestContext']>,
-  http: InstanceType<ClientNode['IsomorphicFetchHttpLibrary']>,
+  agent: HttpAgent,
+  url: URL,
+  request: {
+    method: string;
+    headers: Record<string, string>;
+    body: string | undefined;
+    signal: AbortSignal;
+  },
   buffers?: BodyBuffers,
 ): Promise<HttpAnswer> {
-  const dispatcher = ctx.getDispatcher() as RequestDispatcher | undefined;
-  if (!dispatcher) {
-    const response = await http.send(ctx).toPromise();
-    return {
-      status: response.httpStatusCode,
-      headers: response.headers,
-      body: await bodyBytes(response.body),
-    };
-  }
-  const url = new URL(ctx.getUrl());
-  const body = ctx.getBody();
-  const answer = await dispatcher.request({
-    origin: url.origin,
-    path: url.pathname + url.search,
-    method: ctx.getHttpMethod(),
-    headers: { ...ctx.getHeaders(), 'accept-encoding': 'gzip' },
-    ...(typeof body === 'string' ? { body } : {}),
-    signal: ctx.getSignal(),
-  });
+  const { body, ...options } = request;
+  const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { ...options, agent });
+  // `once` takes the first error; one more (a socket's, once aborted) must not go unhandled.
+  req.on('error', () => {});
+  req.end(body);
+  const [answer] = (await once(req, 'response')) as [IncomingMessage];
   const chunks: Buffer[] = [];
   let length = 0;
-  for await (const chunk of answer.body) {
-    chunks.push(chunk);
-    length += chunk.length;
-  }
+  // 'data' events (the stream flowing) rather than `for await`, whose iterator
+  // reads one chunk at a time and pauses the socket in between: reading 20 lists
+  // of 5,000 objects took about a quarter more wall time that way than with
+  // undici before; flowing, the same (a micro-benchmark on the loaded machine).
+  await new Promise<void>((resolve, reject) => {
+    answer.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+    });
+    answer.once('end', resolve);
+    answer.once('error', reject);
+  });
   const bytes =
     chunks.length === 1
       ? chunks[0]!
       : (buffers?.concat(chunks, length) ?? Buffer.concat(chunks, length));
+  const status = answer.statusCode ?? 0;
   const encoding = String(answer.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding !== 'gzip')
-    return { status: answer.statusCode, headers: answer.headers, body: bytes };
+  if (encoding !== 'gzip') return { status, headers: answer.headers, body: bytes };
   try {
-    return { status: answer.statusCode, headers: answer.headers, body: await gunzipAsync(bytes) };
+    return { status, headers: answer.headers, body: await gunzipAsync(bytes) };
   } finally {
     buffers?.give(bytes);
   }
@@ -500,17 +416,6 @@ class BodyBuffers {
 
 /** The pool of the list pages read raw (`raw: true`): their reader gives them back here. */
 export const PAGE_BUFFERS = new BodyBuffers();
-
-/** A response's body as bytes (undici's Response has no `buffer()`, which client-node's `binary()` calls). */
-async function bodyBytes(body: ResponseContext['body']): Promise<Buffer> {
-  const stream = body.stream();
-  if (!stream) return Buffer.from(await body.text());
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks.length === 1
-    ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength)
-    : Buffer.concat(chunks);
-}
 
 function apiError(cluster: string, response: HttpAnswer, text: string): KubeApiError {
   let status: { message?: string; reason?: string; details?: unknown } = {};

@@ -8,7 +8,6 @@ import {
 } from '@qontract/core';
 import type { ClusterInfo, NamespaceClusterInfo } from '../cluster/cluster-map.ts';
 import { clusterMapForClusters, clusterMapForNamespaces } from '../cluster/for-run.ts';
-import { warmUpClusterClients } from '../cluster/kube-client.ts';
 import { appInterfaceBundle } from './bundle-source.ts';
 import { type DesiredBody, toDesiredResources } from './desired.ts';
 import type { CurrentStateSpec } from './fetch.ts';
@@ -85,7 +84,6 @@ export function defineEngineIntegration<
     version: definition.version,
     description: definition.description,
     options: { ...engineOptions, ...(definition.options as O) },
-    warmUp: warmUpClusterClients,
     run: async (ctx, opts) => {
       const prepare = async (runCtx: RunContext): Promise<WatchedState | undefined> => {
         const data = await definition.load(runCtx, opts);
