@@ -9,7 +9,9 @@ import { REPO_ROOT } from './tree.ts';
  * Start-up cost of the commands, as a pod or CronJob pays it on every start:
  * the sources (the bins of packages/cli: the launcher, then Node's type
  * stripping of every module) against the esbuild bundle of
- * packages/qontract-reconcile (what the container image runs).
+ * packages/qontract-reconcile (what the container image runs). The pod's own
+ * command, `run-integration` with RUN_ONCE, is measured beside
+ * `qontract-reconcile`, with what its peak RSS is made of (`Footprint`).
  */
 export interface StartupMeasurement {
   readonly name: string;
@@ -25,11 +27,33 @@ export interface StartupMeasurement {
   /** The first non-zero exit code of the runs, else 0. */
   readonly exitCode: number;
   readonly loadAverage: number;
+  /** What the memory of the run with the peak RSS was made of, at its exit. */
+  readonly footprint?: Footprint;
+}
+
+/**
+ * A process's memory at its exit, in MiB (the peak is at or near the exit of
+ * these short runs): the V8 heap (committed; the young generation is part of
+ * it), external memory (module sources, buffers) and the rest of the resident
+ * set (Node's binary and the code pages it touched, the compiler's and
+ * OpenSSL's allocations), with the worker threads the run started.
+ */
+export interface Footprint {
+  readonly rssMiB: number;
+  readonly heapMiB: number;
+  readonly youngMiB: number;
+  readonly externalMiB: number;
+  readonly workers: number;
 }
 
 const BINS = {
   source: join(REPO_ROOT, 'packages/cli/bin/qontract-reconcile.js'),
   bundle: join(REPO_ROOT, 'packages/qontract-reconcile/bundle/qontract-reconcile.mjs'),
+} as const;
+/** The container's command (the image's CMD; the chart sets INTEGRATION_NAME and the rest). */
+const POD_BINS = {
+  source: join(REPO_ROOT, 'packages/cli/bin/run-integration.js'),
+  bundle: join(REPO_ROOT, 'packages/qontract-reconcile/bundle/run-integration.mjs'),
 } as const;
 const BUILD_BUNDLE = join(REPO_ROOT, 'packages/qontract-reconcile/src/build-bundle.ts');
 
@@ -38,19 +62,80 @@ const TRIVIAL_SCALE = { clusters: 2, namespaces: 3, resources: 5 };
 
 /**
  * Preloaded into every measured process: at exit it writes the process's CPU
- * time and peak RSS to the file named by QR_STARTUP_PROBE. The peak is node's
- * own (VmHWM of its memory map): getrusage's maxRSS also keeps the peak of the
- * memory map the process had before exec, which for a bin started through
- * `env` can be the benchmark's own.
+ * time, peak RSS and `Footprint` to the file named by QR_STARTUP_PROBE. The
+ * peak is node's own (VmHWM of its memory map): getrusage's maxRSS also keeps
+ * the peak of the memory map the process had before exec, which for a bin
+ * started through `env` can be the benchmark's own.
  */
 const PROBE = `data:text/javascript,${encodeURIComponent(
-  "import { readFileSync, writeFileSync } from 'node:fs'; process.on('exit', () => { const u = process.resourceUsage(); let hwm; try { hwm = Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]); } catch {} writeFileSync(process.env.QR_STARTUP_PROBE, JSON.stringify({ cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, maxRssKiB: hwm || u.maxRSS })); });",
+  [
+    "import { readFileSync, writeFileSync } from 'node:fs';",
+    "import { getHeapSpaceStatistics } from 'node:v8';",
+    "let workers = 0; process.on('worker', () => { workers++; });",
+    "process.on('exit', () => {",
+    '  const u = process.resourceUsage(); const m = process.memoryUsage(); let hwm;',
+    "  try { hwm = Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]); } catch {}",
+    "  const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;",
+    '  writeFileSync(process.env.QR_STARTUP_PROBE, JSON.stringify({ cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, maxRssKiB: hwm || u.maxRSS,',
+    '    rss: m.rss, heap: m.heapTotal, young, external: m.external, workers }));',
+    '});',
+  ].join('\n'),
 )}`;
 
-const COMMANDS = ['--help', 'dry-run openshift-namespaces (nothing to do)'] as const;
+/** The commands measured: what each shows in the table, its bins and how it is started. */
+interface StartupCommand {
+  readonly key: string;
+  readonly label: string;
+  readonly bins: { readonly source: string; readonly bundle: string };
+  /** Its arguments and environment for a config (`dryRun`: false for the set-up run). */
+  readonly start: (configPath: string, dryRun: boolean) => { args: string[]; env: Env };
+}
 
-function startupName(command: string, variant: 'source' | 'bundle'): string {
-  return `startup qontract-reconcile ${command} (${variant})`;
+type Env = Readonly<Record<string, string>>;
+
+const NAMESPACES_ARGS = (configPath: string, dryRun: boolean) => [
+  '--config',
+  configPath,
+  dryRun ? '--dry-run' : '--no-dry-run',
+  'openshift-namespaces',
+  // The generated tree has no integrations_v1 entries to validate against.
+  '--no-validate-schemas',
+];
+
+const COMMANDS: readonly StartupCommand[] = [
+  {
+    key: '--help',
+    label: 'qontract-reconcile --help',
+    bins: BINS,
+    start: () => ({ args: ['--help'], env: {} }),
+  },
+  {
+    key: 'dry-run openshift-namespaces (nothing to do)',
+    label: 'qontract-reconcile --dry-run openshift-namespaces (nothing to do)',
+    bins: BINS,
+    start: (configPath, dryRun) => ({ args: NAMESPACES_ARGS(configPath, dryRun), env: {} }),
+  },
+  {
+    key: 'run-integration RUN_ONCE openshift-namespaces (the pod)',
+    label: 'run-integration, RUN_ONCE, DRY_RUN openshift-namespaces (nothing to do): the pod',
+    bins: POD_BINS,
+    start: (configPath, dryRun) => ({
+      args: [],
+      env: {
+        RUN_ONCE: 'true',
+        INTEGRATION_NAME: 'openshift-namespaces',
+        DRY_RUN: dryRun ? '--dry-run' : '--no-dry-run',
+        CONFIG: configPath,
+        INTEGRATION_EXTRA_ARGS: '--no-validate-schemas',
+      },
+    }),
+  },
+];
+
+function startupName(command: StartupCommand, variant: 'source' | 'bundle'): string {
+  return command.bins === POD_BINS
+    ? `startup ${command.key} (${variant})`
+    : `startup qontract-reconcile ${command.key} (${variant})`;
 }
 
 /**
@@ -75,19 +160,12 @@ export async function runStartupMeasurements(options: {
   const env = await createScaleEnvironment(TRIVIAL_SCALE);
   const clusters = await env.startClusters(0);
   try {
-    const argsOf = (command: (typeof COMMANDS)[number], dryRun = true) =>
-      command === '--help'
-        ? ['--help']
-        : [
-            '--config',
-            env.configPath,
-            dryRun ? '--dry-run' : '--no-dry-run',
-            'openshift-namespaces',
-            // The generated tree has no integrations_v1 entries to validate against.
-            '--no-validate-schemas',
-          ];
+    const runOf = (command: StartupCommand, variant: 'source' | 'bundle', dryRun = true) => {
+      const { args, env: extra } = command.start(env.configPath, dryRun);
+      return timedRun(command.bins[variant], args, extra);
+    };
     // One wet run creates the namespaces: the measured dry-runs then find nothing to do.
-    const setup = await timedRun(BINS.source, argsOf(COMMANDS[1], false));
+    const setup = await runOf(COMMANDS[1]!, 'source', false);
     if (setup.code !== 0) throw new Error(`the set-up run exited ${setup.code}`);
 
     const results: StartupMeasurement[] = [];
@@ -95,28 +173,29 @@ export async function runStartupMeasurements(options: {
       const times = { source: [] as number[], bundle: [] as number[] };
       const cpu = { source: [] as number[], bundle: [] as number[] };
       const rss = { source: 0, bundle: 0 };
+      const footprints: { source?: Footprint; bundle?: Footprint } = {};
       const codes = { source: 0, bundle: 0 };
       const loadAverage = loadavg()[0] ?? 0;
       // One untimed run each warms the page cache.
-      for (const variant of ['source', 'bundle'] as const)
-        await timedRun(BINS[variant], argsOf(command));
+      for (const variant of ['source', 'bundle'] as const) await runOf(command, variant);
       for (let i = 0; i < options.runs; i++) {
         for (const variant of ['source', 'bundle'] as const) {
-          const run = await timedRun(BINS[variant], argsOf(command));
+          const run = await runOf(command, variant);
           times[variant].push(run.ms);
           cpu[variant].push(run.cpuMs);
-          rss[variant] = Math.max(rss[variant], run.maxRssKiB / 1024);
+          if (run.maxRssKiB / 1024 >= rss[variant]) {
+            rss[variant] = run.maxRssKiB / 1024;
+            if (run.footprint) footprints[variant] = run.footprint;
+          }
           if (codes[variant] === 0) codes[variant] = run.code;
         }
       }
       for (const variant of ['source', 'bundle'] as const) {
         const sorted = [...times[variant]].sort((a, b) => a - b);
+        const footprint = footprints[variant];
         const m: StartupMeasurement = {
           name: startupName(command, variant),
-          command:
-            command === '--help'
-              ? 'qontract-reconcile --help'
-              : 'qontract-reconcile --dry-run openshift-namespaces (nothing to do)',
+          command: command.label,
           variant,
           runs: sorted.length,
           medianMs: median(sorted),
@@ -126,10 +205,11 @@ export async function runStartupMeasurements(options: {
           peakRssMiB: rss[variant],
           exitCode: codes[variant],
           loadAverage,
+          ...(footprint ? { footprint } : {}),
         };
         results.push(m);
         options.progress?.(
-          `${m.name}: median ${m.medianMs.toFixed(0)} ms (CPU ${m.medianCpuMs.toFixed(0)} ms), min ${m.minMs.toFixed(0)} ms, exit ${m.exitCode}`,
+          `${m.name}: median ${m.medianMs.toFixed(0)} ms (CPU ${m.medianCpuMs.toFixed(0)} ms), min ${m.minMs.toFixed(0)} ms, peak RSS ${m.peakRssMiB.toFixed(0)} MiB, exit ${m.exitCode}`,
         );
       }
     }
@@ -147,7 +227,8 @@ let probeDir: string | undefined;
 async function timedRun(
   bin: string,
   args: readonly string[],
-): Promise<{ ms: number; code: number; cpuMs: number; maxRssKiB: number }> {
+  extraEnv: Env,
+): Promise<{ ms: number; code: number; cpuMs: number; maxRssKiB: number; footprint?: Footprint }> {
   probeDir ??= await mkdtemp(join(tmpdir(), 'qr-startup-'));
   const probe = join(probeDir, 'probe.json');
   await rm(probe, { force: true });
@@ -158,6 +239,7 @@ async function timedRun(
     stdio: 'ignore',
     env: {
       ...process.env,
+      ...extraEnv,
       PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
       NODE_OPTIONS: `--import ${PROBE}`,
       LOG_FORMAT: 'json',
@@ -169,8 +251,30 @@ async function timedRun(
   const usage = JSON.parse(await readFile(probe, 'utf8').catch(() => '{}')) as {
     cpuMs?: number;
     maxRssKiB?: number;
+    rss?: number;
+    heap?: number;
+    young?: number;
+    external?: number;
+    workers?: number;
   };
-  return { ms, code, cpuMs: usage.cpuMs ?? 0, maxRssKiB: usage.maxRssKiB ?? 0 };
+  const mib = (bytes = 0) => bytes / 2 ** 20;
+  const footprint =
+    usage.rss === undefined
+      ? undefined
+      : {
+          rssMiB: mib(usage.rss),
+          heapMiB: mib(usage.heap),
+          youngMiB: mib(usage.young),
+          externalMiB: mib(usage.external),
+          workers: usage.workers ?? 0,
+        };
+  return {
+    ms,
+    code,
+    cpuMs: usage.cpuMs ?? 0,
+    maxRssKiB: usage.maxRssKiB ?? 0,
+    ...(footprint ? { footprint } : {}),
+  };
 }
 
 function median(values: readonly number[]): number {
@@ -178,7 +282,17 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** The start-up table: source against bundle per command. */
+/**
+ * The original's peak RSS for the pod's small run (`run-integration` of a
+ * small app-interface against the same fakes), as the author of issue 41
+ * measured it: the Python original cannot run here (PyPI is out of reach).
+ */
+const ORIGINAL_SMALL_RUN_MIB = '106–134';
+
+/**
+ * The start-up table (source against bundle per command), then what the
+ * bundle's peak RSS is made of, the original's figure beside the pod's run.
+ */
 export function startupMarkdown(results: readonly StartupMeasurement[]): string {
   if (results.length === 0) return '';
   const lines = [
@@ -189,6 +303,22 @@ export function startupMarkdown(results: readonly StartupMeasurement[]): string 
     lines.push(
       `| \`${r.command}\` | ${r.variant} | ${r.runs} | ${r.medianMs.toFixed(0)} (${r.minMs.toFixed(0)}–${r.maxMs.toFixed(0)}) | ${r.medianCpuMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ${r.exitCode} | ${r.loadAverage.toFixed(1)} |`,
     );
+  }
+  const bundled = results.filter((r) => r.variant === 'bundle' && r.footprint);
+  if (bundled.length > 0) {
+    lines.push(
+      '',
+      '| bundle: what the peak RSS is made of (MiB, at the exit of the peak run) | peak RSS | V8 heap (young generation) | external (module sources, buffers) | Node and native (binary, code, allocations) | worker threads | the original |',
+      '| --- | --: | --: | --: | --: | --: | --: |',
+    );
+    for (const r of bundled) {
+      const f = r.footprint!;
+      const rest = f.rssMiB - f.heapMiB - f.externalMiB;
+      const original = r.name.includes('(the pod)') ? ORIGINAL_SMALL_RUN_MIB : '';
+      lines.push(
+        `| \`${r.command}\` | ${r.peakRssMiB.toFixed(0)} | ${f.heapMiB.toFixed(0)} (${f.youngMiB.toFixed(0)}) | ${f.externalMiB.toFixed(0)} | ${rest.toFixed(0)} | ${f.workers} | ${original} |`,
+      );
+    }
   }
   return `${lines.join('\n')}\n`;
 }
