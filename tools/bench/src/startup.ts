@@ -38,7 +38,7 @@ export interface StartupMeasurement {
  * set (Node's binary and the code pages it touched, the compiler's and
  * OpenSSL's allocations), with the worker threads the run started.
  */
-export interface Footprint {
+interface Footprint {
   readonly rssMiB: number;
   readonly heapMiB: number;
   readonly youngMiB: number;
@@ -308,7 +308,7 @@ export function startupMarkdown(results: readonly StartupMeasurement[]): string 
   if (bundled.length > 0) {
     lines.push(
       '',
-      '| bundle: what the peak RSS is made of (MiB, at the exit of the peak run) | peak RSS | V8 heap (young generation) | external (module sources, buffers) | Node and native (binary, code, allocations) | worker threads | the original |',
+      '| bundle: what the peak RSS is made of (MiB, at the exit of the peak run) | peak RSS | V8 heap, committed (young generation) | external (module sources, buffers) | Node and native (binary, code, allocations) | worker threads | the original |',
       '| --- | --: | --: | --: | --: | --: | --: |',
     );
     for (const r of bundled) {
