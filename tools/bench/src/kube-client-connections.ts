@@ -26,7 +26,7 @@ export async function measureConnections(
     { attempts: 1 },
   );
   const get = () => client.request('GET', path, 'list');
-  await get(); // the first connection and the lazy module load are not what is measured
+  await get(); // the first connection (TLS handshake) is not what is measured
   const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(Array.from({ length: run.requests }, () => limit(get)));
