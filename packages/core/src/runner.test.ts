@@ -1,4 +1,8 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { executeActions } from './actions.ts';
 import {
   ExitRequest,
   ForbiddenSchemaError,
@@ -42,6 +46,38 @@ describe('runIntegration', () => {
       errors: 0,
       actions: { apply: 2, delete: 1 },
     });
+  });
+
+  it('writes --plan-out once the integration has run: what the executor did, held-back deletes as such; records nothing without it', async () => {
+    const handler = {
+      name: (a: { verb: string }) => a.verb,
+      describe: (a: { verb: string }) => a.verb,
+      destructive: (a: { verb: string }) => a.verb === 'delete',
+      execute: async () => {},
+      failure: () => ({ scope: 'x', message: 'x' }),
+      planEntry: (a: { verb: string }) => ({ action: a.verb }),
+    };
+    let planned: unknown;
+    const def = integration(async (ctx) => {
+      ctx.errors.register('elsewhere', 'a failed read');
+      await executeActions(ctx, [{ verb: 'delete' }, { verb: 'apply' }], handler);
+      planned = ctx.report.planned;
+    });
+    const file = join(await mkdtemp(join(tmpdir(), 'qr-plan-')), 'plan.json');
+    const { settings } = testRunSettings(def, { globals: { dryRun: true, planOut: file } });
+    expect((await runIntegration(settings)).exitCode).toBe(1);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      integration: 'test-integration',
+      dryRun: true,
+      heldBack: 1,
+      actions: [
+        { action: 'delete', outcome: 'disabled' },
+        { action: 'apply', outcome: 'dry-run' },
+      ],
+    });
+    // Without --plan-out nothing is kept (a watch run lasting days would keep every action).
+    await runIntegration(testRunSettings(def, { globals: { dryRun: true } }).settings);
+    expect(planned).toEqual([]);
   });
 
   it('keeps working after a registered error and exits 1', async () => {

@@ -277,9 +277,14 @@ function createRunContext(
       actions[action] = (actions[action] ?? 0) + n;
     },
     planned,
-    plan(entry) {
-      planned.push(entry);
-    },
+    // Recorded only for `--plan-out`: a watch run lasting days would otherwise keep every action.
+    ...(settings.globals.planOut
+      ? {
+          plan(entry: PlanEntry) {
+            planned.push(entry);
+          },
+        }
+      : {}),
   };
   const clientCache = parent?.clientCache ?? new Map();
   let statePromise: Promise<StateStore> | undefined;
