@@ -224,8 +224,33 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       if (isClusterProblem(handle) || ctx.signal.aborted) return;
       await recordWatchEvent(handle.client, spec.cluster, ctx.integration, target, event, ctx.log);
     };
+    const results = await executePlan(plan.actions, {
+      onWritten: await reconcileTimeObserver(ctx),
+      dryRun: ctx.dryRun,
+      clusters: state.clusters,
+      log: ctx.log,
+      errors: ctx.errors,
+      report: ctx.report,
+      fieldManager,
+      concurrency: 1,
+      signal: ctx.signal,
+      recyclePods: state.recyclePods ?? true,
+      showDiff: Boolean(ctx.globals.diff),
+      ...(state.waitForReady ? { waitForReady: state.waitForReady } : {}),
+    });
+    const done: PlannedAction[] = results.filter((r) => r.outcome === 'done').map((r) => r.action);
+    if (done.length > 0) {
+      metrics.drift.inc({ integration: ctx.integration, cluster: spec.cluster, kind: spec.kind });
+      if (Number.isFinite(receivedAt)) {
+        metrics.latency.observe(
+          { integration: ctx.integration },
+          (performance.now() - receivedAt) / 1000,
+        );
+      }
+    }
+    // Only a fix counts toward a fight: a delete the deletion gate held back wrote nothing.
     const now = performance.now();
-    if (!ctx.dryRun) {
+    if (done.length > 0) {
       o.fixes = o.fixes.filter((t) => now - t < fight.windowMs);
       if (o.fixes.length === 0) o.reported = false;
       o.fixes.push(now);
@@ -250,30 +275,6 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
             message: `${ctx.integration}: ${fought}`,
           });
         }
-      }
-    }
-    const results = await executePlan(plan.actions, {
-      onWritten: await reconcileTimeObserver(ctx),
-      dryRun: ctx.dryRun,
-      clusters: state.clusters,
-      log: ctx.log,
-      errors: ctx.errors,
-      report: ctx.report,
-      fieldManager,
-      concurrency: 1,
-      signal: ctx.signal,
-      recyclePods: state.recyclePods ?? true,
-      showDiff: Boolean(ctx.globals.diff),
-      ...(state.waitForReady ? { waitForReady: state.waitForReady } : {}),
-    });
-    const done: PlannedAction[] = results.filter((r) => r.outcome === 'done').map((r) => r.action);
-    if (done.length > 0) {
-      metrics.drift.inc({ integration: ctx.integration, cluster: spec.cluster, kind: spec.kind });
-      if (Number.isFinite(receivedAt)) {
-        metrics.latency.observe(
-          { integration: ctx.integration },
-          (performance.now() - receivedAt) / 1000,
-        );
       }
     }
     // After the reaction time is taken: the Events are a report of the fix, not part of it.
