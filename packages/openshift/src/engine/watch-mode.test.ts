@@ -50,6 +50,8 @@ function watch(
   stop: AbortSignal,
   resyncSeconds = 60,
   loop?: LoopScope,
+  /** An error the run registers elsewhere (a failed read of another cluster, say). */
+  errorElsewhere?: string,
 ) {
   const logs: Array<{ msg: string; level: number }> = [];
   const redactor = new SecretRedactor();
@@ -62,6 +64,7 @@ function watch(
     open: async (ctx) => ({ ctx, close: async () => {} }),
   };
   const prepare = async (ctx: RunContext): Promise<WatchedState> => {
+    if (errorElsewhere) ctx.errors.register('elsewhere', errorElsewhere);
     const clusters = await clusterMapForClusters(ctx, [
       {
         name: 'c1',
@@ -249,6 +252,46 @@ describe('runWatchMode against the fake API server', () => {
     expect(errors.errors.map((e) => e.message)).toEqual([
       expect.stringContaining("keeps being changed by field manager 'rival-controller'"),
     ]);
+  });
+
+  it('a delete the gate holds back is no fix: repeated events on it are not a fight', async () => {
+    const bundle = { version: 1, greeting: 'hello' };
+    const stop = new AbortController();
+    const run = watch(bundle, stop.signal, 60, undefined, 'a failed read elsewhere');
+    // An object of ours nothing desires any more: the plan deletes it, the run's error holds it back.
+    const stale = (i: number) =>
+      new OpenshiftResource(
+        { ...cm('stale', { v: String(i) }), metadata: { name: 'stale', namespace: 'a2' } },
+        INTEGRATION,
+        VERSION,
+      ).annotate().body as Record<string, unknown>;
+    try {
+      await expect
+        .poll(() => run.messages().some((m) => m.startsWith('watching ')), CONVERGED)
+        .toBe(true);
+      for (let i = 1; i <= 4; i++) {
+        server.seed('c1', [stale(i)], { manager: 'someone' });
+        await expect
+          .poll(
+            () => run.messages().filter((m) => m.includes("'ConfigMap', 'stale'")).length,
+            CONVERGED,
+          )
+          .toBeGreaterThanOrEqual(i);
+      }
+    } finally {
+      stop.abort();
+    }
+    const { errors } = await run.result;
+    expect(server.get('c1', 'v1', 'ConfigMap', 'a2', 'stale')).toBeDefined();
+    expect(run.messages()).toContain(
+      "'delete' action is disabled due to previous errors (1 held back).",
+    );
+    expect(errors.errors.map((e) => e.message)).toEqual(['a failed read elsewhere']);
+    const events = server.list('c1', 'v1', 'Event', 'a2') as Array<{
+      reason: string;
+      involvedObject: { name: string };
+    }>;
+    expect(events.filter((e) => e.involvedObject.name === 'stale')).toEqual([]);
   });
 
   it('still reverts drift when the service account may not create Events: a warning, not an error', async () => {
