@@ -36,6 +36,11 @@ export { appInterfaceBundle } from './engine/bundle-source.ts';
 export { defineEngineIntegration } from './engine/define.ts';
 /** @public Imported by the integrations `npm run new-integration` generates. */
 export type { DesiredBody } from './engine/desired.ts';
+export type {
+  DesiredCluster,
+  DesiredError,
+  DesiredSource,
+} from './engine/desired-source.ts';
 export { type CurrentStateSpec, specsForKind } from './engine/fetch.ts';
 export { pyRepr } from './engine/py-repr.ts';
 export {

@@ -17,7 +17,10 @@ import {
   appInterfaceBundle,
   type ClusterMap,
   clusterMapForNamespaces,
+  type DesiredCluster,
+  type DesiredError,
   type DesiredResource,
+  type DesiredSource,
   type KubeObject,
   leavesOut,
   type OpenshiftResource,
@@ -177,15 +180,13 @@ async function preparePipeline(
   const state = (
     clusters: ClusterMap,
     specs: WatchedState['specs'],
-    desired: Promise<DesiredResource[]>,
-    desiredOfCluster?: WatchedState['desiredOfCluster'],
+    desired: WatchedState['desired'],
   ): WatchedState => ({
     integration: config.identity,
     integrationVersion: config.version,
     clusters,
     specs,
     desired,
-    ...(desiredOfCluster ? { desiredOfCluster } : {}),
     takeOver: false,
     concurrency: opts.threadPoolSize,
     skipCurrent: managedByArgoCd,
@@ -248,27 +249,23 @@ async function preparePipeline(
     for (const part of parts.values()) part.promise.catch(() => {}); // awaited below
     try {
       const clusters = await connecting;
-      const {
-        specs,
-        namespaces: kept,
-        errors,
-      } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
+      const { specs, errors } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
       for (const e of errors) ctx.errors.register(e.scope, e.message);
-      // Not awaited: the engine reads the clusters while the resources are rendered and parsed.
-      // Each cluster's build errors are registered as soon as its objects are built.
-      const ofCluster = new Map(
-        [...parts].map(([cluster, part]) => [
-          cluster,
-          part.promise.then((built) => desiredOfNamespaces(ctx, built, buildable, kept)),
-        ]),
-      );
-      for (const objects of ofCluster.values()) objects.catch(() => {}); // the engine's
-      const desired = building.then(async (built) => {
-        await Promise.all(ofCluster.values());
-        return desiredOfNamespaces(ctx, { objects: built.objects, errors: [] }, buildable, kept);
-      });
-      desired.catch(() => {}); // the engine's
-      return state(clusters, specs, desired, (cluster) => ofCluster.get(cluster) ?? NOTHING);
+      // Not awaited: the engine reads the clusters while the resources are rendered and parsed,
+      // and takes each cluster's objects (and errors) once they are built.
+      const source: DesiredSource = {
+        builtAhead: true,
+        ofCluster: (cluster) => parts.get(cluster)?.promise ?? NOTHING,
+        all: async () => {
+          await building;
+          return new Map(
+            await Promise.all(
+              [...parts].map(async ([cluster, part]) => [cluster, await part.promise] as const),
+            ),
+          );
+        },
+      };
+      return state(clusters, specs, source);
     } catch (e) {
       // The build ends with this run: a looping process's next run starts with the cache free.
       stop.abort();
@@ -318,11 +315,27 @@ async function preparePipeline(
       config,
       buildOptions(resolved, loaded, answerKept),
     );
-    return desiredOfNamespaces(ctx, built, kept, kept);
+    return built;
   })();
   // The engine awaits it; a failure before then is its (the run fails, nothing is deleted).
   desired.catch(() => {});
-  return state(clusters, specs, desired);
+  const all = desired.then(
+    ({ objects, errors }) =>
+      new Map(
+        [...new Set([...objects, ...errors].map((x) => x.cluster))].map((cluster) => [
+          cluster,
+          {
+            objects: objects.filter((d) => d.cluster === cluster),
+            errors: errors.filter((e) => e.cluster === cluster),
+          },
+        ]),
+      ),
+  );
+  all.catch(() => {});
+  return state(clusters, specs, {
+    ofCluster: async (cluster) => (await all).get(cluster) ?? (await NOTHING),
+    all: () => all,
+  });
 }
 
 /** More threads than this only cost memory: each has a heap of its own. */
@@ -454,7 +467,7 @@ function readableNamespaces(
 }
 
 /** The desired objects of a cluster nothing was built for. */
-const NOTHING: Promise<DesiredResource[]> = Promise.resolve([]);
+const NOTHING: Promise<DesiredCluster> = Promise.resolve({ objects: [], errors: [] });
 
 /**
  * The namespaces grouped by cluster, the clusters in the order they first
@@ -468,31 +481,7 @@ function clusterByCluster(selected: readonly SelectedNamespace[]): SelectedNames
 /** What the build made, with its errors: they count only for the namespaces the run reads. */
 interface BuiltDesired {
   readonly objects: DesiredResource[];
-  readonly errors: ReadonlyArray<{
-    /** The namespace's `selectionKey`. */
-    readonly namespace: string;
-    readonly message: string;
-  }>;
-}
-
-/**
- * The objects of the namespaces the run reads (`kept`, in `built`'s order),
- * and their build errors registered; `kept` is a subset of `selected`, the
- * namespaces built for.
- */
-function desiredOfNamespaces(
-  ctx: RunContext,
-  built: BuiltDesired,
-  selected: readonly SelectedNamespace[],
-  kept: readonly SelectedNamespace[],
-): DesiredResource[] {
-  const all = kept.length === selected.length;
-  const keys = all ? undefined : new Set(kept.map(selectionKey));
-  for (const e of built.errors) {
-    if (!keys || keys.has(e.namespace)) ctx.errors.register(e.namespace, e.message);
-  }
-  if (!keys) return built.objects;
-  return built.objects.filter((d) => keys.has(`${d.cluster}/${d.namespace}`));
+  readonly errors: readonly DesiredError[];
 }
 
 async function desiredResources(
@@ -653,7 +642,8 @@ async function desiredResources(
     const source = describeResource(r);
     const named = message.includes(source) ? message : `${message} (${source})`;
     const error = {
-      namespace: `${cluster}/${sel.namespace.name}`,
+      cluster,
+      namespace: sel.namespace.name,
       message: `[${cluster}/${sel.namespace.name}] ${named}`,
     };
     errors.push(error);

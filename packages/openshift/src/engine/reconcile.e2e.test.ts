@@ -17,6 +17,7 @@ import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-k
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clusterMapForClusters } from '../cluster/for-run.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
+import type { DesiredCluster, DesiredSource } from './desired-source.ts';
 import type { CurrentStateSpec } from './fetch.ts';
 import { type DesiredResource, fieldManagerFor, reconcileResources } from './reconcile.ts';
 
@@ -111,8 +112,8 @@ async function run(s: Scenario) {
         ),
       }));
       const byCluster = s.byCluster;
-      const parts = new Map<string, Promise<DesiredResource[]>>();
-      const ofCluster = (cluster: string): Promise<DesiredResource[]> => {
+      const parts = new Map<string, Promise<DesiredCluster>>();
+      const ofCluster = (cluster: string): Promise<DesiredCluster> => {
         let part = parts.get(cluster);
         if (!part) {
           part = (async () => {
@@ -120,12 +121,22 @@ async function run(s: Scenario) {
             const failure = byCluster?.fail?.[cluster];
             if (failure) throw new Error(failure);
             const error = byCluster?.error?.[cluster];
-            if (error) ctx.errors.register(`${cluster}/app`, error);
-            return desired.filter((d) => d.cluster === cluster);
+            return {
+              objects: desired.filter((d) => d.cluster === cluster),
+              errors: error ? [{ cluster, namespace: 'app', message: error }] : [],
+            };
           })();
           parts.set(cluster, part);
         }
         return part;
+      };
+      const clusterNames = [...new Set(namespaces.map(([c]) => c))];
+      const source: DesiredSource = {
+        ofCluster,
+        all: async () =>
+          new Map(
+            await Promise.all(clusterNames.map(async (c) => [c, await ofCluster(c)] as const)),
+          ),
       };
       await reconcileResources({
         ctx,
@@ -133,10 +144,7 @@ async function run(s: Scenario) {
         integrationVersion: VERSION,
         clusters,
         specs,
-        desired: byCluster
-          ? Promise.all(namespaces.map(([c]) => ofCluster(c))).then(() => desired)
-          : desired,
-        ...(byCluster ? { desiredOfCluster: ofCluster } : {}),
+        desired: byCluster ? source : desired,
         takeOver: s.takeOver ?? false,
         ...(s.waitForReady ? { waitForReady: s.waitForReady } : {}),
       });

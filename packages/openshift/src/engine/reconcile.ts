@@ -13,6 +13,7 @@ import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet, isDict } from '../resource/py-values.ts';
 import { admitCurrent, otherCaller } from './admission.ts';
 import { type ActionResult, executePlan } from './apply.ts';
+import { AdmittedDesired, type DesiredInput, desiredSourceOf } from './desired-source.ts';
 import { type CurrentStateSpec, type FetchedState, fetchCurrentState } from './fetch.ts';
 import type { NamespaceWait } from './namespace-wait.ts';
 import { type PlanOptions, planItem } from './plan.ts';
@@ -54,19 +55,12 @@ export interface ReconcileSettings {
   /** The managed kinds per namespace: what is read from the clusters and may be deleted. */
   readonly specs: readonly CurrentStateSpec[];
   /**
-   * The desired objects, or their promise: the current state is read while
+   * The desired objects: an array, its promise, or a source that builds them
+   * cluster by cluster (see `DesiredSource`). The current state is read while
    * they are being built (CPU-bound rendering and parsing overlaps the round
    * trips of the lists).
    */
-  readonly desired: readonly DesiredResource[] | Promise<readonly DesiredResource[]>;
-  /**
-   * One cluster's desired objects (those of `desired`, in its order), once all
-   * of them are built and their errors registered: a builder that finishes
-   * cluster by cluster gives it. A wet run then plans and applies a cluster as
-   * soon as its read has ended and its own objects are in, instead of waiting
-   * for every cluster's; it still awaits `desired` before deciding deletes.
-   */
-  readonly desiredOfCluster?: (cluster: string) => Promise<readonly DesiredResource[]>;
+  readonly desired: DesiredInput;
   readonly takeOver?: boolean;
   readonly caller?: string | undefined;
   /**
@@ -122,8 +116,20 @@ export interface ReconcileResult {
  * lines once everything is read, in the inventory's order; the plan
  * (`--plan-out`, the result) is in that order either way.
  */
-export async function reconcileResources(s: ReconcileSettings): Promise<ReconcileResult> {
-  const { ctx } = s;
+export async function reconcileResources(settings: ReconcileSettings): Promise<ReconcileResult> {
+  const { ctx } = settings;
+  const read = new Set(settings.specs.map((spec) => `${spec.cluster}/${spec.namespace}`));
+  const admitted = new AdmittedDesired(
+    desiredSourceOf(settings.desired),
+    (cluster, namespace) => read.has(`${cluster}/${namespace}`),
+    (e) => ctx.errors.register(`${e.cluster}/${e.namespace}`, e.message),
+  );
+  const bySource = !Array.isArray(settings.desired) && !(settings.desired instanceof Promise);
+  const s = {
+    ...settings,
+    desired: admitted.all(),
+    ...(bySource ? { desiredOfCluster: (c: string) => admitted.ofCluster(c) } : {}),
+  };
   const inventory = new ResourceInventory();
   for (const spec of s.specs) {
     inventory.initializeResourceType(spec.cluster, spec.namespace, spec.kind, spec.resourceNames);
@@ -406,7 +412,7 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
  */
 function unchangedClustersOf(
   ctx: RunContext,
-  s: ReconcileSettings,
+  s: Omit<ReconcileSettings, 'desired'>,
 ): { previous: UnchangedClusters; save: (next: UnchangedClusters) => void } | undefined {
   if (!ctx.loop.tuning.listReuse) return undefined;
   const byKey = ctx.loop.repeatCache(
@@ -558,7 +564,7 @@ const heldKey = (
 function planClusterItems(
   inventory: ResourceInventory,
   cluster: string,
-  s: ReconcileSettings,
+  s: Omit<ReconcileSettings, 'desired'>,
   heldByOther: PlanOptions['heldByOther'],
 ): ClusterPlan {
   const { ctx } = s;
