@@ -71,6 +71,6 @@ export {
   pyDeepCopy,
 } from './resource/py-values.ts';
 export {
-  patchDesiredResourceForRecycleAnnotations,
   resourcesEqual,
+  withRecycleAnnotations,
 } from './resource/three-way-diff.ts';

@@ -3,7 +3,7 @@ import {
   OpenshiftResource,
   type PyObject,
   parseResource,
-  patchDesiredResourceForRecycleAnnotations,
+  withRecycleAnnotations,
 } from '@qontract/openshift';
 import { type LoadedTexts, loadInWorkers } from '@qontract/openshift/parse-pool';
 import { type DocumentNode, print } from 'graphql';
@@ -202,11 +202,13 @@ describe('the desired cache of loop mode', () => {
     // Workloads are handed out shared too; the engine's change goes to a copy of its own.
     const shared = second.result.body;
     expect(Object.isFrozen(shared)).toBe(true);
-    patchDesiredResourceForRecycleAnnotations(second.result, current);
-    expect(second.result.body).not.toBe(shared);
-    expect(Object.isFrozen(second.result.body)).toBe(false);
-    expect(second.result.sha256sum()).toBe(fresh(second.result).sha256sum());
-    expect(second.result.sha256sum()).not.toBe(pristineSha);
+    const patched = withRecycleAnnotations(second.result, current);
+    expect(patched.body).not.toBe(shared);
+    expect(second.result.body).toBe(shared);
+    expect(Object.isFrozen(patched.body)).toBe(false);
+    expect(patched.sha256sum()).toBe(fresh(patched).sha256sum());
+    expect(patched.sha256sum()).not.toBe(pristineSha);
+    expect(second.result.sha256sum()).toBe(pristineSha);
     const third = await run(cache, (c) => buildDesired(sel(), r, providerContext(w, c)));
     expect(third.hits.objects).toBe(1);
     expect(third.result.sha256sum()).toBe(pristineSha);

@@ -258,11 +258,10 @@ function handOut(entry: ObjectEntry, mutable: boolean): OpenshiftResource {
 
 /**
  * A cached body, shared and frozen, whose sha256sum comes from the cache while
- * the resource still holds that body. The engine changes a desired body in one
- * place only, and copies a frozen one first: it copies the pod template's
- * restart annotations from the cluster into workloads
- * (`patchDesiredResourceForRecycleAnnotations`); the copy's sha is computed
- * afresh.
+ * the resource still holds that body. The engine never changes a desired body:
+ * where it copies the pod template's restart annotations from the cluster into
+ * a workload (`withRecycleAnnotations`), it plans with a new resource whose
+ * sha is computed afresh.
  */
 class CachedShaResource extends OpenshiftResource {
   readonly #entry: ObjectEntry;

@@ -5,8 +5,8 @@ import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { dictGet } from '../resource/py-values.ts';
 import {
   normalizeObject,
-  patchDesiredResourceForRecycleAnnotations,
   resourcesEqual,
+  withRecycleAnnotations,
 } from '../resource/three-way-diff.ts';
 import { renderObjectDiff } from './object-diff.ts';
 import type { ActionReason, PlannedAction } from './plan-types.ts';
@@ -110,7 +110,7 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
       message: `[${cluster}/${namespace}] resource '${kind}/${name}' present and managed by another caller: ${current.caller}`,
     });
 
-  for (const [name, desired] of item.desired) {
+  for (const [name, built] of item.desired) {
     const current = item.current.get(name);
     if (!current) {
       const holder = options.heldByOther?.(item, name);
@@ -118,10 +118,12 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
         plan.left.push(
           `${kind}/${name} in ${cluster}/${namespace} is held by another caller (${holder ?? 'none'}): left alone`,
         );
-      } else apply(name, desired, 'new');
+      } else apply(name, built, 'new');
       continue;
     }
-    patchDesiredResourceForRecycleAnnotations(desired, current);
+    // The object applied, if any, keeps the cluster's restart annotations (a copy: the inventory's
+    // desired object is left as it was built).
+    const desired = withRecycleAnnotations(built, current);
     const otherCaller = caller !== null && current.caller !== caller;
     if (resourcesEqual(current, desired)) {
       if (!otherCaller) continue;

@@ -6,9 +6,9 @@ import { OpenshiftResource } from './openshift-resource.ts';
 import type { PyObject } from './py-values.ts';
 import {
   isValidChange,
-  patchDesiredResourceForRecycleAnnotations,
   resourcesEqual,
   threeWayDiffUsingHash,
+  withRecycleAnnotations,
 } from './three-way-diff.ts';
 
 // Upstream reconcile/test/test_three_way_diff_strategy.py. The fixture is
@@ -243,8 +243,10 @@ describe('restartedAt annotations (patch_desired_resource_for_recycle_annotation
       'i',
       '1.0.0',
     );
-    patchDesiredResourceForRecycleAnnotations(desired, current);
-    expect(spec(desired).template.metadata.annotations).toEqual({
+    const before = structuredClone(desired.body);
+    const patched = withRecycleAnnotations(desired, current);
+    expect(desired.body).toEqual(before);
+    expect(spec(patched).template.metadata.annotations).toEqual({
       'kubectl.kubernetes.io/restartedAt': 't1',
       'openshift.openshift.io/restartedAt': 'mine',
     });
@@ -258,10 +260,12 @@ describe('restartedAt annotations (patch_desired_resource_for_recycle_annotation
       'kubectl.kubernetes.io/restartedAt': '2024-05-01T00:00:00Z',
     };
     // Upstream's previous apply already carried the copied annotation, so the stored sha covers it.
-    const previous = new OpenshiftResource(deployment(), 'i', '1.0.0');
-    patchDesiredResourceForRecycleAnnotations(previous, current);
+    const previous = withRecycleAnnotations(
+      new OpenshiftResource(deployment(), 'i', '1.0.0'),
+      current,
+    );
     (current.body as Loose).metadata.annotations['qontract.sha256sum'] = previous.sha256sum();
-    expect(resourcesEqual(current, desired)).toBe(true);
+    expect(resourcesEqual(current, withRecycleAnnotations(desired, current))).toBe(true);
   });
 
   it('raises when desired pod template annotations are null', () => {
@@ -271,13 +275,15 @@ describe('restartedAt annotations (patch_desired_resource_for_recycle_annotation
       'i',
       '1.0.0',
     );
-    expect(() => patchDesiredResourceForRecycleAnnotations(desired, current)).toThrow(/TypeError/);
+    expect(() => withRecycleAnnotations(desired, current)).toThrow(/TypeError/);
   });
 
   it('does nothing for kinds that do not own pods', () => {
     const body = { kind: 'ConfigMap', metadata: { name: 'c' } };
     const desired = new OpenshiftResource(structuredClone(body), 'i', '1.0.0');
-    patchDesiredResourceForRecycleAnnotations(desired, new OpenshiftResource(body, 'i', '1.0.0'));
+    expect(withRecycleAnnotations(desired, new OpenshiftResource(body, 'i', '1.0.0'))).toBe(
+      desired,
+    );
     expect(desired.body).toEqual(body);
   });
 });

@@ -16,7 +16,7 @@ import {
 import { cpuEqual } from './cpu.ts';
 import { ResourceDataError } from './errors.ts';
 import { type JsonPatchOperation, jsonPatchFromDiff, resolvePointer } from './json-patch-diff.ts';
-import type { OpenshiftResource } from './openshift-resource.ts';
+import { OpenshiftResource } from './openshift-resource.ts';
 import {
   dictDelete,
   dictEntries,
@@ -73,19 +73,15 @@ function typeError(message: string): ResourceDataError {
 }
 
 /**
- * Copies the current pod template's restart annotations into desired (desired's values win), so a
- * `rollout restart` done on the cluster does not count as drift. Mutates `desired.body`, or
- * replaces it with a changed copy when it is frozen (shared).
+ * The current pod template's restart annotations (`kubectl rollout restart`), to copy into the
+ * desired object: none when the current object is no workload or has none.
  */
-export function patchDesiredResourceForRecycleAnnotations(
-  desired: OpenshiftResource,
-  current: OpenshiftResource,
-): void {
+function recycleAnnotationsOf(current: OpenshiftResource): [string, PyValue][] {
   if (
     !isDict(current.body) ||
     !POD_RECYCLE_SUPPORTED_OWNER_KINDS.includes(dictGet(current.body, 'kind') as string)
   )
-    return;
+    return [];
   let node: PyValue | undefined = current.body;
   for (const key of ['spec', 'template', 'metadata', 'annotations']) {
     node = isDict(node) ? dictGet(node, key) : undefined;
@@ -96,11 +92,12 @@ export function patchDesiredResourceForRecycleAnnotations(
     const value = currentAnnotations ? dictGet(currentAnnotations, key) : undefined;
     if (pyTruthy(value)) copied.push([key, value as PyValue]);
   }
-  if (copied.length === 0) return;
-  // A body shared with later runs (frozen in the desired cache) is copied first:
-  // the change is this resource's own.
-  if (Object.isFrozen(desired.body)) desired.body = pyDeepCopy(desired.body);
-  let target: PyValue = desired.body;
+  return copied;
+}
+
+/** Merges `copied` into the pod template annotations of `body` (desired's own values win). */
+function mergeRecycleAnnotations(body: PyValue, copied: readonly [string, PyValue][]): void {
+  let target: PyValue = body;
   for (const key of ['spec', 'template', 'metadata']) {
     if (!isDict(target))
       throw typeError(`'${pyTypeName(target)}' object has no attribute 'setdefault'`);
@@ -122,6 +119,27 @@ export function patchDesiredResourceForRecycleAnnotations(
     }
   }
   dictSet(target, 'annotations', result);
+}
+
+/**
+ * Desired with the current pod template's restart annotations copied in (desired's values win),
+ * so a `rollout restart` done on the cluster does not count as drift, as the original does: a new
+ * resource with a copied body when there is any to copy, `desired` itself otherwise. Nothing
+ * given is changed (a desired body may be the desired cache's, shared with later runs).
+ */
+export function withRecycleAnnotations(
+  desired: OpenshiftResource,
+  current: OpenshiftResource,
+): OpenshiftResource {
+  const copied = recycleAnnotationsOf(current);
+  if (copied.length === 0) return desired;
+  const body = pyDeepCopy(desired.body);
+  mergeRecycleAnnotations(body, copied);
+  return new OpenshiftResource(body, desired.integration, desired.integrationVersion, {
+    validate: false,
+    callerName: desired.callerName,
+    errorDetails: desired.errorDetails,
+  });
 }
 
 /**
@@ -299,12 +317,10 @@ function contained(current: PyValue, desired: PyValue): boolean {
 
 /**
  * The decision realize_data makes for an object present on both sides: `true` when the cluster
- * object is up to date and nothing is applied. Like the original, it first copies the current
- * pod template's restart annotations into `desired` (mutating its body), so that what is applied
- * afterwards keeps them.
+ * object is up to date and nothing is applied. `desired` carries the current object's restart
+ * annotations already (`withRecycleAnnotations`), as the original's does when it compares.
  */
 export function resourcesEqual(current: OpenshiftResource, desired: OpenshiftResource): boolean {
-  patchDesiredResourceForRecycleAnnotations(desired, current);
   const desiredBody = desired.body;
   // A frozen desired body (the desired cache's, shared between runs) cannot
   // change, and a cluster object is the same object while its uid,
