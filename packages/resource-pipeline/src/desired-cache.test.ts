@@ -355,6 +355,27 @@ describe('the desired cache of loop mode', () => {
     expect(cache.size.objects).toBe(0);
   });
 
+  it('names the variants of its own objects only: the names go with the cache (the loop), a new one starts with none', async () => {
+    const w = world();
+    const r = resource('/cm.yml', configMap('a'));
+    // Two variants: the same file built for two integrations.
+    const build = (c: DesiredCacheRun) =>
+      Promise.all([
+        buildDesired(sel(), r, providerContext(w, c)),
+        buildDesired(sel(), r, { ...providerContext(w, c), integration: 'other' }),
+      ]);
+    const loop = new DesiredCache();
+    for (let i = 0; i < 3; i++) await run(loop, build);
+    expect(loop.size).toEqual({ objects: 2, templates: 0, variants: 2 });
+    // Another loop's cache: the names of the first are not in it, its objects are found again.
+    const next = new DesiredCache();
+    expect(next.size.variants).toBe(0);
+    await run(next, (c) => buildDesired(sel(), r, providerContext(w, c)));
+    const again = await run(next, (c) => buildDesired(sel(), r, providerContext(w, c)));
+    expect(again.hits.objects).toBe(1);
+    expect(next.size).toEqual({ objects: 1, templates: 0, variants: 1 });
+  });
+
   describe('templates', () => {
     const body =
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  password: "{{ vault(\'app/db\', \'password\') }}"\n  greeting: "{{ query(\'/shared/greeting.gql\')[0].text }}"\n  size: "{{ size }}"\n';

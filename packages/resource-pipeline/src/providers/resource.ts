@@ -52,7 +52,7 @@ export function fromContent(
   mutable = false,
 ): OpenshiftResource {
   if (!pc.cache) return buildFromContent(content, path, pc, options).resource;
-  const variant = `${variantPrefix([
+  const variant = `${pc.cache.variantPrefix([
     pc.integration,
     pc.integrationVersion,
     pc.repoUrl,
@@ -63,23 +63,6 @@ export function fromContent(
   return pc.cache.object(content, variant, () => buildFromContent(content, path, pc, options), {
     mutable,
   });
-}
-
-/**
- * A short stand-in for the inputs of a build other than the content and the
- * path: a handful of combinations per process, while the cache keeps one key
- * per object (50,000 keys of the whole list were 7 MiB).
- */
-const variantPrefixes = new Map<string, string>();
-
-function variantPrefix(parts: readonly unknown[]): string {
-  const full = JSON.stringify(parts);
-  let prefix = variantPrefixes.get(full);
-  if (prefix === undefined) {
-    prefix = `${variantPrefixes.size}\u0000`;
-    variantPrefixes.set(full, prefix);
-  }
-  return prefix;
 }
 
 export interface ContentOptions {
