@@ -5,7 +5,7 @@ import { JSONPath } from 'jsonpath-plus';
  * JSONPath as the original evaluates namespace selectors: jsonpath-ng with its
  * extended filter syntax (`namespace[?@.app.name="x" & @.cluster.name=~"^a"]`).
  * jsonpath-plus (well kept, already used by @qontract/templating) walks the
- * document; its script engines are replaced by `evaluateFilter`, which
+ * document; its script engines are replaced by `evaluate`, which
  * implements jsonpath-ng's filter rules and runs no code:
  * - `&` joins conditions (no `|`), parentheses group;
  * - a condition without an operator tests that the path exists (even when
@@ -58,7 +58,7 @@ function tokenize(script: string): Token[] {
   return tokens;
 }
 
-const COMPARISONS = new Set(['=~', '==', '!=', '<=', '>=', '=', '<', '>']);
+const COMPARISONS: ReadonlySet<string> = new Set(['=~', '==', '!=', '<=', '>=', '=', '<', '>']);
 
 function parseFilter(script: string): Expr {
   const tokens = tokenize(script);
@@ -214,17 +214,6 @@ function evaluate(e: Expr, value: unknown): boolean {
   return compare(e.op, actual, expected);
 }
 
-const parsedFilters = new Map<string, Expr>();
-
-function evaluateFilter(script: string, context: object): boolean {
-  let e = parsedFilters.get(script);
-  if (!e) {
-    e = parseFilter(script);
-    parsedFilters.set(script, e);
-  }
-  return evaluate(e, (context as { _$_v?: unknown })._$_v);
-}
-
 /**
  * jsonpath-ng's `[?expr]` as jsonpath-plus's `[?(expr)]`: every filter gets
  * one pair of parentheses of its own (jsonpath-plus strips exactly one).
@@ -267,15 +256,27 @@ export function toJsonpathPlus(expression: string): string {
 export function jsonpathFind(expression: string, document: unknown): unknown[] {
   try {
     const path = toJsonpathPlus(expression);
-    // Validate every filter up front: a malformed one must fail even when
-    // there is nothing to filter, as the original's parser does.
+    // Parse every filter up front: a malformed one must fail even when there
+    // is nothing to filter, as the original's parser does. The parsed filters
+    // serve this call only (jsonpath-plus asks for one per node it filters);
+    // kept across calls they would grow with every selector ever seen.
+    const filters = new Map<string, Expr>();
+    const filterOf = (script: string): Expr => {
+      let e = filters.get(script);
+      if (!e) {
+        e = parseFilter(script);
+        filters.set(script, e);
+      }
+      return e;
+    };
     for (const m of path.matchAll(/\[\?\((.*?)\)\](?!.\])/g)) {
-      parseFilter((m[1] ?? '').replaceAll(/@([.\s)[])/gu, '_$_v$1'));
+      filterOf((m[1] ?? '').replaceAll(/@([.\s)[])/gu, '_$_v$1'));
     }
     return JSONPath({
       path,
       json: document as object,
-      eval: evaluateFilter,
+      eval: (script: string, context: object) =>
+        evaluate(filterOf(script), (context as { _$_v?: unknown })._$_v),
       wrap: true,
       resultType: 'value',
     }) as unknown as unknown[];
