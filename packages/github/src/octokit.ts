@@ -53,7 +53,7 @@ const DEFAULT_API = 'https://api.github.com';
 /** Statuses a retry cannot fix; 403 and 429 are the throttling plugin's (rate limits). */
 const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
 
-const READ_METHODS = new Set(['GET', 'HEAD']);
+const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
 /**
  * Gives a failing write `writeRetries` (an option of the client) instead of

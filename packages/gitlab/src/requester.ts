@@ -65,8 +65,8 @@ export class GitlabTransportError extends Error {
 export const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   delay(ms, undefined, signal ? { signal } : undefined);
 
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
-const TRANSIENT = new Set([500, 502, 503, 504]);
+const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+const TRANSIENT: ReadonlySet<number> = new Set([500, 502, 503, 504]);
 
 /**
  * gitbeaker's requester for our policy. gitbeaker itself builds every request

@@ -48,7 +48,7 @@ const NOT_IN_SUBSET = new NotInSubset();
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const OUTSIDE_TEXT = /[\x00-\x09\x0b-\x1f\x7f-\xa0\u2028\u2029\ufeff\ufffe\uffff\r\ud800-\udfff]/u;
 /** First characters of a scalar that start something else than a plain scalar. */
-const INDICATORS = new Set([
+const INDICATORS: ReadonlySet<string> = new Set([
   '[',
   ']',
   '{',

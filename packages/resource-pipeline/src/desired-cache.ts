@@ -142,7 +142,7 @@ interface TemplateEntry {
 }
 
 /** Helpers whose answers come from the bundle: equal bundle sha, equal answer. */
-const BUNDLE_HELPERS = new Set(['resource', 'graphql']);
+const BUNDLE_HELPERS: ReadonlySet<string> = new Set(['resource', 'graphql']);
 
 export class DesiredCacheRun {
   readonly #objects: Objects;

@@ -7,8 +7,8 @@ import { pyFloat } from './values.ts';
 /** Nesting beyond this is refused, so a hostile template cannot overflow the parser's stack. */
 const MAX_NESTING = 100;
 
-const COMPARE_OPS = new Set(['==', '!=', '<', '<=', '>', '>=']);
-const RESERVED_AFTER_TEST = new Set(['else', 'or', 'and']);
+const COMPARE_OPS: ReadonlySet<string> = new Set(['==', '!=', '<', '<=', '>', '>=']);
+const RESERVED_AFTER_TEST: ReadonlySet<string> = new Set(['else', 'or', 'and']);
 
 /**
  * Recursive-descent parser with Jinja2's grammar and operator precedence

@@ -26,7 +26,7 @@ export function serializeBundle(bundle: Bundle, cache?: BundleTextCache): Loaded
 }
 
 /** The bundle sections whose entries (one per file) are cached one by one. */
-const PER_FILE_SECTIONS = new Set(['data', 'resources']);
+const PER_FILE_SECTIONS: ReadonlySet<string> = new Set(['data', 'resources']);
 
 /**
  * The JSON text of the parts of bundles serialized one after the other that

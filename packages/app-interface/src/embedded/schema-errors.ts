@@ -41,7 +41,7 @@ function indexSchemaObjects(schemas: Record<string, JsonObject>): WeakMap<object
   return index;
 }
 
-const COMPOSITE = new Set(['oneOf', 'anyOf']);
+const COMPOSITE: ReadonlySet<string> = new Set(['oneOf', 'anyOf']);
 
 function isFailedComposite(e: ErrorObject): boolean {
   if (!COMPOSITE.has(e.keyword)) return false;

@@ -114,7 +114,7 @@ const TO_JS: BlockBuilders<unknown> = {
   sequence: (items) => items,
 };
 
-const REPLACED_TAGS = new Set([
+const REPLACED_TAGS: ReadonlySet<string> = new Set([
   'tag:yaml.org,2002:bool',
   'tag:yaml.org,2002:int',
   'tag:yaml.org,2002:float',

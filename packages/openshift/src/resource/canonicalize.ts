@@ -58,7 +58,11 @@ const SERVER_METADATA_FIELDS = [
 
 // Python `re.search` semantics: unanchored, and `.` matches anything but a newline.
 const MANAGED_CLUSTER_FEATURE_LABEL = /feature[^\n]open-cluster-management[^\n]io\//;
-const MANAGED_CLUSTER_LABELS = new Set(['clusterID', 'managed-by', 'openshiftVersion']);
+const MANAGED_CLUSTER_LABELS: ReadonlySet<string> = new Set([
+  'clusterID',
+  'managed-by',
+  'openshiftVersion',
+]);
 
 /** Whether a label is set by a controller for this kind (and so never part of the desired state). */
 export function isControllerManagedLabel(kind: PyValue | undefined, label: PyValue): boolean {

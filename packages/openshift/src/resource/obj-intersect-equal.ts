@@ -26,7 +26,7 @@ import {
   pyTypeName,
 } from './py-values.ts';
 
-const IGNORED_KEYS = new Set([
+const IGNORED_KEYS: ReadonlySet<string> = new Set([
   LAST_APPLIED_ANNOTATION,
   'creationTimestamp',
   'resourceVersion',

@@ -33,7 +33,7 @@ const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 const DNS_SUBDOMAIN_MAX_LENGTH = 253;
 const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_LABEL_MAX_LENGTH = 63;
-const KINDS_WITHOUT_NAME_CHECK = new Set([
+const KINDS_WITHOUT_NAME_CHECK: ReadonlySet<string> = new Set([
   'Role',
   'RoleBinding',
   'ClusterRole',

@@ -47,7 +47,7 @@ const POD_RECYCLE_SUPPORTED_OWNER_KINDS: readonly string[] = [
   'StatefulSet',
 ];
 
-const NORMALIZE_IGNORED_METADATA = new Set([
+const NORMALIZE_IGNORED_METADATA: ReadonlySet<string> = new Set([
   'creationTimestamp',
   'resourceVersion',
   'generation',

@@ -46,21 +46,28 @@ const TIMESTAMP_RE =
 const VALUE_RE = /^(?:=)$/;
 
 type Resolver = readonly [string, RegExp];
-const RESOLVERS = new Map<string, Resolver[]>();
-function addResolver(tag: string, re: RegExp, first: string[]): void {
-  for (const ch of first) {
-    const list = RESOLVERS.get(ch) ?? [];
-    list.push([TAG_PREFIX + tag, re]);
-    RESOLVERS.set(ch, list);
+const RESOLVERS: ReadonlyMap<string, readonly Resolver[]> = resolversByFirstChar([
+  ['bool', BOOL_RE, [...'yYnNtTfFoO']],
+  ['float', FLOAT_RE, [...'-+0123456789.']],
+  ['int', INT_RE, [...'-+0123456789']],
+  ['merge', MERGE_RE, ['<']],
+  ['null', NULL_RE, ['~', 'n', 'N', '']],
+  ['timestamp', TIMESTAMP_RE, [...'0123456789']],
+  ['value', VALUE_RE, ['=']],
+]);
+function resolversByFirstChar(
+  resolvers: readonly (readonly [tag: string, re: RegExp, first: readonly string[]])[],
+): Map<string, Resolver[]> {
+  const byChar = new Map<string, Resolver[]>();
+  for (const [tag, re, first] of resolvers) {
+    for (const ch of first) {
+      const list = byChar.get(ch) ?? [];
+      list.push([TAG_PREFIX + tag, re]);
+      byChar.set(ch, list);
+    }
   }
+  return byChar;
 }
-addResolver('bool', BOOL_RE, [...'yYnNtTfFoO']);
-addResolver('float', FLOAT_RE, [...'-+0123456789.']);
-addResolver('int', INT_RE, [...'-+0123456789']);
-addResolver('merge', MERGE_RE, ['<']);
-addResolver('null', NULL_RE, ['~', 'n', 'N', '']);
-addResolver('timestamp', TIMESTAMP_RE, [...'0123456789']);
-addResolver('value', VALUE_RE, ['=']);
 
 /** The tag PyYAML's resolver gives a scalar (`implicitPlain`: a plain scalar without a tag). */
 export function resolveScalarTag(value: string, implicitPlain: boolean): string {
