@@ -1,5 +1,6 @@
 import { QontractError, SecretNotFoundError, SecretRedactor } from '@qontract/core';
 import { describe, expect, it } from 'vitest';
+import { CompileCache } from './compile.ts';
 import {
   parseTemplateVariables,
   type RenderOptions,
@@ -8,6 +9,7 @@ import {
   type TemplateHelpers,
   templateCacheSize,
 } from './index.ts';
+import { JINJA2_DELIMITERS } from './lexer.ts';
 
 function render(body: string, overrides: Partial<RenderOptions> = {}): Promise<string> {
   return renderTemplate(body, {
@@ -444,5 +446,19 @@ describe('compile cache', () => {
     expect(templateCacheSize()).toBe(before + 1);
     await render(body, { type: 'extracurlyjinja2' });
     expect(templateCacheSize()).toBe(before + 2);
+  });
+
+  it('stays bounded (it lives as long as the process): past its limit the oldest template goes', () => {
+    const cache = new CompileCache(2);
+    const env = { filters: {}, tests: {} };
+    const compile = (body: string) => cache.compile(body, 'jinja2', JINJA2_DELIMITERS, env);
+    const first = compile('{{ 1 }}');
+    compile('{{ 2 }}');
+    expect(compile('{{ 1 }}')).toBe(first);
+    compile('{{ 3 }}');
+    expect(cache.size).toBe(2);
+    // The oldest entry made room: compiled again, a new tree.
+    expect(compile('{{ 1 }}')).not.toBe(first);
+    expect(cache.size).toBe(2);
   });
 });
