@@ -8,7 +8,6 @@ describe('parseTuning', () => {
       loopCaches: true,
       listReuse: true,
       desiredCache: true,
-      specsFirst: false,
       parseThreads: undefined,
       clusterRetryUnitMs: undefined,
     });
@@ -28,7 +27,7 @@ describe('parseTuning', () => {
   });
 
   it.each([
-    [{ QONTRACT_SPECS_FIRST: 'yes' }, `QONTRACT_SPECS_FIRST must be 'on' or 'off', got "yes"`],
+    [{ QONTRACT_LIST_REUSE: 'yes' }, `QONTRACT_LIST_REUSE must be 'on' or 'off', got "yes"`],
     [
       { QONTRACT_PARSE_THREADS: 'two' },
       'QONTRACT_PARSE_THREADS must be a whole number of threads (0: none), got "two"',

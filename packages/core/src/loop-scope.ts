@@ -21,7 +21,6 @@ const TuningSchema = z.object({
   QONTRACT_LOOP_CACHES: onOff('QONTRACT_LOOP_CACHES'),
   QONTRACT_LIST_REUSE: onOff('QONTRACT_LIST_REUSE'),
   QONTRACT_DESIRED_CACHE: onOff('QONTRACT_DESIRED_CACHE'),
-  QONTRACT_SPECS_FIRST: onOff('QONTRACT_SPECS_FIRST'),
   QONTRACT_PARSE_THREADS: wholeNumber(
     'QONTRACT_PARSE_THREADS',
     'a whole number of threads (0: none)',
@@ -39,15 +38,6 @@ export interface LoopTuning {
   readonly listReuse: boolean;
   /** `QONTRACT_DESIRED_CACHE=off`: the pipeline builds every desired object on every run. */
   readonly desiredCache: boolean;
-  /**
-   * `QONTRACT_SPECS_FIRST=on`: on a pinned bundle, the pipeline reads the
-   * namespaces' specs first and the clusters while the server answers the
-   * full namespaces query. Off by default: the lists and the full answer then
-   * sit in memory together (about 100 MiB more peak RSS at 50,000 objects),
-   * and the run gains only where the server and the clusters have CPU of
-   * their own (docs/benchmarks.md).
-   */
-  readonly specsFirst: boolean;
   /** `QONTRACT_PARSE_THREADS`: worker threads loading resource files (0: none; default: by size). */
   readonly parseThreads: number | undefined;
   /** `QONTRACT_CLUSTER_RETRY_UNIT_MS`: the clusters' pause between retries (tests shrink it). */
@@ -71,7 +61,6 @@ export function parseTuning(env: Env): LoopTuning {
     loopCaches,
     listReuse: loopCaches && t.QONTRACT_LIST_REUSE !== 'off',
     desiredCache: loopCaches && t.QONTRACT_DESIRED_CACHE !== 'off',
-    specsFirst: t.QONTRACT_SPECS_FIRST === 'on',
     parseThreads: t.QONTRACT_PARSE_THREADS,
     clusterRetryUnitMs: t.QONTRACT_CLUSTER_RETRY_UNIT_MS,
   };

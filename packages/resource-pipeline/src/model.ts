@@ -1,4 +1,3 @@
-import type { OpenshiftResourcesNamespaceSpecsQuery } from './namespace-specs.generated.ts';
 import type {
   OpenshiftResourceFieldsFragment,
   OpenshiftResourcesNamespacesQuery,
@@ -6,20 +5,11 @@ import type {
 
 export type NamespaceData = NonNullable<OpenshiftResourcesNamespacesQuery['namespaces']>[number];
 export type OpenshiftResourceData = OpenshiftResourceFieldsFragment;
-/** What the selection and the engine's specs read of a namespace (both queries answer it). */
-export type NamespaceSpecData = NonNullable<
-  OpenshiftResourcesNamespaceSpecsQuery['namespaces']
->[number];
-
-/** The element type of a namespace's openshiftResources. */
-type ResourceOf<N> = N extends { readonly openshiftResources: ReadonlyArray<infer R> | null }
-  ? R
-  : never;
 
 /** A namespace selected for a run, its openshiftResources already merged and filtered. */
-export interface SelectedNamespace<N extends NamespaceSpecData = NamespaceData> {
-  readonly namespace: N;
-  readonly openshiftResources: readonly ResourceOf<N>[];
+export interface SelectedNamespace {
+  readonly namespace: NamespaceData;
+  readonly openshiftResources: readonly OpenshiftResourceData[];
 }
 
 /** The providers of each pipeline variant (upstream's `providers` argument). */

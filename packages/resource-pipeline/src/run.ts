@@ -35,12 +35,10 @@ import {
   describeResource,
   fields,
   type NamespaceData,
-  type NamespaceSpecData,
   type OpenshiftResourceData,
   type Provider,
   type SelectedNamespace,
 } from './model.ts';
-import { OpenshiftResourcesNamespaceSpecsDocument } from './namespace-specs.generated.ts';
 import { OpenshiftResourcesNamespacesDocument } from './namespaces.generated.ts';
 import {
   buildDesired,
@@ -49,13 +47,7 @@ import {
   FetchResourceError,
   type TemplateRenderer,
 } from './providers/index.ts';
-import {
-  checkClusterOptions,
-  type NamespaceFilter,
-  sameSelection,
-  selectionKey,
-  selectNamespaces,
-} from './select.ts';
+import { checkClusterOptions, type NamespaceFilter, selectNamespaces } from './select.ts';
 import { specsForNamespaces } from './specs.ts';
 
 /** One variant of the pipeline (openshift-resources, -vault-secrets, -routes, -prometheus-rules). */
@@ -155,7 +147,6 @@ async function preparePipeline(
   opts: PipelineOptions,
   config: PipelineConfig,
 ): Promise<WatchedState | undefined> {
-  const readSpecsFirst = ctx.loop.tuning.specsFirst;
   const gql = await ctx.client(gqlClient);
   const filter: NamespaceFilter = {
     isInShard: ctx.isInShard,
@@ -192,7 +183,7 @@ async function preparePipeline(
     skipCurrent: managedByArgoCd,
     warnUnusedTypes: true,
   });
-  const clusterMapOf = (selected: readonly SelectedNamespace<NamespaceSpecData>[]) =>
+  const clusterMapOf = (selected: readonly SelectedNamespace[]) =>
     clusterMapForNamespaces(
       ctx,
       selected.map((s) => ({
@@ -206,136 +197,67 @@ async function preparePipeline(
     return undefined;
   };
 
-  if (answer.reused || gql.sha === undefined || !readSpecsFirst) {
-    // One query: the previous run's answer, a bundle not pinned (two queries could see two),
-    // or the default (see specsFirst).
-    const [{ namespaces, kept: answerKept }, resolved] = await Promise.all([
-      answer.fetch(),
-      settings,
-    ]);
-    const selected = selectNamespaces(namespaces, filter);
-    if (selected.length === 0) return nothingToDo();
-    // Built cluster by cluster, in the order the clusters are read: a wet run applies a
-    // cluster's changes once its read has ended and its own objects are built.
-    const buildable = clusterByCluster(
-      readableNamespaces(selected, ctx.integration, opts.internal),
-    );
-    // Started first: the files load on worker threads while the clusters are discovered and read.
-    // The answer of the previous run: its files were built then (the broken few fail here again).
-    const loaded = answer.reused ? undefined : await loadResourceFiles(ctx, buildable, config);
-    // The objects are built while the clusters are connected to (a warm run's builds are cache
-    // lookups that would otherwise wait for every /version answer). Which namespaces the run
-    // reads is known once the clusters are: only theirs are kept, with their errors.
-    const connecting = clusterMapOf(selected);
-    connecting.catch(() => {}); // awaited below
-    // A turn of the event loop first: the clusters' first requests go out before the build
-    // takes the thread.
-    await setImmediate();
-    const stop = new AbortController();
-    const parts = new Map(
-      [...new Set(buildable.map((sel) => sel.namespace.cluster.name))].map((cluster) => [
-        cluster,
-        Promise.withResolvers<BuiltDesired>(),
-      ]),
-    );
-    const building = desiredResources(ctx, buildable, config, {
-      ...buildOptions(resolved, loaded, answerKept),
-      stop: stop.signal,
-      onCluster: (cluster, part) => parts.get(cluster)?.resolve(part),
-    });
-    building.catch((e: unknown) => {
-      for (const part of parts.values()) part.reject(e); // those built already stay so
-    });
-    for (const part of parts.values()) part.promise.catch(() => {}); // awaited below
-    try {
-      const clusters = await connecting;
-      const { specs, errors } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
-      for (const e of errors) ctx.errors.register(e.scope, e.message);
-      // Not awaited: the engine reads the clusters while the resources are rendered and parsed,
-      // and takes each cluster's objects (and errors) once they are built.
-      const source: DesiredSource = {
-        builtAhead: true,
-        ofCluster: (cluster) => parts.get(cluster)?.promise ?? NOTHING,
-        all: async () => {
-          await building;
-          return new Map(
-            await Promise.all(
-              [...parts].map(async ([cluster, part]) => [cluster, await part.promise] as const),
-            ),
-          );
-        },
-      };
-      return state(clusters, specs, source);
-    } catch (e) {
-      // The build ends with this run: a looping process's next run starts with the cache free.
-      stop.abort();
-      await building.catch(() => {});
-      throw e;
-    }
-  }
-
-  // QONTRACT_SPECS_FIRST=on and a pinned bundle: the namespaces' specs come first, in a small
-  // query, so the clusters are connected to and read while the server assembles every
-  // resource file for the full one. The full query is sent once the small one is answered: a
-  // server answers in turn, and would otherwise assemble the resources first. Until the run
-  // awaits them, failures of the full query and the settings are left for later.
-  settings.catch(() => {});
-  ctx.log.debug(
-    `bundle ${gql.sha.slice(0, 12)}: reading the clusters while the resources are being answered`,
+  const [{ namespaces, kept: answerKept }, resolved] = await Promise.all([
+    answer.fetch(),
+    settings,
+  ]);
+  const selected = selectNamespaces(namespaces, filter);
+  if (selected.length === 0) return nothingToDo();
+  // Built cluster by cluster, in the order the clusters are read: a wet run applies a
+  // cluster's changes once its read has ended and its own objects are built.
+  const buildable = clusterByCluster(readableNamespaces(selected, ctx.integration, opts.internal));
+  // Started first: the files load on worker threads while the clusters are discovered and read.
+  // The answer of the previous run: its files were built then (the broken few fail here again).
+  const loaded = answer.reused ? undefined : await loadResourceFiles(ctx, buildable, config);
+  // The objects are built while the clusters are connected to (a warm run's builds are cache
+  // lookups that would otherwise wait for every /version answer). Which namespaces the run
+  // reads is known once the clusters are: only theirs are kept, with their errors.
+  const connecting = clusterMapOf(selected);
+  connecting.catch(() => {}); // awaited below
+  // A turn of the event loop first: the clusters' first requests go out before the build
+  // takes the thread.
+  await setImmediate();
+  const stop = new AbortController();
+  const parts = new Map(
+    [...new Set(buildable.map((sel) => sel.namespace.cluster.name))].map((cluster) => [
+      cluster,
+      Promise.withResolvers<BuiltDesired>(),
+    ]),
   );
-  const { namespaces: specsAnswer } = await gql.query(OpenshiftResourcesNamespaceSpecsDocument);
-  const early = selectNamespaces(specsAnswer ?? [], filter);
-  if (early.length === 0) return nothingToDo();
-  const full = answer.fetch();
-  full.catch(() => {});
-  const clusters = await clusterMapOf(early);
-  const {
-    specs,
-    namespaces: readable,
-    errors,
-  } = specsForNamespaces(early, clusters, config.overrideManagedTypes);
-  for (const e of errors) ctx.errors.register(e.scope, e.message);
-  const desired = (async () => {
-    const [{ namespaces, kept: answerKept }, resolved] = await Promise.all([full, settings]);
-    const selected = selectNamespaces(namespaces, filter);
-    // One bundle answers both queries alike; anything else would plan one bundle's objects
-    // against another's specs.
-    if (!sameSelection(early, selected)) {
-      throw new QontractError(
-        `app-interface bundle ${gql.sha} answered the namespaces differently to two queries of the run; nothing was changed`,
-      );
-    }
-    const wanted = new Set(readable.map(selectionKey));
-    const kept = selected.filter((s) => wanted.has(selectionKey(s)));
-    // The build closes what loads the files.
-    const loaded = await loadResourceFiles(ctx, kept, config);
-    const built = await desiredResources(
-      ctx,
-      kept,
-      config,
-      buildOptions(resolved, loaded, answerKept),
-    );
-    return built;
-  })();
-  // The engine awaits it; a failure before then is its (the run fails, nothing is deleted).
-  desired.catch(() => {});
-  const all = desired.then(
-    ({ objects, errors }) =>
-      new Map(
-        [...new Set([...objects, ...errors].map((x) => x.cluster))].map((cluster) => [
-          cluster,
-          {
-            objects: objects.filter((d) => d.cluster === cluster),
-            errors: errors.filter((e) => e.cluster === cluster),
-          },
-        ]),
-      ),
-  );
-  all.catch(() => {});
-  return state(clusters, specs, {
-    ofCluster: async (cluster) => (await all).get(cluster) ?? (await NOTHING),
-    all: () => all,
+  const building = desiredResources(ctx, buildable, config, {
+    ...buildOptions(resolved, loaded, answerKept),
+    stop: stop.signal,
+    onCluster: (cluster, part) => parts.get(cluster)?.resolve(part),
   });
+  building.catch((e: unknown) => {
+    for (const part of parts.values()) part.reject(e); // those built already stay so
+  });
+  for (const part of parts.values()) part.promise.catch(() => {}); // awaited below
+  try {
+    const clusters = await connecting;
+    const { specs, errors } = specsForNamespaces(selected, clusters, config.overrideManagedTypes);
+    for (const e of errors) ctx.errors.register(e.scope, e.message);
+    // Not awaited: the engine reads the clusters while the resources are rendered and parsed,
+    // and takes each cluster's objects (and errors) once they are built.
+    const source: DesiredSource = {
+      builtAhead: true,
+      ofCluster: (cluster) => parts.get(cluster)?.promise ?? NOTHING,
+      all: async () => {
+        await building;
+        return new Map(
+          await Promise.all(
+            [...parts].map(async ([cluster, part]) => [cluster, await part.promise] as const),
+          ),
+        );
+      },
+    };
+    return state(clusters, specs, source);
+  } catch (e) {
+    // The build ends with this run: a looping process's next run starts with the cache free.
+    stop.abort();
+    await building.catch(() => {});
+    throw e;
+  }
 }
 
 /** More threads than this only cost memory: each has a heap of its own. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NamespaceData } from './model.ts';
-import { checkClusterOptions, sameSelection, selectNamespaces } from './select.ts';
+import { checkClusterOptions, selectNamespaces } from './select.ts';
 
 const r = (provider: string, path: string) => ({ provider, path: { path, content: '' } });
 const ns = (cluster: string, name: string, extra: Record<string, unknown> = {}) =>
@@ -16,7 +16,7 @@ const base = {
   excludeClusters: [],
   providers: ['resource', 'resource-template'] as const,
 };
-const keys = (s: ReturnType<typeof selectNamespaces<NamespaceData>>) =>
+const keys = (s: ReturnType<typeof selectNamespaces>) =>
   s.map(
     (x) =>
       `${x.namespace.cluster.name}/${x.namespace.name}:${x.openshiftResources.map((o) => (o as { path: { path: string } }).path.path).join(',')}`,
@@ -109,28 +109,5 @@ describe('checkClusterOptions', () => {
     expect(() =>
       checkClusterOptions({ clusterNames: [], excludeClusters: ['c'], dryRun: true }),
     ).not.toThrow();
-  });
-});
-
-describe('sameSelection (the specs query and the full query of one bundle)', () => {
-  const pick = (...input: NamespaceData[]) => selectNamespaces(input, base);
-  const two = ns('c1', 'a', {
-    openshiftResources: [r('resource', '/a.yml'), r('resource-template', '/b.yml')],
-  });
-
-  it('holds for the same namespaces with as many resources each', () => {
-    expect(
-      sameSelection(pick(ns('c1', 'a'), ns('c2', 'b')), pick(ns('c1', 'a'), ns('c2', 'b'))),
-    ).toBe(true);
-  });
-
-  it.each([
-    ['a namespace more', pick(ns('c1', 'a')), pick(ns('c1', 'a'), ns('c2', 'b'))],
-    ['another namespace', pick(ns('c1', 'a')), pick(ns('c1', 'b'))],
-    ['another cluster', pick(ns('c1', 'a')), pick(ns('c2', 'a'))],
-    ['another order', pick(ns('c1', 'a'), ns('c2', 'b')), pick(ns('c2', 'b'), ns('c1', 'a'))],
-    ['a resource more', pick(ns('c1', 'a')), pick(two)],
-  ])('fails for %s', (_, a, b) => {
-    expect(sameSelection(a, b)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { QontractError } from '@qontract/core';
-import type { NamespaceSpecData, Provider, SelectedNamespace } from './model.ts';
+import type { NamespaceData, Provider, SelectedNamespace } from './model.ts';
 
 export interface NamespaceFilter {
   readonly isInShard: (key: string) => boolean;
@@ -18,11 +18,11 @@ export interface NamespaceFilter {
  * the pipeline's providers; namespaces left without resources are dropped (so
  * their objects are not deleted, as upstream).
  */
-export function selectNamespaces<N extends NamespaceSpecData>(
-  namespaces: readonly N[],
+export function selectNamespaces(
+  namespaces: readonly NamespaceData[],
   filter: NamespaceFilter,
-): SelectedNamespace<N>[] {
-  const selected: SelectedNamespace<N>[] = [];
+): SelectedNamespace[] {
+  const selected: SelectedNamespace[] = [];
   for (const ns of namespaces) {
     if (ns.delete) continue;
     const cluster = ns.cluster.name;
@@ -36,7 +36,7 @@ export function selectNamespaces<N extends NamespaceSpecData>(
     const all = [
       ...(ns.openshiftResources ?? []),
       ...(ns.sharedResources ?? []).flatMap((s) => s.openshiftResources ?? []),
-    ] as unknown as SelectedNamespace<N>['openshiftResources'];
+    ];
     const openshiftResources = all.filter((r) =>
       (filter.providers as readonly string[]).includes((r as { provider: string }).provider),
     );
@@ -44,29 +44,6 @@ export function selectNamespaces<N extends NamespaceSpecData>(
     selected.push({ namespace: ns, openshiftResources });
   }
   return selected;
-}
-
-/** A selected namespace as `<cluster>/<namespace>`. */
-export function selectionKey(s: SelectedNamespace<NamespaceSpecData>): string {
-  return `${s.namespace.cluster.name}/${s.namespace.name}`;
-}
-
-/**
- * Whether two selections name the same namespaces, in the same order, with
- * as many resources each: what two queries of one bundle select.
- */
-export function sameSelection(
-  a: readonly SelectedNamespace<NamespaceSpecData>[],
-  b: readonly SelectedNamespace<NamespaceSpecData>[],
-): boolean {
-  return (
-    a.length === b.length &&
-    a.every(
-      (s, i) =>
-        selectionKey(s) === selectionKey(b[i]!) &&
-        s.openshiftResources.length === b[i]!.openshiftResources.length,
-    )
-  );
 }
 
 /** The original's run guards on the cluster options (each violation: exit 1). */

@@ -6,7 +6,7 @@ import {
   isClusterProblem,
   KindNotFoundError,
 } from '@qontract/openshift';
-import type { NamespaceSpecData, SelectedNamespace } from './model.ts';
+import type { SelectedNamespace } from './model.ts';
 
 export interface SpecsResult<S> {
   readonly specs: CurrentStateSpec[];
@@ -24,7 +24,7 @@ export interface SpecsResult<S> {
  * skipped (CRDs may come in the same change). Names or overrides for a kind
  * that is not managed are a configuration error that stops the run.
  */
-export function specsForNamespaces<S extends SelectedNamespace<NamespaceSpecData>>(
+export function specsForNamespaces<S extends SelectedNamespace>(
   selected: readonly S[],
   clusters: ClusterMap,
   overrideManagedTypes?: readonly string[],

@@ -1,8 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { loadEmbeddedEngine, startBundleServer } from '@qontract/app-interface';
 import type { ExampleEnvironment } from '@qontract/testing';
 import { startFakeGitHub } from '@qontract/testing/fake-github';
 import { startFakeS3 } from '@qontract/testing/fake-s3';
@@ -165,77 +162,6 @@ describe('openshift-resources end to end', () => {
     expect(invalid.code).toBe(1);
     expect(messages(invalid, 50)).toContain(
       'QONTRACT_PARSE_THREADS must be a whole number of threads (0: none), got "two"',
-    );
-    expect(invalid.stderr).not.toMatch(/\n\s+at /);
-  });
-
-  it('QONTRACT_SPECS_FIRST=on: with a pinned bundle, reads the clusters while the server still answers the resources', async () => {
-    const env = await start({ namespaces: true });
-    const { server, configPath, appInterfaceDir } = env;
-    const bundle = await startBundleServer(await loadEmbeddedEngine(appInterfaceDir), {
-      port: 0,
-      host: '127.0.0.1',
-    });
-    onTestFinished(() => bundle.close());
-    // In front of the bundle's server: the answer of the full namespaces query is held back
-    // until the clusters have been listed (or 10 s have passed).
-    let listsBeforeAnswer = -1;
-    const proxy = createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8').on('data', (c: string) => (body += c));
-      req.on('end', async () => {
-        if (/query OpenshiftResourcesNamespaces\b/.test(body)) {
-          const waitUntil = Date.now() + 10_000;
-          while (server.requests({ verb: 'list' }).length === 0 && Date.now() < waitUntil) {
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-          listsBeforeAnswer = server.requests({ verb: 'list' }).length;
-        }
-        const answer = await fetch(new URL(req.url ?? '/', bundle.url), {
-          method: req.method ?? 'GET',
-          headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
-          ...(req.method === 'POST' ? { body } : {}),
-        });
-        res.writeHead(answer.status, {
-          'content-type': answer.headers.get('content-type') ?? 'application/json',
-        });
-        res.end(await answer.text());
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    onTestFinished(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
-    const remoteConfig = join(env.dir, 'remote.toml');
-    const config = parse(await readFile(configPath, 'utf8'));
-    config.graphql = {
-      server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/graphql`,
-    };
-    await writeFile(remoteConfig, stringify(config));
-
-    server.resetLog();
-    const local = await runQontractReconcile([
-      '--config',
-      configPath,
-      '--dry-run',
-      'openshift-resources',
-    ]);
-    server.resetLog();
-    // Not the local run's answer again (same bundle, same process): the server is asked.
-    const remote = await runQontractReconcile(
-      ['--config', remoteConfig, '--dry-run', 'openshift-resources'],
-      { QONTRACT_DESIRED_CACHE: 'off', QONTRACT_SPECS_FIRST: 'on' },
-    );
-    expect(remote.code).toBe(0);
-    expect(listsBeforeAnswer).toBeGreaterThan(0);
-    expect(planLines(remote)).toEqual(planLines(local));
-    expect(server.mutatingRequests()).toEqual([]);
-
-    const invalid = await runQontractReconcile(
-      ['--config', remoteConfig, '--dry-run', 'openshift-resources'],
-      { QONTRACT_DESIRED_CACHE: 'off', QONTRACT_SPECS_FIRST: 'yes' },
-    );
-    expect(invalid.code).toBe(1);
-    expect(messages(invalid, 50)).toContain(
-      "QONTRACT_SPECS_FIRST must be 'on' or 'off', got \"yes\"",
     );
     expect(invalid.stderr).not.toMatch(/\n\s+at /);
   });
