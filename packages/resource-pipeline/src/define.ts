@@ -4,12 +4,11 @@ import {
   type OptionSpecs,
   type OptionValues,
 } from '@qontract/core';
+import { earlyExitDesiredState, pipelineShardedDryRun } from './early-exit.ts';
 import type { Provider } from './model.ts';
 import {
-  earlyExitDesiredState,
   type PipelineOptions,
   pipelineOptions,
-  pipelineShardedDryRun,
   runOpenshiftResourcesPipeline,
   siblingPipelineOptions,
 } from './run.ts';
