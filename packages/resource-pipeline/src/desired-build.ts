@@ -73,13 +73,14 @@ export class DesiredBuild implements DesiredSource {
   /** Those asked for before they were built. */
   readonly #waiting = new Map<string, PromiseWithResolvers<DesiredCluster>>();
   readonly #stop = new AbortController();
+  /** The run's signal. */
   readonly #signal: AbortSignal;
   #failure: { readonly error: unknown } | undefined;
   /** Resolves when the build has ended, whatever happened (never rejects: see #failure). */
   readonly #ended: Promise<void>;
 
   constructor(settings: DesiredBuildSettings) {
-    this.#signal = AbortSignal.any([this.#stop.signal, settings.signal]);
+    this.#signal = settings.signal;
     this.#items = settings.namespaces.flatMap((sel) =>
       sel.openshiftResources.map((r) => [sel, r] as const),
     );
@@ -136,7 +137,9 @@ export class DesiredBuild implements DesiredSource {
         providers.loaded?.close();
         providers.cache?.end();
       }
-      if (this.#unfinished.size > 0) throw this.#signal.reason;
+      // Stopped: the clusters it had not finished are refused, never handed over in part.
+      const stopped = this.#stopped();
+      if (stopped && this.#unfinished.size > 0) throw stopped.reason;
     } catch (e) {
       this.#fail(e);
     }
@@ -166,7 +169,7 @@ export class DesiredBuild implements DesiredSource {
     // before, are sent and read between slices of them.
     const slices = new EventLoopSlices();
     const runner = async (): Promise<void> => {
-      while (next < this.#items.length && !this.#signal.aborted) {
+      while (next < this.#items.length && !this.#stopped()) {
         const i = next++;
         const item = this.#items[i]!;
         const now = buildNow(item, pc);
@@ -196,6 +199,15 @@ export class DesiredBuild implements DesiredSource {
     this.#built.set(cluster, built);
     this.#waiting.get(cluster)?.resolve(built);
     this.#waiting.delete(cluster);
+  }
+
+  /**
+   * The signal that stopped the build, if one did. (Not `AbortSignal.any`:
+   * the run's signal may be a loop's, which would keep every run's build.)
+   */
+  #stopped(): AbortSignal | undefined {
+    if (this.#signal.aborted) return this.#signal;
+    return this.#stop.signal.aborted ? this.#stop.signal : undefined;
   }
 
   #fail(error: unknown): void {
