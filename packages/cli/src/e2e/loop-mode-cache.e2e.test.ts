@@ -32,7 +32,7 @@ function listed(run: CliRun): [number, number] {
 function unchangedClusters(run: CliRun): [number, number] {
   const line = messages(run, 20).find((m) => m.startsWith('clusters unchanged since'));
   const m = /previous run: (\d+) of (\d+)/.exec(line ?? '');
-  if (!m) throw new Error(`no unchanged-clusters line in:\n${run.stderr}`);
+  if (!m) throw new Error(`no plan-memo line in:\n${run.stderr}`);
   return [Number(m[1]), Number(m[2])];
 }
 

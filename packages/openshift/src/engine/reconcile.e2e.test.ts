@@ -52,7 +52,7 @@ interface Scenario {
   waitForReady?: { timeoutMs: number; pollMs: number };
   /**
    * Hands the engine each cluster's desired objects on their own too
-   * (`desiredOfCluster`), once `gate(cluster)` resolves; `error` is registered
+   * (a `DesiredSource`), once `gate(cluster)` resolves; `error` is registered
    * for that cluster's namespace first, as a failed build would; `fail`
    * rejects instead.
    */
@@ -495,7 +495,7 @@ describe('reconcileResources against the fake API server', () => {
     expect(get('c1', 'going')).toBeUndefined();
   });
 
-  describe("a cluster's own desired objects (desiredOfCluster)", () => {
+  describe("a cluster's own desired objects (a DesiredSource)", () => {
     /** Opens c2's gate once c1's apply of `name` reached the fake (or after 3 s), and says when. */
     const afterC1Applies = (name: string) => {
       const seen = { c1AppliedFirst: false, opened: false };
