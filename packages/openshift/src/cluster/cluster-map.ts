@@ -9,7 +9,6 @@ import {
   RequestAbortedError,
   RequestStats,
 } from './kube-client.ts';
-import type { ListedObjects, ListedObjectsRun } from './listed-objects.ts';
 
 /** The cluster fields the client factory reads (app-interface `Cluster_v1`). */
 export interface ClusterInfo {
@@ -109,10 +108,8 @@ export interface ClusterMapSettings {
    * Default 300 s.
    */
   readonly readTimeoutMs?: number;
-  /** Clients kept from an earlier run of the process, and kept for the next one (watch mode). */
+  /** Clients kept from an earlier run of the process, and kept for the next one. */
   readonly kept?: KeptClusters | undefined;
-  /** Objects listed by the previous run of a looping process, for the lists that reuse them. */
-  readonly listed?: ListedObjects | undefined;
 }
 
 /** A cluster client kept between runs, with what its discovery found. */
@@ -219,8 +216,6 @@ export class ClusterMap {
   /** How long reading the current state of one cluster may take (`readTimeoutMs`). */
   readonly readTimeoutMs: number;
   readonly #entries = new Map<Key, ClusterHandle | ClusterProblem>();
-  /** This run's view of the listed objects kept between runs; ended with the map. */
-  #listed: ListedObjectsRun | undefined;
   /** The kept clients this map borrows from, and its run of them; ended with the map. */
   #kept: KeptRun | undefined;
 
@@ -265,8 +260,6 @@ export class ClusterMap {
       settings.readTimeoutMs ?? 300_000,
     );
     const secretSlots = pLimit(Math.max(1, settings.concurrency ?? 10));
-    const listed = settings.listed?.beginRun();
-    map.#listed = listed;
     const kept = settings.kept
       ? { store: settings.kept, run: settings.kept.beginRun() }
       : undefined;
@@ -274,15 +267,7 @@ export class ClusterMap {
     try {
       await Promise.all(
         wanted.map(async ({ info, privileged }) => {
-          const entry = await connect(
-            info,
-            privileged,
-            settings,
-            map.stats,
-            listed,
-            kept,
-            secretSlots,
-          );
+          const entry = await connect(info, privileged, settings, map.stats, kept, secretSlots);
           if (entry) map.#entries.set(`${info.name}\u0000${privileged ? 'admin' : 'user'}`, entry);
         }),
       );
@@ -316,18 +301,8 @@ export class ClusterMap {
     return names.sort();
   }
 
-  /**
-   * How many listed objects were unchanged since the previous run of a
-   * looping process (not read again) and how many were read; undefined where
-   * nothing is kept between runs.
-   */
-  get listed(): { readonly reused: number; readonly read: number } | undefined {
-    return this.#listed?.counts;
-  }
-
   /** Closes the connections of every client of the map (the end of a run). */
   async close(): Promise<void> {
-    this.#listed?.end();
     const kept = this.#kept;
     this.#kept = undefined;
     kept?.store.endRun(kept.run);
@@ -372,7 +347,6 @@ async function connect(
   privileged: boolean,
   settings: ClusterMapSettings,
   stats: RequestStats,
-  listed: ListedObjectsRun | undefined,
   kept: KeptRun | undefined,
   secretSlots: LimitFunction,
 ): Promise<ClusterHandle | ClusterProblem | undefined> {
@@ -416,9 +390,8 @@ async function connect(
     token,
     insecureSkipTLSVerify: Boolean(info.insecureSkipTLSVerify),
   };
-  // One key for the kept client and the kept listed objects of this connection.
   const key = KeptClusters.keyOf(connection, privileged);
-  const options = { ...settings.clientOptions, stats, listed: listed?.forCluster(key) };
+  const options = { ...settings.clientOptions, stats };
   const prior = kept?.store.use(key, kept.run);
   // Kept clients are lent to the run: closing the run's map leaves their connections open.
   const owner = kept ? (prior?.owner ?? new KubeClient(connection, options)) : undefined;

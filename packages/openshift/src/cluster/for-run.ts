@@ -6,7 +6,6 @@ import {
   KeptClusters,
   type NamespaceClusterInfo,
 } from './cluster-map.ts';
-import { ListedObjects } from './listed-objects.ts';
 
 /** What the cluster map of a run reads from its context (`signal`: the run's stop signal). */
 export type RunClusterContext = Pick<RunContext, 'integration' | 'secrets' | 'errors' | 'env'> &
@@ -23,16 +22,6 @@ const runClusterMaps = defineClient(
 
 /** The loop scope's key of the cluster clients its runs keep (`KeptClusters`). */
 const KEPT_CLUSTERS = 'openshift:kept-clusters';
-
-/**
- * The listed objects the runs of `ctx`'s loop share (`ListedObjects`): only
- * where the runs repeat in this process (run-integration), and not with
- * `QONTRACT_LIST_REUSE=off` or `QONTRACT_LOOP_CACHES=off`.
- */
-function listedObjectsOf(ctx: Omit<RunClusterContext, 'errors'>): ListedObjects | undefined {
-  if (!ctx.loop?.tuning.listReuse) return undefined;
-  return ctx.loop.repeatCache('openshift:listed-objects', () => new ListedObjects());
-}
 
 /**
  * The cluster clients kept for the runs of a loop: in every loop that runs
@@ -124,7 +113,6 @@ function settingsFor(
     },
     internal: options.internal,
     kept: keptClustersOf(ctx.loop),
-    listed: listedObjectsOf(ctx),
     concurrency: options.concurrency,
     clusterAdmin: options.clusterAdmin ?? false,
   };

@@ -10,7 +10,7 @@ import {
   KubeClient,
   RequestAbortedError,
 } from './kube-client.ts';
-import { ListedObjects } from './listed-objects.ts';
+import { type ClusterListedObjects, ListedObjects } from './listed-objects.ts';
 
 let server: FakeKubeApiServer;
 let client: KubeClient;
@@ -32,19 +32,20 @@ beforeEach(() => {
 });
 
 /** `count` ConfigMaps of `namespace`, named and filled by index. */
-/** One run of a loop whose listed objects `store` keeps: a client of c1 for `use`, and the counts. */
+/**
+ * One run of a loop whose listed objects `store` keeps: a client of c1 and what
+ * c1's lists returned before, for `use`, and the counts.
+ */
 async function inLoopRun<T>(
   store: ListedObjects,
   options: { pageSize?: number },
-  use: (client: KubeClient) => Promise<T>,
+  use: (client: KubeClient, reuse: ClusterListedObjects) => Promise<T>,
 ): Promise<{ result: T; counts: { reused: number; read: number } }> {
   const run = store.beginRun();
   const c = server.cluster('c1');
   const result = await use(
-    new KubeClient(
-      { name: 'c1', server: c.url, token: c.token, caData: caData() },
-      { ...options, listed: run.forCluster('c1') },
-    ),
+    new KubeClient({ name: 'c1', server: c.url, token: c.token, caData: caData() }, options),
+    run.forCluster('c1'),
   );
   run.end();
   return { result, counts: run.counts };
@@ -116,8 +117,8 @@ describe('KubeClient against the fake API server', () => {
     );
     const store = new ListedObjects();
     const listInRun = () =>
-      inLoopRun(store, { pageSize: 2 }, (runClient) =>
-        runClient.list(r, 'reused', { each: compactObject, reuse: true }),
+      inLoopRun(store, { pageSize: 2 }, (runClient, reuse) =>
+        runClient.list(r, 'reused', { each: compactObject, reuse }),
       ).then(({ result: items, counts }) => ({ items, counts }));
     const first = await listInRun();
     expect(first.counts).toEqual({ reused: 0, read: 5 });
@@ -143,11 +144,9 @@ describe('KubeClient against the fake API server', () => {
     );
     const store = new ListedObjects();
     const getInRun = (...names: string[]) =>
-      inLoopRun(store, {}, (runClient) =>
+      inLoopRun(store, {}, (runClient, reuse) =>
         Promise.all(
-          names.map((name) =>
-            runClient.get(r, 'named', name, { each: compactObject, reuse: true }),
-          ),
+          names.map((name) => runClient.get(r, 'named', name, { each: compactObject, reuse })),
         ),
       ).then(({ result: got, counts }) => ({ got, counts }));
     const first = await getInRun('cm-0', 'cm-1', 'missing');
@@ -165,7 +164,7 @@ describe('KubeClient against the fake API server', () => {
     expect(second.got[1]?.data).toEqual({ i: 'edited' });
     expect(second.got[1]).not.toBe(first.got[1]);
     // Without the loop's store: made the same way, not frozen.
-    const plain = await client.get(r, 'named', 'cm-0', { each: compactObject, reuse: true });
+    const plain = await client.get(r, 'named', 'cm-0', { each: compactObject });
     expect(plain).toEqual(first.got[0]);
     expect(Object.isFrozen(plain)).toBe(false);
   });

@@ -14,7 +14,6 @@ import {
   type RequestStats,
   type TransportOptions,
 } from './kube-transport.ts';
-import type { ClusterListedObjects } from './listed-objects.ts';
 
 export {
   ClusterTimeoutError,
@@ -39,12 +38,6 @@ const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
 export interface KubeClientOptions extends TransportOptions {
   /** Page size of list requests. */
   readonly pageSize?: number;
-  /**
-   * What this cluster's lists returned in the previous run of a looping
-   * process: `list(…, { reuse: true })` hands out those objects again for the
-   * items whose bytes are unchanged (see listed-objects.ts).
-   */
-  readonly listed?: ClusterListedObjects | undefined;
 }
 
 /**
@@ -66,7 +59,7 @@ export class KubeClient {
       options,
       lender ? lender.#transport : undefined,
     );
-    this.#lists = new ListReader(this.#transport, options.pageSize ?? 500, options.listed);
+    this.#lists = new ListReader(this.#transport, options.pageSize ?? 500);
     this.connection = connection;
     this.stats = this.#transport.stats;
   }

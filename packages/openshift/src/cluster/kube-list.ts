@@ -20,30 +20,26 @@ export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
   each?: (item: KubeObject) => KubeObject;
-  reuse?: boolean;
+  /** What this cluster's lists returned in the previous run of a loop (relist.ts). */
+  reuse?: ClusterListedObjects | undefined;
   namespaces?: ReadonlySet<string>;
 }
 
 /** How `get` reads (see `ListReader.get`). */
 export interface GetOptions {
   each?: (item: KubeObject) => KubeObject;
-  reuse?: boolean;
+  /** What this cluster's GETs returned in the previous run of a loop (relist.ts). */
+  reuse?: ClusterListedObjects | undefined;
 }
 
-/** The reads of one client: its transport, page size and what its lists returned before. */
+/** The reads of one client: its transport and page size. */
 export class ListReader {
   readonly #transport: KubeTransport;
   readonly #pageSize: number;
-  readonly #listed: ClusterListedObjects | undefined;
 
-  constructor(
-    transport: KubeTransport,
-    pageSize: number,
-    listed: ClusterListedObjects | undefined,
-  ) {
+  constructor(transport: KubeTransport, pageSize: number) {
     this.#transport = transport;
     this.#pageSize = pageSize;
-    this.#listed = listed;
   }
 
   /**
@@ -51,9 +47,10 @@ export class ListReader {
    * tokens. `each` maps every item as its page arrives (the engine keeps the
    * compact form), so the parsed pages are not all held at once.
    *
-   * `reuse` (with `each`, on a client given the process's `listed` objects):
-   * the items are frozen, and an item whose bytes the previous run's list of
-   * the same scope returned is that run's object, not decoded again.
+   * `reuse` (with `each`: what the cluster's lists returned in the previous
+   * run of a loop): the items are frozen, and an item whose bytes the
+   * previous run's list of the same scope returned is that run's object, not
+   * decoded again.
    *
    * `namespaces` (a cluster-wide list of a namespaced kind): only the items
    * of these namespaces are returned, and the others are not decoded (see
@@ -69,7 +66,7 @@ export class ListReader {
     };
     const reuse =
       options.reuse && options.each
-        ? this.#listed?.list(
+        ? options.reuse.list(
             [
               settings.apiVersion,
               r.kind,
@@ -109,9 +106,9 @@ export class ListReader {
   /**
    * One object of `r`, or undefined when there is none. `each` makes it as a
    * list's items are made (`apiVersion` and `kind` filled in first). `reuse`
-   * (with `each`, on a client given the process's `listed` objects): the
-   * object is frozen, and an answer whose bytes the previous run's GET of the
-   * same name returned is that run's object, not decoded again.
+   * (with `each`, as for `list`): the object is frozen, and an answer whose
+   * bytes the previous run's GET of the same name returned is that run's
+   * object, not decoded again.
    */
   async get(
     r: ApiResource,
@@ -127,7 +124,7 @@ export class ListReader {
     const path = resourcePath(r, namespace, name);
     const reuse =
       options.reuse && options.each
-        ? this.#listed?.list(
+        ? options.reuse.list(
             ['get', settings.apiVersion, r.kind, namespace ?? '', name].join('\u0000'),
             options.each,
           )

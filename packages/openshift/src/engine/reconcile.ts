@@ -151,6 +151,7 @@ async function* readCurrent(
         errors: ctx.errors,
         log: ctx.log,
         concurrency: s.concurrency,
+        loop: ctx.loop,
         onCluster: (cluster, states) => reads.push([cluster, states]),
       });
   fetching.then(reads.end, reads.end);

@@ -1,9 +1,11 @@
-import { ErrorRegistry, silentLogger } from '@qontract/core';
+import { ErrorRegistry, LoopScope, silentLogger } from '@qontract/core';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ClusterMap, type ClusterMapSettings } from '../cluster/cluster-map.ts';
-import { RequestAbortedError } from '../cluster/kube-client.ts';
-import { type CurrentStateSpec, fetchCurrentState } from './fetch.ts';
+import { ClusterMap, type ClusterMapSettings, isClusterProblem } from '../cluster/cluster-map.ts';
+import { type KubeObject, RequestAbortedError } from '../cluster/kube-client.ts';
+// The polling entry the engine calls: the read plan with the relist strategy.
+import { fetchCurrentState } from '../engine/fetch.ts';
+import type { CurrentStateSpec, FetchedState } from './read-plan.ts';
 
 let server: FakeKubeApiServer;
 let clusters: ClusterMap;
@@ -56,7 +58,6 @@ const spec = (
   privileged: false,
   ...extra,
 });
-const settings = () => ({ clusters, errors: new ErrorRegistry(), log: silentLogger() });
 const count = (r: Awaited<ReturnType<typeof fetchCurrentState>>) =>
   Object.fromEntries(
     r.map((x) => [
@@ -64,6 +65,49 @@ const count = (r: Awaited<ReturnType<typeof fetchCurrentState>>) =>
       x.items.map((i) => i.metadata?.name).sort(),
     ]),
   );
+
+const configMap = (namespace: string, name: string, k = name): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace },
+  data: { k },
+});
+
+/** ConfigMaps cm-0 and cm-1 in four namespaces of c1 and one of c2, and specs reading them every way. */
+function scenario(prefix: string): CurrentStateSpec[] {
+  const ns = (n: string) => `${prefix}-${n}`;
+  server.seed('c1', [
+    ...['a', 'b', 'c', 'd'].flatMap((n) => [configMap(ns(n), 'cm-0'), configMap(ns(n), 'cm-1')]),
+  ]);
+  server.seed('c2', [configMap(ns('a'), 'cm-0'), configMap(ns('a'), 'cm-1')]);
+  return [
+    // Three namespaces of one kind: one cluster-wide list.
+    spec('c1', ns('a')),
+    spec('c1', ns('b')),
+    spec('c1', ns('c')),
+    // Names: GETs when polling, from the namespace's list when watching; in the names' order.
+    spec('c1', ns('d'), { resourceNames: ['cm-1', 'missing', 'cm-0'] }),
+    // One namespace: a list of its own.
+    spec('c2', ns('a')),
+    // A cluster-scoped kind.
+    spec('c2', 'cluster', { kind: 'Namespace' }),
+  ];
+}
+
+const scopeOf = (s: FetchedState) =>
+  `${s.spec.cluster}/${s.spec.namespace}/${s.spec.kind}/${s.spec.resourceNames?.join(',') ?? '*'}`;
+const revisions = (states: readonly FetchedState[]) =>
+  Object.fromEntries(states.map((s) => [scopeOf(s), s.revision]));
+const names = (states: readonly FetchedState[]) =>
+  Object.fromEntries(states.map((s) => [scopeOf(s), s.items.map((i) => i.metadata?.name)]));
+const settings = () => ({ clusters, errors: new ErrorRegistry(), log: silentLogger() });
+
+/** A client of `cluster` for writes by someone else than the engine. */
+function writer(cluster: string) {
+  const handle = clusters.get(cluster);
+  if (isClusterProblem(handle)) throw new Error(handle.message);
+  return { client: handle.client, configMaps: handle.catalog.get('ConfigMap') };
+}
 
 describe('fetchCurrentState', () => {
   it('uses one cluster-wide list when enough namespaces want a kind, and keeps only their objects', async () => {
@@ -219,5 +263,64 @@ describe('time-outs: a slow or hung cluster does not hold the others', () => {
     controller.abort(new Error('stopped by SIGTERM'));
     expect(await reading).toBeInstanceOf(RequestAbortedError);
     expect(s.errors.errors).toEqual([]);
+  });
+});
+
+describe('revisions of a relist ClusterState (polling loop)', () => {
+  it('stays while a scope holds the same objects; an edit, an addition or a deletion makes a new one there only', async () => {
+    const specs = scenario('rl');
+    const loop = new LoopScope({ repeats: true, env: {} });
+    const read = () => fetchCurrentState(specs, { ...settings(), loop });
+    const first = await read();
+    const second = await read();
+    for (const r of Object.values(revisions(first))) expect(r).toBeTypeOf('number');
+    expect(revisions(second)).toEqual(revisions(first));
+    // The same revision: the very same objects, in the same order.
+    for (const state of second) {
+      const before = first.find((s) => scopeOf(s) === scopeOf(state))!;
+      expect(state.items).toHaveLength(before.items.length);
+      state.items.forEach((item, j) => {
+        expect(item).toBe(before.items[j]);
+      });
+    }
+
+    const { client, configMaps } = writer('c1');
+    server.seed('c1', [configMap('rl-a', 'cm-0', 'edited')]); // an edit
+    server.seed('c1', [configMap('rl-b', 'cm-2')]); // an addition
+    await client.delete(configMaps, 'rl-d', 'cm-0'); // a deletion of a named object
+    server.seed('c2', [configMap('rl-a', 'cm-1', 'edited')]);
+    const third = await read();
+    const changed = Object.entries(revisions(third))
+      .filter(([scope, r]) => revisions(second)[scope] !== r)
+      .map(([scope]) => scope)
+      .sort();
+    expect(changed).toEqual([
+      'c1/rl-a/ConfigMap/*',
+      'c1/rl-b/ConfigMap/*',
+      'c1/rl-d/ConfigMap/cm-1,missing,cm-0',
+      'c2/rl-a/ConfigMap/*',
+    ]);
+    expect(names(third)['c1/rl-d/ConfigMap/cm-1,missing,cm-0']).toEqual(['cm-1']);
+    // A revision never comes back for other objects.
+    const all = [...Object.values(revisions(second)), ...Object.values(revisions(third))];
+    expect(new Set(all).size).toBe(new Set(Object.values(revisions(second))).size + 4);
+    loop.close();
+  });
+
+  it('is unknown where the loop keeps nothing: caches or list reuse off, a single run, no loop', async () => {
+    const specs = scenario('off');
+    const loops = [
+      new LoopScope({ repeats: true, env: { QONTRACT_LOOP_CACHES: 'off' } }),
+      new LoopScope({ repeats: true, env: { QONTRACT_LIST_REUSE: 'off' } }),
+      new LoopScope({ repeats: false, env: {} }),
+      undefined,
+    ];
+    for (const loop of loops) {
+      for (let run = 0; run < 2; run++) {
+        const read = await fetchCurrentState(specs, { ...settings(), loop });
+        expect(read.map((s) => s.revision)).toEqual(specs.map(() => undefined));
+      }
+      loop?.close();
+    }
   });
 });
