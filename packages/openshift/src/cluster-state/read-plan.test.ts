@@ -1,4 +1,11 @@
-import { ErrorRegistry, LoopScope, silentLogger } from '@qontract/core';
+import {
+  createLogger,
+  createMetrics,
+  ErrorRegistry,
+  LoopScope,
+  SecretRedactor,
+  silentLogger,
+} from '@qontract/core';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ClusterMap, type ClusterMapSettings, isClusterProblem } from '../cluster/cluster-map.ts';
@@ -6,9 +13,11 @@ import { type KubeObject, RequestAbortedError } from '../cluster/kube-client.ts'
 // The polling entry the engine calls: the read plan with the relist strategy.
 import { fetchCurrentState } from '../engine/fetch.ts';
 import type { CurrentStateSpec, FetchedState } from './read-plan.ts';
+import { watchCurrentState, watchStatesOf } from './watch.ts';
 
 let server: FakeKubeApiServer;
 let clusters: ClusterMap;
+const SETTLED = { timeout: 10_000, interval: 20 } as const;
 
 const info = (name: string) => ({
   name,
@@ -321,6 +330,112 @@ describe('revisions of a relist ClusterState (polling loop)', () => {
         expect(read.map((s) => s.revision)).toEqual(specs.map(() => undefined));
       }
       loop?.close();
+    }
+  });
+});
+
+/** A watch-mode context of a loop (what the caches take from the run that starts them). */
+function watchRun(loop: LoopScope) {
+  const ctx = {
+    integration: 'test',
+    signal: new AbortController().signal,
+    log: silentLogger(),
+    metrics: createMetrics(),
+    loop,
+  };
+  const states = watchStatesOf(ctx);
+  return (specs: readonly CurrentStateSpec[], extra: Partial<ReturnType<typeof settings>> = {}) =>
+    watchCurrentState(specs, {
+      ...settings(),
+      ...extra,
+      ctx,
+      states,
+      integration: 'test',
+      routes: new Map(),
+    });
+}
+
+describe('revisions of a watch ClusterState (watch mode)', () => {
+  it('stays between reads of unchanged caches; an event makes a new one for its scope only', async () => {
+    const specs = scenario('w');
+    const loop = new LoopScope({ repeats: true, env: {} });
+    const read = watchRun(loop);
+    try {
+      const first = await read(specs);
+      const second = await read(specs);
+      for (const r of Object.values(revisions(first))) expect(r).toBeTypeOf('number');
+      expect(revisions(second)).toEqual(revisions(first));
+
+      server.seed('c1', [configMap('w-b', 'cm-1', 'edited')]);
+      let third: FetchedState[] = [];
+      await expect
+        .poll(async () => {
+          third = await read(specs);
+          return revisions(third)['c1/w-b/ConfigMap/*'];
+        }, SETTLED)
+        .not.toBe(revisions(second)['c1/w-b/ConfigMap/*']);
+      expect({ ...revisions(third), 'c1/w-b/ConfigMap/*': 0 }).toEqual({
+        ...revisions(second),
+        'c1/w-b/ConfigMap/*': 0,
+      });
+
+      // A deletion is an event too.
+      const { client, configMaps } = writer('c2');
+      await client.delete(configMaps, 'w-a', 'cm-0');
+      await expect
+        .poll(async () => revisions(await read(specs))['c2/w-a/ConfigMap/*'], SETTLED)
+        .not.toBe(revisions(third)['c2/w-a/ConfigMap/*']);
+    } finally {
+      loop.close();
+    }
+  });
+
+  it('is unknown with the loop caches off', async () => {
+    const specs = scenario('woff');
+    const loop = new LoopScope({ repeats: true, env: { QONTRACT_LOOP_CACHES: 'off' } });
+    const read = watchRun(loop);
+    try {
+      expect((await read(specs)).map((s) => s.revision)).toEqual(specs.map(() => undefined));
+    } finally {
+      loop.close();
+    }
+  });
+});
+
+describe('one read plan for polling and watch mode', () => {
+  it('answers the same specs with the same objects in the same order, and the same warnings', async () => {
+    const specs = [
+      ...scenario('same'),
+      { cluster: 'c1', namespace: 'same-a', kind: 'Widget', privileged: false },
+    ];
+    const warnings = () => {
+      const lines: string[] = [];
+      const redactor = new SecretRedactor();
+      const log = createLogger({
+        level: 'WARNING',
+        dryRun: false,
+        redactor,
+        destination: { write: (l: string) => lines.push(JSON.parse(l).msg) },
+      });
+      return { log, lines };
+    };
+    const polled = warnings();
+    const polling = await fetchCurrentState(specs, { ...settings(), log: polled.log });
+    const loop = new LoopScope({ repeats: true, env: {} });
+    const watched = warnings();
+    try {
+      const watching = await watchRun(loop)(specs, { log: watched.log });
+      const bySpec = (states: readonly FetchedState[]) =>
+        states
+          .map((s) => ({ scope: scopeOf(s), items: s.items }))
+          .sort((x, y) => x.scope.localeCompare(y.scope));
+      expect(bySpec(watching)).toEqual(bySpec(polling));
+      expect(names(polling)['c1/same-d/ConfigMap/cm-1,missing,cm-0']).toEqual(['cm-1', 'cm-0']);
+      expect(polling).toHaveLength(specs.length - 1);
+      expect(watched.lines).toEqual(polled.lines);
+      expect(polled.lines).toEqual(['[c1] cluster has no API resource Widget.']);
+    } finally {
+      loop.close();
     }
   });
 });

@@ -1,16 +1,16 @@
-import { errorMessage, type Logger, type RunContext, sleep } from '@qontract/core';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { type ApiResource, apiVersionOf, KindNotFoundError } from '../cluster/api-resources.ts';
+import { errorMessage, type RunContext, sleep } from '@qontract/core';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { apiVersionOf } from '../cluster/api-resources.ts';
+import { isClusterProblem } from '../cluster/cluster-map.ts';
+import type { KubeObject } from '../cluster/kube-client.ts';
+import type { CacheEvent } from '../cluster/watch-cache.ts';
 import {
-  apiResourceOf,
-  type ClusterHandle,
-  isClusterProblem,
-  type KeptClusters,
-} from '../cluster/cluster-map.ts';
-import { keepClustersBetweenRuns } from '../cluster/for-run.ts';
-import { credentialId, KubeApiError, KubeClient, type KubeObject } from '../cluster/kube-client.ts';
-import { namespacesKey } from '../cluster/listed-objects.ts';
-import { type CacheEvent, WatchCache } from '../cluster/watch-cache.ts';
+  metricOf,
+  type WatchClusterState,
+  type WatchScope,
+  watchCurrentState,
+  watchStatesOf,
+} from '../cluster-state/watch.ts';
 import type { InventoryItem } from '../inventory/index.ts';
 import { reconcileTimeObserver } from '../reconcile-time.ts';
 import { OpenshiftResource } from '../resource/openshift-resource.ts';
@@ -18,7 +18,7 @@ import { pyDeepCopy } from '../resource/py-values.ts';
 import { admitCurrent } from './admission.ts';
 import { executePlan } from './apply.ts';
 import type { BundleSource } from './bundle-source.ts';
-import type { CurrentStateSpec, FetchedState } from './fetch.ts';
+import type { CurrentStateSpec } from './fetch.ts';
 import { planItem } from './plan.ts';
 import type { PlannedAction } from './plan-types.ts';
 import {
@@ -94,9 +94,9 @@ const DEFAULT_FIGHT: FightPolicy = {
  */
 export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   const { ctx } = s;
-  const caches = cachesFor(ctx);
+  const caches = watchStatesOf(ctx);
   const generation = ++caches.generation;
-  const metrics = watchMetrics(ctx.metrics.registry);
+  const metrics = reactionMetrics(ctx.metrics.registry);
   const fight = { ...DEFAULT_FIGHT, ...s.fight };
   const debounceMs = s.debounceMs ?? 50;
   const deadline = performance.now() + s.resyncSeconds * 1000;
@@ -106,9 +106,23 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   let view: Iteration | undefined;
   let stopped = false;
   /** Events that arrive before the first iteration is done: handled once it is. */
-  const early: Array<[CacheEntry, CacheEvent]> = [];
-  caches.onEvent = (entry, event) => {
-    early.push([entry, event]);
+  const early: Array<[WatchScope, CacheEvent]> = [];
+  let onEvent: ((scope: WatchScope, event: CacheEvent) => void) | undefined = (scope, event) => {
+    early.push([scope, event]);
+  };
+  /** The cluster states this run read: it hears their caches' events until it ends. */
+  const subscriptions = new Map<WatchClusterState, () => void>();
+  const subscribe = (state: WatchClusterState) => {
+    if (!subscriptions.has(state)) {
+      subscriptions.set(
+        state,
+        state.subscribe((scope, event) => onEvent?.(scope, event)),
+      );
+    }
+  };
+  const unsubscribe = () => {
+    onEvent = undefined;
+    for (const stop of subscriptions.values()) stop();
   };
   /**
    * Full iterations (the first, a new bundle) run alone; reactions to single
@@ -117,11 +131,22 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
   const gate = new IterationGate(s.concurrency ?? 10);
 
   const iterate = async (state: WatchedState): Promise<Iteration> => {
-    const routes = new Map<string, Route>();
+    const routes = new Map<WatchScope, CurrentStateSpec[]>();
     const result = await reconcileResources({
       ctx,
       ...state,
-      readCurrent: (specs) => readFromCaches(specs, state, ctx, caches, routes, metrics),
+      readCurrent: (specs) =>
+        watchCurrentState(specs, {
+          ctx,
+          states: caches,
+          integration: state.integration,
+          clusters: state.clusters,
+          errors: ctx.errors,
+          log: ctx.log,
+          concurrency: state.concurrency,
+          routes,
+          onState: subscribe,
+        }),
     });
     await s.afterIteration?.(result);
     // A reaction reads the object from its cache: the iteration's current objects are not kept.
@@ -139,15 +164,13 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       view = await gate.exclusive(() => iterate(first));
     }
   } catch (e) {
-    caches.onEvent = undefined;
+    unsubscribe();
     caches.release(generation, s.resyncSeconds);
     throw e;
   }
   caches.prune(generation);
-  let cachedObjects = 0;
-  for (const e of caches.entries.values()) cachedObjects += e.cache.size;
   ctx.log.info(
-    `watching ${caches.size} kind cache(s) (${cachedObjects} objects) for ${Math.round(s.resyncSeconds)}s before the next full resync`,
+    `watching ${caches.size} kind cache(s) (${caches.objects} objects) for ${Math.round(s.resyncSeconds)}s before the next full resync`,
   );
 
   // --- reactions to events on single objects
@@ -181,13 +204,10 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
     const receivedAt = o.receivedAt;
     o.receivedAt = Number.POSITIVE_INFINITY;
     const item = view.items.get(itemKey(spec));
-    const route = view.routes.get(o.routeKey);
-    if (!item || !route) return;
+    const { cache } = o.scope;
+    if (!item || !view.routes.has(o.scope)) return;
     const state = view.state;
-    const object = route.entry.cache.get(
-      route.entry.cache.resource.namespaced ? spec.namespace : '',
-      name,
-    );
+    const object = cache.get(cache.resource.namespaced ? spec.namespace : '', name);
     const current = object ? admitCurrent(object, state) : undefined;
     const desired = item.desired.get(name);
     if (!current && !desired) return;
@@ -216,7 +236,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       kind: spec.kind,
       name,
       object,
-      apiVersion: apiVersionOf(route.entry.cache.resource),
+      apiVersion: apiVersionOf(cache.resource),
     };
     const record = async (privileged: boolean, event: WatchEvent) => {
       const handle = state.clusters.get(spec.cluster, privileged);
@@ -287,38 +307,35 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
     }
   };
 
-  caches.onEvent = (entry, event) => {
+  onEvent = (scope, event) => {
     if (!view || stopped) return;
-    for (const [routeKey, route] of view.routes) {
-      if (route.entry !== entry) continue;
-      for (const spec of route.specs) {
-        if (entry.cache.resource.namespaced && spec.namespace !== event.namespace) continue;
-        if (spec.resourceNames && !spec.resourceNames.includes(event.name)) continue;
-        const key = `${itemKey(spec)}\0${event.name}`;
-        let o = objects.get(key);
-        if (!o) {
-          o = {
-            spec,
-            name: event.name,
-            routeKey,
-            running: false,
-            again: false,
-            receivedAt: Number.POSITIVE_INFINITY,
-            fixes: [],
-            backoffUntil: 0,
-            reported: false,
-          };
-          objects.set(key, o);
-        }
-        o.spec = spec;
-        o.routeKey = routeKey;
-        o.receivedAt = Math.min(o.receivedAt, event.receivedAt);
-        scheduleIn(o, Math.max(debounceMs, o.backoffUntil - performance.now()));
+    for (const spec of view.routes.get(scope) ?? []) {
+      if (scope.cache.resource.namespaced && spec.namespace !== event.namespace) continue;
+      if (spec.resourceNames && !spec.resourceNames.includes(event.name)) continue;
+      const key = `${itemKey(spec)}\0${event.name}`;
+      let o = objects.get(key);
+      if (!o) {
+        o = {
+          spec,
+          name: event.name,
+          scope,
+          running: false,
+          again: false,
+          receivedAt: Number.POSITIVE_INFINITY,
+          fixes: [],
+          backoffUntil: 0,
+          reported: false,
+        };
+        objects.set(key, o);
       }
+      o.spec = spec;
+      o.scope = scope;
+      o.receivedAt = Math.min(o.receivedAt, event.receivedAt);
+      scheduleIn(o, Math.max(debounceMs, o.backoffUntil - performance.now()));
     }
   };
 
-  for (const [entry, event] of early.splice(0)) caches.onEvent?.(entry, event);
+  for (const [scope, event] of early.splice(0)) onEvent(scope, event);
 
   // --- new bundles
   const pollSecs = Number(ctx.env.vars.WATCH_BUNDLE_POLL_SECS);
@@ -366,7 +383,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
     ]);
   } finally {
     stopped = true;
-    caches.onEvent = undefined;
+    unsubscribe();
     for (const o of objects.values()) if (o.timer) clearTimeout(o.timer);
     await gate.idle();
     caches.release(generation, s.resyncSeconds);
@@ -456,7 +473,8 @@ class IterationGate {
 interface ObjectState {
   spec: CurrentStateSpec;
   readonly name: string;
-  routeKey: string;
+  /** The cache it is read from. */
+  scope: WatchScope;
   timer?: ReturnType<typeof setTimeout> | undefined;
   running: boolean;
   again: boolean;
@@ -473,352 +491,24 @@ type ReactionItem = Pick<InventoryItem, 'desired' | 'useAdminToken'>;
 
 interface Iteration {
   readonly state: WatchedState;
-  /** Cache entry key → the specs it serves. */
-  readonly routes: Map<string, Route>;
+  /** The caches the iteration read, and the specs each answered. */
+  readonly routes: Map<WatchScope, CurrentStateSpec[]>;
   readonly items: Map<string, ReactionItem>;
 }
 
-interface Route {
-  readonly entry: CacheEntry;
-  readonly specs: CurrentStateSpec[];
-}
+// --- metrics of the reactions (the caches' own: cluster-state/watch.ts)
 
-// --- the caches of a process
-
-interface CacheEntry {
-  readonly key: string;
-  readonly cluster: string;
-  readonly cache: WatchCache;
-  readonly client: KubeClient;
-  readonly started: Promise<void>;
-  size: number;
-  generation: number;
-}
-
-/** The caches of one stop signal (one process's loop): they outlive a run and close with the signal. */
-class WatchCaches {
-  readonly entries = new Map<string, CacheEntry>();
-  /**
-   * The runs' cluster clients, kept too: a period borrows the last one's
-   * connections and discovery instead of opening and repeating them.
-   */
-  readonly clusters: KeptClusters;
-  /** Cluster-wide caches whose list was refused (403): per namespace from then on, for the process. */
-  readonly refused = new Set<string>();
-  generation = 0;
-  onEvent: ((entry: CacheEntry, event: CacheEvent) => void) | undefined;
-  #reaper: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(clusters: KeptClusters) {
-    this.clusters = clusters;
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  acquire(
-    key: string,
-    create: () => { cache: WatchCache; client: KubeClient; cluster: string },
-  ): CacheEntry {
-    const existing = this.entries.get(key);
-    if (existing) {
-      existing.generation = this.generation;
-      return existing;
-    }
-    const made = create();
-    const entry: CacheEntry = {
-      key,
-      ...made,
-      started: made.cache.start(),
-      size: 0,
-      generation: this.generation,
-    };
-    entry.started.catch(() => this.drop(key));
-    this.entries.set(key, entry);
-    return entry;
-  }
-
-  drop(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    entry.cache.close();
-    void entry.client.close();
-  }
-
-  /** Closes the caches the current desired state no longer needs. */
-  prune(generation: number): void {
-    if (this.#reaper) clearTimeout(this.#reaper);
-    for (const [key, entry] of this.entries) if (entry.generation < generation) this.drop(key);
-  }
-
-  /**
-   * A run ended. The loop's next run comes at once; a process that runs no
-   * further one (a single CLI run) must not keep watching forever.
-   */
-  release(generation: number, resyncSeconds: number): void {
-    this.#reaper = setTimeout(
-      () => {
-        if (this.generation === generation) this.closeAll();
-      },
-      (2 * resyncSeconds + 60) * 1000,
-    );
-    this.#reaper.unref();
-  }
-
-  closeAll(): void {
-    for (const key of [...this.entries.keys()]) this.drop(key);
-    this.clusters.closeAll();
-  }
-}
-
-/** The watch caches of the loop's runs (with WATCH=true, each run lasts SLEEP_DURATION_SECS). */
-function cachesFor(ctx: RunContext): WatchCaches {
-  return ctx.loop.keep(
-    'watch:caches',
-    () => new WatchCaches(keepClustersBetweenRuns(ctx.loop)),
-    (caches) => caches.closeAll(),
-  );
-}
-
-/**
- * The current state of `specs` from the caches, starting the ones missing
- * (a list each): one cluster-wide cache per (cluster, credential, kind) when
- * three or more namespaces want the kind (per namespace when the cluster-wide
- * list is refused), one per namespace otherwise. Failures are registered as
- * the cluster's error, as a failed list is.
- */
-async function readFromCaches(
-  specs: readonly CurrentStateSpec[],
-  state: WatchedState,
-  ctx: RunContext,
-  caches: WatchCaches,
-  routes: Map<string, Route>,
-  metrics: WatchMetrics,
-): Promise<FetchedState[]> {
-  const groups = new Map<string, CurrentStateSpec[]>();
-  for (const spec of specs) {
-    const key = `${spec.cluster}\0${spec.privileged}\0${spec.kind}`;
-    groups.set(key, [...(groups.get(key) ?? []), spec]);
-  }
-  const results: FetchedState[] = [];
-
-  const readGroup = async (group: CurrentStateSpec[]) => {
-    const first = group[0]!;
-    const handle = state.clusters.get(first.cluster, first.privileged);
-    if (isClusterProblem(handle)) return;
-    let resource: ApiResource;
-    try {
-      resource = await apiResourceOf(handle, first.kind);
-    } catch (e) {
-      if (e instanceof KindNotFoundError) {
-        ctx.log.warn(`[${first.cluster}] cluster has no API resource ${first.kind}.`);
-        return;
-      }
-      throw e;
-    }
-    const open = (namespace: string | undefined, namespaces?: ReadonlySet<string>) =>
-      cacheFor(
-        caches,
-        ctx,
-        state.integration,
-        first.cluster,
-        handle,
-        resource,
-        namespace,
-        metrics,
-        namespaces,
-      );
-    const serve = (entry: CacheEntry, served: CurrentStateSpec[]) => {
-      const route = routes.get(entry.key) ?? { entry, specs: [] };
-      route.specs.push(...served);
-      routes.set(entry.key, route);
-      for (const spec of served) {
-        let items = resource.namespaced ? entry.cache.items(spec.namespace) : entry.cache.items();
-        if (spec.resourceNames) {
-          const names = new Set(spec.resourceNames);
-          items = items.filter((i) => names.has(i.metadata?.name ?? ''));
-        }
-        results.push({ spec, items });
-      }
-    };
-    const failed = (served: CurrentStateSpec[], e: unknown) => {
-      for (const spec of served) {
-        ctx.errors.register(
-          spec.cluster,
-          `[${spec.cluster}/${spec.namespace}] ${errorMessage(e)}`,
-          {
-            clusterWide: true,
-          },
-        );
-      }
-    };
-    const wide = cacheKey(state.integration, first.cluster, handle, resource, undefined);
-    if (!resource.namespaced || (group.length >= 3 && !caches.refused.has(wide))) {
-      // A namespaced kind's cache keeps only the namespaces the group reads.
-      const entry = open(
-        undefined,
-        resource.namespaced ? new Set(group.map((s) => s.namespace)) : undefined,
-      );
-      try {
-        await entry.started;
-        serve(entry, group);
-        return;
-      } catch (e) {
-        if (!(resource.namespaced && e instanceof KubeApiError && e.status === 403)) {
-          failed(group, e);
-          return;
-        }
-        caches.refused.add(wide);
-        ctx.log.debug(
-          `[${first.cluster}] cluster-wide list of ${first.kind} refused; watching per namespace`,
-        );
-      }
-    }
-    const byNamespace = new Map<string, CurrentStateSpec[]>();
-    for (const spec of group)
-      byNamespace.set(spec.namespace, [...(byNamespace.get(spec.namespace) ?? []), spec]);
-    await Promise.all(
-      [...byNamespace].map(async ([namespace, served]) => {
-        const entry = open(namespace);
-        try {
-          await entry.started;
-          serve(entry, served);
-        } catch (e) {
-          failed(served, e);
-        }
-      }),
-    );
-  };
-  await Promise.all([...groups.values()].map(readGroup));
-  return results;
-}
-
-/**
- * One cache per integration, cluster, credential, resource and namespace (or
- * cluster-wide, for the set of namespaces it keeps: another set, as when a
- * namespace is added, is another cache, listed afresh).
- */
-function cacheKey(
-  integration: string,
-  cluster: string,
-  handle: ClusterHandle,
-  resource: ApiResource,
-  namespace: string | undefined,
-  namespaces?: ReadonlySet<string>,
-): string {
-  const connection = handle.client.connection;
-  return [
-    integration,
-    cluster,
-    connection.server,
-    credentialId(connection),
-    resource.group,
-    resource.version,
-    resource.name,
-    namespace ?? '',
-    ...namespacesKey(namespaces),
-  ].join('\0');
-}
-
-function cacheFor(
-  caches: WatchCaches,
-  ctx: RunContext,
-  integration: string,
-  cluster: string,
-  handle: ClusterHandle,
-  resource: ApiResource,
-  namespace: string | undefined,
-  metrics: WatchMetrics,
-  namespaces?: ReadonlySet<string>,
-): CacheEntry {
-  const connection = handle.client.connection;
-  const key = cacheKey(integration, cluster, handle, resource, namespace, namespaces);
-  return caches.acquire(key, () => {
-    const client = new KubeClient(connection, { signal: ctx.signal, stats: handle.client.stats });
-    const labels = { integration: ctx.integration, cluster, kind: resource.kind };
-    const log: Logger = ctx.log;
-    const sizes = () => {
-      let n = 0;
-      for (const e of caches.entries.values()) {
-        if (e.cluster === cluster && e.cache.resource.kind === resource.kind) n += e.size;
-      }
-      metrics.objects.set(labels, n);
-    };
-    let entry: CacheEntry | undefined;
-    const cache = new WatchCache({
-      client,
-      resource,
-      ...(namespace !== undefined ? { namespace } : {}),
-      ...(namespaces ? { namespaces } : {}),
-      onEvent: (event) => {
-        metrics.events.inc({ ...labels, type: event.type });
-        entry ??= caches.entries.get(key);
-        if (entry) caches.onEvent?.(entry, event);
-      },
-      onRestart: (reason) => metrics.restarts.inc({ ...labels, reason }),
-      onSize: (size) => {
-        entry ??= caches.entries.get(key);
-        if (entry) entry.size = size;
-        sizes();
-      },
-      onError: (message) =>
-        log.warn(
-          `[${cluster}] watch of ${resource.kind}${namespace ? ` in ${namespace}` : ''}: ${message}`,
-        ),
-    });
-    return { cache, client, cluster };
-  });
-}
-
-// --- metrics
-
-interface WatchMetrics {
-  readonly events: Counter<'integration' | 'cluster' | 'kind' | 'type'>;
-  readonly restarts: Counter<'integration' | 'cluster' | 'kind' | 'reason'>;
-  readonly objects: Gauge<'integration' | 'cluster' | 'kind'>;
+interface ReactionMetrics {
   readonly drift: Counter<'integration' | 'cluster' | 'kind'>;
   readonly fights: Counter<'integration' | 'cluster' | 'kind'>;
   readonly latency: Histogram<'integration'>;
 }
 
-function watchMetrics(registry: Registry): WatchMetrics {
-  const get = <M>(name: string, make: () => M): M =>
-    (registry.getSingleMetric(name) as M | undefined) ?? make();
+function reactionMetrics(registry: Registry): ReactionMetrics {
   const registers = [registry];
   return {
-    events: get(
-      'qontract_reconcile_watch_events_total',
-      () =>
-        new Counter({
-          name: 'qontract_reconcile_watch_events_total',
-          help: 'Watch events received, by cluster, kind and event type',
-          labelNames: ['integration', 'cluster', 'kind', 'type'],
-          registers,
-        }),
-    ),
-    restarts: get(
-      'qontract_reconcile_watch_restarts_total',
-      () =>
-        new Counter({
-          name: 'qontract_reconcile_watch_restarts_total',
-          help: 'Watches opened again: closed by the server, failed, or expired (410: re-listed)',
-          labelNames: ['integration', 'cluster', 'kind', 'reason'],
-          registers,
-        }),
-    ),
-    objects: get(
-      'qontract_reconcile_watch_cache_objects',
-      () =>
-        new Gauge({
-          name: 'qontract_reconcile_watch_cache_objects',
-          help: 'Objects held in the watch caches',
-          labelNames: ['integration', 'cluster', 'kind'],
-          registers,
-        }),
-    ),
-    drift: get(
+    drift: metricOf(
+      registry,
       'qontract_reconcile_watch_drift_reverted_total',
       () =>
         new Counter({
@@ -828,7 +518,8 @@ function watchMetrics(registry: Registry): WatchMetrics {
           registers,
         }),
     ),
-    fights: get(
+    fights: metricOf(
+      registry,
       'qontract_reconcile_watch_fights_total',
       () =>
         new Counter({
@@ -838,7 +529,8 @@ function watchMetrics(registry: Registry): WatchMetrics {
           registers,
         }),
     ),
-    latency: get(
+    latency: metricOf(
+      registry,
       'qontract_reconcile_watch_reaction_seconds',
       () =>
         new Histogram({
