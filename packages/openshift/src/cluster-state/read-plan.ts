@@ -65,7 +65,7 @@ export interface ReadSettings {
 }
 
 /** One list the plan asks for. */
-export interface ListRequest {
+interface ListRequest {
   readonly resource: ApiResource;
   /** The namespace listed; undefined: cluster-wide. */
   readonly namespace: string | undefined;
@@ -76,7 +76,7 @@ export interface ListRequest {
 }
 
 /** How one cluster connection (a ClusterState) answers the plan within one read. */
-export interface ScopeReader {
+interface ScopeReader {
   /** The objects of one list (shared by the specs it answers: not to be changed). */
   list(request: ListRequest): Promise<KubeObject[]>;
   /**
@@ -204,7 +204,7 @@ export async function readCurrentState(
     }
 
     if (listed.length === 0) return;
-    /** One list for `served`; false when it failed (registered, or left to the caller). */
+    /** One list for `served`: null when it failed (registered), undefined when refused and that is fine. */
     const list = (
       served: readonly CurrentStateSpec[],
       namespace: string | undefined,
