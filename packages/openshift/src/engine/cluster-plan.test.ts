@@ -111,7 +111,7 @@ describe('PlanMemo', () => {
   const steady = (o: Partial<ClusterInput> = {}) =>
     input({
       desired: [desiredOf(body)],
-      states: [{ spec: specs[0]!, items: [frozenCurrent] }],
+      states: [{ spec: specs[0]!, items: [frozenCurrent], revision: 7 }],
       ...o,
     });
 
@@ -129,7 +129,7 @@ describe('PlanMemo', () => {
     expect(
       memo.lookup(
         steady({
-          states: [{ spec: specs[0]!, items: [Object.freeze(applied(deployment()))] }],
+          states: [{ spec: specs[0]!, items: [frozenCurrent], revision: 8 }],
         }),
       ),
     ).toBe(undefined);
@@ -137,11 +137,14 @@ describe('PlanMemo', () => {
     expect(memo.lookup(steady({ hasClusterError: true }))).toBe(undefined);
   });
 
-  it('keeps nothing it cannot recognise, nor plans that do something or saw an error', () => {
+  it('keeps nothing it cannot recognise (a body built afresh, a scope without revision), nor plans that do something or saw an error', () => {
     const memo = new PlanMemo();
     const mutable = steady({ desired: [desiredOf(deployment())] });
     memo.save(mutable, planCluster(mutable, RULES), true);
     expect(memo.lookup(mutable)).toBe(undefined);
+    const unknown = steady({ states: [{ spec: specs[0]!, items: [frozenCurrent] }] });
+    memo.save(unknown, planCluster(unknown, RULES), true);
+    expect(memo.lookup(unknown)).toBe(undefined);
     const dirty = steady();
     memo.save(dirty, planCluster(dirty, RULES), false);
     expect(memo.lookup(dirty)).toBe(undefined);

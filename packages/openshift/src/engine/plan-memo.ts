@@ -9,11 +9,11 @@ import type { ClusterInput, ClusterPlan } from './cluster-plan.ts';
  * again (a polling loop's warm run spends most of its time there otherwise).
  *
  * The key is made of what a cluster's plan depends on: its specs, a digest
- * of its desired objects and the revisions of what was read. Objects count
- * by identity: the desired cache hands the same frozen body for an unchanged
- * resource, the cluster state the same frozen object for an unchanged one;
- * anything not frozen (a body built afresh, an object mutable elsewhere) has
- * no key, and its cluster is planned.
+ * of its desired objects and the revision of each scope read (the cluster
+ * state's: the same exactly while the scope holds the same objects). The
+ * desired objects count by identity: the desired cache hands the same frozen
+ * body for an unchanged resource; a body built afresh, or a scope without a
+ * revision, has no key, and its cluster is planned.
  */
 export class PlanMemo {
   readonly #plans = new Map<string, { readonly key: string; readonly plan: ClusterPlan }>();
@@ -55,18 +55,14 @@ export class PlanMemo {
       parts.push(r.callerName ?? '', r.integration, r.integrationVersion);
     }
     parts.push('\u0002');
-    for (const { spec, items } of input.states) {
-      parts.push(spec.namespace, spec.kind, String(spec.privileged), items.length);
-      for (const item of items) {
-        const id = this.#id(item);
-        if (id === undefined) return undefined;
-        parts.push(id);
-      }
+    for (const { spec, revision } of input.states) {
+      if (revision === undefined) return undefined;
+      parts.push(spec.namespace, spec.kind, String(spec.privileged), revision);
     }
     return parts.join('\u0000');
   }
 
-  /** A number for a frozen object, the same as long as the object lives. */
+  /** A number for a frozen desired body, the same as long as the body lives. */
   #id(value: unknown): number | undefined {
     if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return undefined;
     let id = this.#ids.get(value);

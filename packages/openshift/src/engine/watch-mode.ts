@@ -13,8 +13,6 @@ import {
 } from '../cluster-state/watch.ts';
 import type { InventoryItem } from '../inventory/index.ts';
 import { reconcileTimeObserver } from '../reconcile-time.ts';
-import { OpenshiftResource } from '../resource/openshift-resource.ts';
-import { pyDeepCopy } from '../resource/py-values.ts';
 import { admitCurrent } from './admission.ts';
 import { executePlan } from './apply.ts';
 import type { BundleSource } from './bundle-source.ts';
@@ -217,7 +215,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
         namespace: spec.namespace,
         kind: spec.kind,
         current: new Map(current ? [[name, current]] : []),
-        desired: new Map(desired ? [[name, copyOf(desired)]] : []),
+        desired: new Map(desired ? [[name, desired]] : []),
         useAdminToken: item.useAdminToken,
       },
       {
@@ -392,16 +390,6 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
 
 function shortVersion(v: string | undefined): string {
   return v ? v.slice(0, 12) : 'unknown';
-}
-
-/** The desired body is changed by planning (restart annotations): each plan gets its own copy. */
-function copyOf(desired: OpenshiftResource): OpenshiftResource {
-  return new OpenshiftResource(
-    pyDeepCopy(desired.body),
-    desired.integration,
-    desired.integrationVersion,
-    { validate: false, callerName: desired.callerName },
-  );
 }
 
 /** The manager that wrote the object last, other than us (managedFields), for fight reports. */
