@@ -31,19 +31,10 @@ import {
   recordWatchEvent,
   type WatchEvent,
 } from './watch-events.ts';
+import { DEFAULT_FIGHT, type FightPolicy, FightRecord } from './watch-fight.ts';
 
 /** What one desired-state version reconciles: `reconcileResources`' settings without the run. */
 export type WatchedState = Omit<ReconcileSettings, 'ctx' | 'readCurrent'>;
-
-/** When an object keeps being changed back after our fixes. */
-interface FightPolicy {
-  /** This many fixes of one object within `windowMs` make a fight. */
-  readonly threshold: number;
-  readonly windowMs: number;
-  /** The first wait of a fight, doubled with every further fix, up to `maxBackoffMs`. */
-  readonly backoffMs: number;
-  readonly maxBackoffMs: number;
-}
 
 export interface WatchModeSettings {
   readonly ctx: RunContext;
@@ -66,13 +57,6 @@ export interface WatchModeSettings {
    */
   readonly afterIteration?: (result: ReconcileResult) => Promise<void>;
 }
-
-const DEFAULT_FIGHT: FightPolicy = {
-  threshold: 3,
-  windowMs: 60_000,
-  backoffMs: 1_000,
-  maxBackoffMs: 300_000,
-};
 
 /**
  * Watch mode (`--watch`): the engine as an operator. The run's first
@@ -190,7 +174,7 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
           o.running = false;
           if (o.again && !stopped) {
             o.again = false;
-            scheduleIn(o, Math.max(debounceMs, o.backoffUntil - performance.now()));
+            scheduleIn(o, Math.max(debounceMs, o.fight.backoffUntil - performance.now()));
           }
         });
     }, ms);
@@ -267,32 +251,24 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
       }
     }
     // Only a fix counts toward a fight: a delete the deletion gate held back wrote nothing.
-    const now = performance.now();
     if (done.length > 0) {
-      o.fixes = o.fixes.filter((t) => now - t < fight.windowMs);
-      if (o.fixes.length === 0) o.reported = false;
-      o.fixes.push(now);
-      const beyond = o.fixes.length - fight.threshold;
-      if (beyond >= 0) {
-        o.backoffUntil = now + Math.min(fight.maxBackoffMs, fight.backoffMs * 2 ** beyond);
-        if (!o.reported) {
-          o.reported = true;
-          metrics.fights.inc({
-            integration: ctx.integration,
-            cluster: spec.cluster,
-            kind: spec.kind,
-          });
-          const fought = `${spec.kind}/${name} keeps being ${object ? `changed by field manager '${writer ?? 'unknown'}'` : 'deleted'} after our fixes (${o.fixes.length} in ${Math.round(fight.windowMs / 1000)}s): backing off (another controller manages it?)`;
-          ctx.errors.register(
-            `${spec.cluster}/${spec.namespace}`,
-            `[${spec.cluster}/${spec.namespace}] ${fought}`,
-          );
-          await record(item.useAdminToken.get(name) ?? false, {
-            type: 'Warning',
-            reason: 'FightDetected',
-            message: `${ctx.integration}: ${fought}`,
-          });
-        }
+      const { fixes, report } = o.fight.fixed(performance.now());
+      if (report) {
+        metrics.fights.inc({
+          integration: ctx.integration,
+          cluster: spec.cluster,
+          kind: spec.kind,
+        });
+        const fought = `${spec.kind}/${name} keeps being ${object ? `changed by field manager '${writer ?? 'unknown'}'` : 'deleted'} after our fixes (${fixes} in ${Math.round(fight.windowMs / 1000)}s): backing off (another controller manages it?)`;
+        ctx.errors.register(
+          `${spec.cluster}/${spec.namespace}`,
+          `[${spec.cluster}/${spec.namespace}] ${fought}`,
+        );
+        await record(item.useAdminToken.get(name) ?? false, {
+          type: 'Warning',
+          reason: 'FightDetected',
+          message: `${ctx.integration}: ${fought}`,
+        });
       }
     }
     // After the reaction time is taken: the Events are a report of the fix, not part of it.
@@ -320,16 +296,14 @@ export async function runWatchMode(s: WatchModeSettings): Promise<void> {
           running: false,
           again: false,
           receivedAt: Number.POSITIVE_INFINITY,
-          fixes: [],
-          backoffUntil: 0,
-          reported: false,
+          fight: new FightRecord(fight),
         };
         objects.set(key, o);
       }
       o.spec = spec;
       o.scope = scope;
       o.receivedAt = Math.min(o.receivedAt, event.receivedAt);
-      scheduleIn(o, Math.max(debounceMs, o.backoffUntil - performance.now()));
+      scheduleIn(o, Math.max(debounceMs, o.fight.backoffUntil - performance.now()));
     }
   };
 
@@ -468,10 +442,8 @@ interface ObjectState {
   again: boolean;
   /** When the oldest event not yet handled arrived. */
   receivedAt: number;
-  /** When we fixed it, within the fight window. */
-  fixes: number[];
-  backoffUntil: number;
-  reported: boolean;
+  /** Our fixes of it, and how long it waits while it is fought over. */
+  readonly fight: FightRecord;
 }
 
 /** What a reaction needs of an inventory item: its desired objects and their credentials. */
