@@ -1,3 +1,6 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { heapSizeForMemoryLimit } from '@qontract/core/launch';
 import { describe, expect, it } from 'vitest';
 import { niceMax, scalingChartOfReport, scalingChartSvg } from './chart.ts';
@@ -21,6 +24,7 @@ import {
   scalingSuite,
   smallSuite,
 } from './scenarios.ts';
+import { runWatchBench } from './watch.ts';
 
 /** A loop-mode run of the scaling set: `cpuMs` per run, the first cold. */
 const loopRun = (clusters: number, cpuMs: number[], rssMiB: number) =>
@@ -339,4 +343,18 @@ describe('the small suite (harness only; timings are not asserted)', () => {
     );
     expect(markdown).toContain('| run 2 (warm) |');
   }, 180_000);
+});
+
+describe('the watch-mode measurement (harness only; timings are not asserted)', () => {
+  it('times each hand edit to its fix, beside one polling run', async () => {
+    // run-integration logs to stdout: read from stderr, the measurement waited forever.
+    const out = join(await mkdtemp(join(tmpdir(), 'watch-bench-')), 'watch.json');
+    const r = await runWatchBench({ small: true, latencyMs: 1, idleSeconds: 1, edits: 2, out });
+    expect(r.polling.requestsPerRun.list).toBeGreaterThan(0);
+    expect(r.watch.firstIterationRequests.watch).toBeGreaterThan(0);
+    expect(r.watch.caches).toMatch(/^watching \d+ kind cache\(s\)/);
+    expect([r.watch.edits, r.watch.reverted]).toEqual([2, 2]);
+    expect(r.watch.driftReactionP99Ms).toBeGreaterThan(0);
+    expect(JSON.parse(await readFile(out, 'utf8')).watch.reverted).toBe(2);
+  }, 120_000);
 });

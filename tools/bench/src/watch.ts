@@ -63,7 +63,7 @@ interface Child {
 
 function startLoop(env: ScaleEnvironment, watch: boolean, settings: Settings): Child {
   const child = spawn(process.execPath, [RUN_INTEGRATION], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       NODE_OPTIONS: '',
@@ -84,7 +84,12 @@ function startLoop(env: ScaleEnvironment, watch: boolean, settings: Settings): C
   let pending = '';
   let tail = '';
   const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  // What fails before the log exists (Node's own messages) goes to stderr.
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    tail = (tail + chunk).slice(-4000);
+  });
+  // run-integration logs to stdout, as the original's run_integration.py.
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     tail = (tail + chunk).slice(-4000);
     pending += chunk;
     const lines = pending.split('\n');
