@@ -44,9 +44,8 @@ export class WatchClusterState extends ClusterState {
 
   /** Calls `listener` with every event of this state's caches until the returned function is called. */
   subscribe(listener: WatchListener): () => void {
-    const subscribed = (scope: WatchScope, event: CacheEvent) => listener(scope, event);
-    this.#listeners.add(subscribed);
-    return () => this.#listeners.delete(subscribed);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   emit(scope: WatchScope, event: CacheEvent): void {
