@@ -39,8 +39,8 @@ export interface FetchedState {
   /**
    * The revision of the spec's scope on its cluster connection: the same
    * number in two reads of a loop exactly when `items` are the same objects
-   * in the same order (see `ClusterState`). Undefined when not known (the
-   * loop caches or list reuse off, a single run).
+   * in the same order (see `ClusterState`). Undefined when not known (a
+   * polling run outside a loop, the loop caches or list reuse off).
    */
   readonly revision?: number;
 }
