@@ -1,5 +1,6 @@
 import type { RunContext } from '@qontract/core';
 import type { ClusterInput, ClusterPlan } from './cluster-plan.ts';
+import type { CurrentStateSpec } from './fetch.ts';
 
 /**
  * The plans of a loop's previous run that did nothing, by cluster: a
@@ -8,70 +9,91 @@ import type { ClusterInput, ClusterPlan } from './cluster-plan.ts';
  * entries and warnings are taken over instead of being built and compared
  * again (a polling loop's warm run spends most of its time there otherwise).
  *
- * The key is made of what a cluster's plan depends on: its specs, a digest
- * of its desired objects and the revision of each scope read (the cluster
- * state's: the same exactly while the scope holds the same objects). The
- * desired objects count by identity: the desired cache hands the same frozen
- * body for an unchanged resource; a body built afresh, or a scope without a
- * revision, has no key, and its cluster is planned.
+ * The key is what a cluster's plan depends on: its specs, its desired
+ * objects and the revision of each scope read (the cluster state's: the same
+ * exactly while the scope holds the same objects). The desired objects count
+ * by identity: the desired cache hands the same frozen body for an unchanged
+ * resource; a body built afresh, or a scope without a revision, is not
+ * recognised, and its cluster is planned.
  */
 export class PlanMemo {
-  readonly #plans = new Map<string, { readonly key: string; readonly plan: ClusterPlan }>();
-  readonly #ids = new WeakMap<object, number>();
-  #nextId = 0;
+  readonly #plans = new Map<string, { readonly input: ClusterInput; readonly plan: ClusterPlan }>();
 
   /** The previous run's plan of the cluster, when this run's input is the same. */
   lookup(input: ClusterInput): ClusterPlan | undefined {
     if (input.hasClusterError) return undefined;
     const kept = this.#plans.get(input.cluster);
-    return kept && kept.key === this.#key(input) ? kept.plan : undefined;
+    return kept && sameInput(kept.input, input) ? kept.plan : undefined;
   }
 
   /**
-   * Remembers a plan for the next run when it is empty and clean; forgets the
-   * cluster's otherwise (`clean`: no error of the run concerns the cluster).
+   * Remembers a plan for the next run when it is empty and clean and its
+   * input can be recognised; forgets the cluster's otherwise (`clean`: no
+   * error of the run concerns the cluster).
    */
   save(input: ClusterInput, plan: ClusterPlan, clean: boolean): void {
-    const key =
-      clean && plan.actions.length === 0 && !plan.skipped && plan.errors.length === 0
-        ? this.#key(input)
-        : undefined;
-    if (key === undefined) this.#plans.delete(input.cluster);
-    else this.#plans.set(input.cluster, { key, plan });
+    const keep =
+      clean &&
+      plan.actions.length === 0 &&
+      !plan.skipped &&
+      plan.errors.length === 0 &&
+      recognisable(input);
+    if (keep) this.#plans.set(input.cluster, { input, plan });
+    else this.#plans.delete(input.cluster);
   }
+}
 
-  /** What the plan depends on, as one string; undefined when an object has no identity to trust. */
-  #key(input: ClusterInput): string | undefined {
-    const parts: Array<string | number> = [];
-    for (const s of input.specs) {
-      parts.push(s.namespace, s.kind, String(s.privileged), s.resourceNames?.join('\u0001') ?? '*');
-    }
-    parts.push('\u0002');
-    for (const d of input.desired) {
-      const id = this.#id(d.resource.body);
-      if (id === undefined) return undefined;
-      const r = d.resource;
-      parts.push(id, d.namespace, String(Boolean(d.privileged)), d.source ?? '');
-      parts.push(r.callerName ?? '', r.integration, r.integrationVersion);
-    }
-    parts.push('\u0002');
-    for (const { spec, revision } of input.states) {
-      if (revision === undefined) return undefined;
-      parts.push(spec.namespace, spec.kind, String(spec.privileged), revision);
-    }
-    return parts.join('\u0000');
-  }
+/** Every desired body frozen (the desired cache's) and every scope read with a revision. */
+function recognisable(input: ClusterInput): boolean {
+  return (
+    input.desired.every((d) => Object.isFrozen(d.resource.body)) &&
+    input.states.every((state) => state.revision !== undefined)
+  );
+}
 
-  /** A number for a frozen desired body, the same as long as the body lives. */
-  #id(value: unknown): number | undefined {
-    if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return undefined;
-    let id = this.#ids.get(value);
-    if (id === undefined) {
-      id = this.#nextId++;
-      this.#ids.set(value, id);
-    }
-    return id;
-  }
+/**
+ * Whether two inputs of a cluster plan alike: the same specs, the same
+ * desired bodies (by identity) in the same order with the same namespace,
+ * token, source and caller, the same scopes at the same revisions. Compared
+ * in place: a warm run of a large loop compares tens of thousands of them.
+ */
+function sameInput(a: ClusterInput, b: ClusterInput): boolean {
+  return (
+    sameList(a.specs, b.specs, sameSpec) &&
+    sameList(a.desired, b.desired, (x, y) => {
+      const r = x.resource;
+      const q = y.resource;
+      return (
+        r.body === q.body &&
+        x.namespace === y.namespace &&
+        Boolean(x.privileged) === Boolean(y.privileged) &&
+        x.source === y.source &&
+        r.callerName === q.callerName &&
+        r.integration === q.integration &&
+        r.integrationVersion === q.integrationVersion
+      );
+    }) &&
+    sameList(
+      a.states,
+      b.states,
+      (x, y) => x.revision !== undefined && x.revision === y.revision && sameSpec(x.spec, y.spec),
+    )
+  );
+}
+
+function sameSpec(a: CurrentStateSpec, b: CurrentStateSpec): boolean {
+  return (
+    a.namespace === b.namespace &&
+    a.kind === b.kind &&
+    a.privileged === b.privileged &&
+    (a.resourceNames?.join('\u0001') ?? '*') === (b.resourceNames?.join('\u0001') ?? '*')
+  );
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[], same: (x: T, y: T) => boolean): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!same(a[i]!, b[i]!)) return false;
+  return true;
 }
 
 /** What a plan memo is shared by: runs with these settings plan alike. */
