@@ -46,6 +46,7 @@ interface Def {
   workload?: boolean;
   virtual?: ResourceType['virtual'];
   all?: boolean;
+  categories?: string[];
 }
 
 function defs(group: string, version: string, list: readonly Def[], generation = true) {
@@ -63,10 +64,14 @@ function defs(group: string, version: string, list: readonly Def[], generation =
       builtin: true,
       ...(d.workload ? { workload: true } : {}),
       ...(d.virtual ? { virtual: d.virtual } : {}),
-      ...(d.all ? { categories: ['all'] } : {}),
+      ...(d.all || d.categories
+        ? { categories: [...(d.all ? ['all'] : []), ...(d.categories ?? [])] }
+        : {}),
     }),
   );
 }
+
+const TEKTON = ['tekton', 'tekton-pipelines'];
 
 /** Kubernetes built-ins our integrations touch (core objects carry no generation). */
 export const KUBERNETES_TYPES: readonly ResourceType[] = [
@@ -171,6 +176,20 @@ export const KUBERNETES_TYPES: readonly ResourceType[] = [
     { plural: 'prometheuses', kind: 'Prometheus', short: ['prom'], status: true },
     { plural: 'alertmanagers', kind: 'Alertmanager', short: ['am'], status: true },
     { plural: 'thanosrulers', kind: 'ThanosRuler', short: ['ruler'], status: true },
+  ]).map((t) => ({ ...t, builtin: false })),
+  // Tekton's CRDs (OpenShift Pipelines on OpenShift), served wherever a pipelines provider's
+  // namespace may live. v1 only: the original's templates and PipelineRuns are all tekton.dev/v1.
+  // Names, short names, categories and the status subresource as in Tekton's own CRDs.
+  ...defs('tekton.dev', 'v1', [
+    { plural: 'pipelines', kind: 'Pipeline', status: true, categories: TEKTON },
+    { plural: 'tasks', kind: 'Task', status: true, categories: TEKTON },
+    {
+      plural: 'pipelineruns',
+      kind: 'PipelineRun',
+      short: ['pr', 'prs'],
+      status: true,
+      categories: TEKTON,
+    },
   ]).map((t) => ({ ...t, builtin: false })),
 ];
 

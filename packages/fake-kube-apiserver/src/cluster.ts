@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import {
   apiVersionOf,
   KUBERNETES_TYPES,
@@ -54,6 +54,18 @@ export interface ClusterSettings {
 
 const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
+
+// As k8s.io/apiserver's name generator: names within 63 characters, the 5 random ones from
+// k8s.io/apimachinery's util/rand alphabet (no vowels, so no words; no 0, 1 or 3).
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const MAX_GENERATED_PREFIX = 63 - 5;
+
+/** A name from a `generateName` prefix: cut to 58 characters, then 5 random characters. */
+function generatedName(prefix: string): string {
+  let name = prefix.slice(0, MAX_GENERATED_PREFIX);
+  for (let i = 0; i < 5; i++) name += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
+  return name;
+}
 
 const NAMESPACES: ResourceType = KUBERNETES_TYPES.find((t) => t.plural === 'namespaces')!;
 const CRDS: ResourceType = KUBERNETES_TYPES.find((t) => t.plural === 'customresourcedefinitions')!;
@@ -224,7 +236,7 @@ export class FakeCluster {
     const metadata = metadataOf(obj);
     if (typeof metadata.name !== 'string' || metadata.name === '') {
       if (typeof metadata.generateName === 'string' && metadata.generateName !== '') {
-        metadata.name = `${metadata.generateName}${randomBytes(3).toString('hex').slice(0, 5)}`;
+        metadata.name = generatedName(metadata.generateName);
       }
     }
     const name = typeof metadata.name === 'string' ? metadata.name : '';
