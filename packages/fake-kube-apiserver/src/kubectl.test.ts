@@ -272,6 +272,40 @@ describe('kubectl conformance', { timeout: 60_000 }, () => {
     expect(deployment.metadata.generation).toBe(2);
   });
 
+  it('Tekton: create from generateName, short names, the tekton category, delete', async () => {
+    const run = {
+      apiVersion: 'tekton.dev/v1',
+      kind: 'PipelineRun',
+      metadata: {
+        generateName: 'saas-x-stage-',
+        namespace: 'default',
+        labels: { 'qontract.saas_file_name': 'saas-x' },
+      },
+      spec: { pipelineRef: { name: 'o-saas-deploy-saas-x' } },
+    };
+    const created = await kubectl(['create', '-f', file('pipelinerun.yaml', run)]);
+    expect(created.code, created.stderr).toBe(0);
+    const name = /^pipelinerun\.tekton\.dev\/(saas-x-stage-[a-z0-9]{5}) created$/.exec(
+      created.stdout.trim(),
+    )?.[1];
+    expect(name, created.stdout).toBeDefined();
+    const byLabel = await kubectl([
+      'get',
+      'pr',
+      '-l',
+      'qontract.saas_file_name=saas-x',
+      '-o',
+      'name',
+    ]);
+    expect(byLabel.stdout.trim()).toBe(`pipelinerun.tekton.dev/${name}`);
+    const category = await kubectl(['get', 'tekton', '-o', 'name']);
+    expect(category.code, category.stderr).toBe(0);
+    expect(category.stdout.trim()).toBe(`pipelinerun.tekton.dev/${name}`);
+    const deleted = await kubectl(['delete', 'pipelinerun', name ?? '']);
+    expect(deleted.stdout.trim()).toBe(`pipelinerun.tekton.dev "${name}" deleted`);
+    expect((await kubectl(['get', 'prs', '-o', 'name'])).stdout).toBe('');
+  });
+
   it('delete', async () => {
     const deleted = await kubectl(['delete', 'cm', 'conf']);
     expect(deleted.stdout.trim()).toBe('configmap "conf" deleted');
