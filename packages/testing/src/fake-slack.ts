@@ -41,7 +41,7 @@ export interface FakeSlackChannel {
 }
 
 /** A message chat.postMessage accepted. */
-export interface FakeSlackMessage {
+interface FakeSlackMessage {
   readonly channel: string;
   readonly ts: string;
   readonly text: string;
