@@ -149,3 +149,20 @@ export {
   /** @public git reads of openshift-saas-deploy */
   repoSourcesForRun,
 } from './sources.ts';
+// Tekton object names and durations shared by openshift-tekton-resources and the triggers.
+export {
+  /** @public the CD family's Tekton names */
+  BadDurationError,
+  /** @public the CD family's Tekton names */
+  dhmsToSeconds,
+  /** @public the CD family's Tekton names */
+  secondsToHms,
+  /** @public the CD family's Tekton names */
+  TektonNameTooLongError,
+  /** @public the CD family's Tekton names */
+  tektonNamespaceObjectName,
+  /** @public the CD family's Tekton names */
+  tektonPipelineName,
+  /** @public the CD family's Tekton names */
+  tektonSaasFileTaskName,
+} from './tekton.ts';
