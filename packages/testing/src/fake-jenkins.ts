@@ -29,7 +29,7 @@ import { type FakeRequest, type FakeResponse, type HttpFake, startHttpFake } fro
  */
 
 /** A build's result; null while it runs. */
-export type FakeJenkinsResult = 'SUCCESS' | 'FAILURE' | 'ABORTED' | 'UNSTABLE' | 'NOT_BUILT' | null;
+type FakeJenkinsResult = 'SUCCESS' | 'FAILURE' | 'ABORTED' | 'UNSTABLE' | 'NOT_BUILT' | null;
 
 export interface FakeJenkinsBuildInput {
   /** Default: the job's next build number. */
