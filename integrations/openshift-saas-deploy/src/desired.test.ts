@@ -38,9 +38,10 @@ describe('runFeatures', () => {
       clusterAdmin: true,
       validatePlannedData: true,
     });
+    // Several saas files: compared (the original skips the compare then, on purpose not here).
     expect(runFeatures([one, saasFile('b', [])])).toEqual({
       takeover: false,
-      compare: false,
+      compare: true,
       publishJobLogs: false,
       clusterAdmin: false,
       validatePlannedData: false,

@@ -26,7 +26,9 @@ export function runFeatures(saasFiles: readonly SaasFile[]): RunFeatures {
   if (saasFiles.length !== 1) {
     return {
       takeover: false,
-      compare: false,
+      // The original skips the compare here (its feature reads false with several
+      // saas files), re-applying everything in a wet run: we compare.
+      compare: true,
       publishJobLogs: false,
       clusterAdmin: false,
       validatePlannedData: false,

@@ -138,6 +138,8 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
     specs: currentStateSpecs(namespaces, features.clusterAdmin),
     desired,
     takeOver: features.takeover,
+    // `compare: false`: a wet run applies every object, unchanged ones too.
+    skipCompare: !features.compare,
     caller: opts.saasFileName,
     // Every object of the namespace is read, other saas files' included: the
     // caller rules (not the read) keep them safe.

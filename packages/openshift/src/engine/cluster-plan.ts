@@ -42,6 +42,8 @@ export interface ClusterPlanRules extends AdmissionRule {
   readonly leaveOtherCallers?: boolean | undefined;
   /** Render each action's diff (`--diff`, `--plan-out`). */
   readonly renderDiff: boolean;
+  /** Apply unchanged objects too (see `PlanOptions.skipCompare`); never in a dry-run. */
+  readonly skipCompare?: boolean | undefined;
 }
 
 /** One cluster's part of the run: what it manages, what it has, what is desired of it. */
@@ -97,6 +99,7 @@ export function planCluster(input: ClusterInput, rules: ClusterPlanRules): Clust
       : {}),
     clusterHasError: () => input.hasClusterError,
     renderDiff: rules.renderDiff,
+    skipCompare: rules.skipCompare ?? false,
   };
   const actions: PlannedAction[] = [];
   const left: string[] = [];

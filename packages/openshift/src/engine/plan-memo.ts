@@ -101,6 +101,7 @@ export interface PlanMemoSettings {
   readonly integration: string;
   readonly integrationVersion: string;
   readonly takeOver?: boolean | undefined;
+  readonly skipCompare?: boolean | undefined;
   readonly caller?: string | undefined;
   readonly allCallers?: readonly string[] | undefined;
   readonly filterCurrentByCaller?: boolean | undefined;
@@ -130,6 +131,7 @@ export function planMemoOf(
     s.integration,
     s.integrationVersion,
     s.takeOver ?? false,
+    s.skipCompare ?? false,
     s.caller ?? '',
     s.allCallers ?? [],
     s.filterCurrentByCaller ?? true,

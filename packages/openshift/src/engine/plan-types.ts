@@ -3,6 +3,7 @@ export type ActionReason =
   | 'new' // desired only
   | 'changed' // on both sides, three-way compare says different
   | 'take-over' // identical, but owned by another caller we may take over
+  | 'unchanged' // identical and ours, applied anyway: the run skips the compare (`skipCompare`)
   | 'removed' // current only, ours
   | 'take-over-delete'; // current only, unannotated, taken over (no ownerReferences)
 

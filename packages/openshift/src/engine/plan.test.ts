@@ -85,6 +85,22 @@ describe('planItem: the original realize_data rules', () => {
     expect(p.actions[0]!.diff).toEqual(['replace /data/k']);
   });
 
+  it("skipCompare (compare: false) applies our unchanged objects too, never another caller's", () => {
+    const same = cm('same', { k: 'v' });
+    const theirs = cm('theirs', { k: 'v' });
+    const p = planItem(
+      item(
+        { same: appliedOr(same, { caller: 'sf' }), theirs: appliedOr(theirs, { caller: 'other' }) },
+        { same: desiredOr(same, 'sf'), theirs: desiredOr(theirs, 'sf') },
+      ),
+      opts({ caller: 'sf', allCallers: ['sf', 'other'], skipCompare: true }),
+    );
+    expect(summary(p)).toEqual(['apply same (unchanged)']);
+    expect(p.errors.map((e) => e.message)).toEqual([
+      "[c1/ns] resource 'ConfigMap/theirs' present and managed by another caller: other",
+    ]);
+  });
+
   it('applies an object changed by hand on the cluster (drift)', () => {
     const applied = appliedOr(cm('a', { k: 'v' }));
     (applied.body as { data: Record<string, string> }).data.k = 'edited';

@@ -37,6 +37,12 @@ export interface PlanOptions {
   readonly clusterHasError: (cluster: string) => boolean;
   /** Render each action's unified diff into the plan (`--diff`, `--plan-out`). */
   readonly renderDiff?: boolean;
+  /**
+   * Apply our own objects even when the three-way compare finds them equal (a
+   * saas file's `compare: false`, the original's `no_dry_run_skip_compare`).
+   * The caller rules still hold: another known caller's object stays an error.
+   */
+  readonly skipCompare?: boolean;
   /** Time of the `qontract.update` annotation (tests pin it). */
   readonly now?: Date;
 }
@@ -126,7 +132,10 @@ export function planItem(item: InventoryItemView, options: PlanOptions): ItemPla
     const desired = withRecycleAnnotations(built, current);
     const otherCaller = caller !== null && current.caller !== caller;
     if (resourcesEqual(current, desired)) {
-      if (!otherCaller) continue;
+      if (!otherCaller) {
+        if (options.skipCompare) apply(name, desired, 'unchanged', current);
+        continue;
+      }
       const unknownCaller =
         Boolean(options.allCallers?.length) && !options.allCallers!.includes(current.caller ?? '');
       if (options.takeOver || unknownCaller) apply(name, desired, 'take-over', current);

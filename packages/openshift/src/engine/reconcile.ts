@@ -44,6 +44,12 @@ export interface ReconcileSettings {
    */
   readonly desired: DesiredInput;
   readonly takeOver?: boolean;
+  /**
+   * A wet run applies every desired object, unchanged ones too (a saas file's
+   * `compare: false`: objects something else changes behind our back are
+   * written again each run). A dry-run still compares.
+   */
+  readonly skipCompare?: boolean | undefined;
   readonly caller?: string | undefined;
   /**
    * Read only the caller's objects (integrations-manager: one manager per

@@ -45,6 +45,8 @@ export class RunPlans {
     this.#rules = {
       ...settings,
       renderDiff: Boolean(ctx.globals.diff || ctx.globals.planOut),
+      // A dry-run compares anyway: it says what a compared run would change.
+      skipCompare: Boolean(settings.skipCompare) && !ctx.dryRun,
     };
     this.#memo = planMemoOf(ctx, settings);
   }
