@@ -8,7 +8,7 @@ import {
   OpenshiftResource,
   reconcileResources,
 } from '@qontract/openshift';
-import { loadSaasFiles, selectSaasFiles } from '@qontract/saas';
+import { loadSaasFiles, type SaasFile, selectSaasFiles } from '@qontract/saas';
 import pLimit from 'p-limit';
 import { QONTRACT_INTEGRATION, QONTRACT_INTEGRATION_VERSION } from './constants.ts';
 import {
@@ -18,19 +18,19 @@ import {
   runScope,
   type SaasDesiredObject,
 } from './desired.ts';
-import { SaasherderSettingsDocument } from './openshift-saas-deploy.generated.ts';
+import { deployNotifier, type NotifyOptions } from './notify.ts';
+import {
+  SaasherderSettingsDocument,
+  type SaasherderSettingsQuery,
+} from './openshift-saas-deploy.generated.ts';
 import { validatePlannedNamespace } from './planned-data.ts';
 import { gatePromotions, lazyPromotionState, publishPromotions } from './promotions.ts';
 import { runReaders } from './readers.ts';
 import { desiredForTarget, type TargetOutcome } from './target.ts';
 
-export interface SaasDeployOptions {
+export interface SaasDeployOptions extends NotifyOptions {
   readonly threadPoolSize: number;
   readonly ioDir: string;
-  readonly saasFileName?: string | undefined;
-  readonly envName?: string | undefined;
-  readonly triggerIntegration?: string | undefined;
-  readonly triggerReason?: string | undefined;
 }
 
 /** How long a rollout may take before it counts as failed (the original retries for hours). */
@@ -72,16 +72,42 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
     envName: opts.envName,
   });
   if (saasFiles.length === 0) throw new QontractError('no saas files found');
+  const slack = await deployNotifier(ctx, saasFiles, opts);
+  await slack?.start();
+  let completed = false;
+  try {
+    const results = await deploy(ctx, opts, saasFiles, allSaasFiles, settings?.[0]);
+    // As the original: the events and outputs only after a deploy without any error.
+    if (results && !ctx.errors.hasErrors) await slack?.events(results);
+    completed = true;
+  } finally {
+    // Also when the run throws: the owners hear of a failed deploy.
+    await slack?.finish(completed && !ctx.errors.hasErrors);
+    slack?.registerFailures();
+  }
+}
+
+/**
+ * The deploy itself: targets, current and desired state, gates, apply,
+ * rollout, promotions. The applied actions, or undefined when it stopped
+ * before applying anything (no target, refused promotions).
+ */
+async function deploy(
+  ctx: RunContext,
+  opts: SaasDeployOptions,
+  saasFiles: readonly SaasFile[],
+  allSaasFiles: readonly SaasFile[],
+  appSettings: SaasherderSettings | undefined,
+): Promise<readonly ActionResult[] | undefined> {
   const notify = saasFiles.length === 1;
   const features = runFeatures(saasFiles);
-  const appSettings = settings?.[0];
   const { work, namespaces } = runScope(saasFiles, {
     hashLength: appSettings?.hashLength ?? 7,
     useChannelInImageTag: features.useChannelInImageTag,
   });
   if (namespaces.length === 0) {
     ctx.log.warn('no targets found');
-    return;
+    return undefined;
   }
 
   const clusters = await clusterMapForNamespaces(
@@ -121,7 +147,7 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
   const promotion = await gatePromotions(ctx, state, saasFiles, allSaasFiles, outcomes);
   if (!promotion.valid) {
     ctx.errors.register('promotions', 'invalid promotions');
-    return;
+    return undefined;
   }
 
   if (features.validatePlannedData) {
@@ -158,6 +184,7 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
   if (notify) {
     await publishPromotions(ctx, state, promotion.targets, deployedAll(ctx, results));
   }
+  return results;
 }
 
 /** The engine's desired objects of the gathered ones; one that cannot be annotated is its target's error. */
@@ -206,6 +233,8 @@ function deployedAll(ctx: RunContext, results: readonly ActionResult[]): boolean
     results.every((r) => r.outcome !== 'skipped' || r.action.action === 'delete')
   );
 }
+
+type SaasherderSettings = NonNullable<SaasherderSettingsQuery['settings']>[number];
 
 function parseSelector(value: unknown): Record<string, unknown> {
   const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;

@@ -1,7 +1,9 @@
+import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { editFile, planLines } from './harness.ts';
-import { useSaasEnvironment } from './saas-environment.ts';
+import { type FakeSlack, startFakeSlack } from '@qontract/testing/fake-slack';
+import { afterEach, describe, expect, it } from 'vitest';
+import { editFile, messages, planLines } from './harness.ts';
+import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
 
 // What a deploy does besides applying: `compare: false`, the Slack notifications and
 // the `--io-dir` files of a deploy triggered by an upstream job or an image.
@@ -36,5 +38,168 @@ describe('openshift-saas-deploy: compare: false', () => {
       "['apply', 'privileged=False', 'appint-ex-01', 'example-app-stage', 'Service', 'example-app-metrics']",
     ]);
     expect(applies() - before).toBe(2);
+  });
+});
+
+const WORKSPACE = 'data/dependencies/slack/example.yml';
+const CONSOLE =
+  'https://console.appint-ex-01.example.com/k8s/ns/app-sre-pipelines/tekton.dev~v1~Pipeline/o-openshift-saas-deploy-saas-example-app/Runs?name=';
+const GRAFANA =
+  'https://grafana.example.com/d/saas?var-cluster=appint-ex-01&var-namespace=app-sre-pipelines&var-pipeline=o-openshift-saas-deploy-saas-example-app&var-pipelinerun=';
+
+/**
+ * The saas file notifies the example workspace (`extra` lines added to its `slack`),
+ * whose `openshift-saas-deploy` entry holds the token the fake Slack accepts.
+ */
+async function withSlack(
+  e: SaasEnvironment,
+  o: { extra?: string; skipSuccess?: boolean; channel?: boolean } = {},
+): Promise<FakeSlack> {
+  const slack = await startFakeSlack({
+    channels: o.channel === false ? [] : [{ id: 'C0DEPLOYS', name: 'example-deploys' }],
+  });
+  slacks.push(slack);
+  await appendFile(e.env.configPath, `\n[slack.example]\ndeploy-token = "${slack.token}"\n`);
+  await editFile(join(e.env.appInterfaceDir, WORKSPACE), (t) =>
+    t.replace(
+      'managedUsergroups:',
+      [
+        'integrations:',
+        '  - name: openshift-saas-deploy',
+        '    token: { path: slack/example, field: deploy-token }',
+        "    channel: '#sd-app-sre-info'",
+        "    icon_emoji: ':rocket:'",
+        '    username: saas-deploy',
+        'managedUsergroups:',
+      ].join('\n'),
+    ),
+  );
+  await editFile(join(e.env.appInterfaceDir, SAAS_FILE), (t) =>
+    t.replace(
+      'managedResourceTypes:',
+      [
+        ...(o.skipSuccess ? ['skipSuccessfulDeployNotifications: true'] : []),
+        'slack:',
+        '  workspace: { $ref: /dependencies/slack/example.yml }',
+        "  channel: '#example-deploys'",
+        ...(o.extra ? [o.extra] : []),
+        'managedResourceTypes:',
+      ].join('\n'),
+    ),
+  );
+  return slack;
+}
+
+const slacks: FakeSlack[] = [];
+afterEach(async () => {
+  await Promise.all(slacks.splice(0).map((s) => s.close()));
+});
+
+const TRIGGER = [
+  '--trigger-integration',
+  'openshift-saas-deploy-trigger-configs',
+  '--trigger-reason',
+  'https://github.com/example/example-app/commit/0123abc',
+  '--pipelinerun-name',
+  'saas-example-app-example-stage-x7k2p',
+  '--grafana-saas-deploy-url',
+  'https://grafana.example.com/d/saas/',
+];
+
+describe('openshift-saas-deploy: Slack notifications', () => {
+  it('posts the start, the events and the result of a wet run; a dry-run posts nothing', async () => {
+    const e = await start();
+    const slack = await withSlack(e, {
+      extra: '  output: events\n  notifications: { start: true }',
+    });
+    const env = { SLACK_API_URL: slack.apiUrl };
+
+    const dry = await e.run([...APP, ...STAGE, ...TRIGGER], { dryRun: true, env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(slack.writeCount()).toBe(0);
+
+    const wet = await e.run([...APP, ...STAGE, ...TRIGGER], { env });
+    expect(wet.code, wet.stderr).toBe(0);
+    const head = [
+      '*SaaS File:* `saas-example-app`',
+      '*Deployment to environment:* `example-stage`',
+      '*Triggered by:* openshift-saas-deploy-trigger-configs',
+      '*Reason:* https://github.com/example/example-app/commit/0123abc',
+      `<${CONSOLE}saas-example-app-example-stage|PipelineRun> | <${GRAFANA}saas-example-app-example-stage-x7k2p|Logs>`,
+    ];
+    expect(slack.messages.map((m) => m.text)).toEqual([
+      [':yellow_jenkins_circle: *SaaS deploy: In Progress*', ...head].join('\n'),
+      '[appint-ex-01] Deployment example-app applied',
+      '[appint-ex-01] Service example-app-metrics applied',
+      [':green_jenkins_circle: *SaaS deploy: Success*', ...head].join('\n'),
+    ]);
+    expect(slack.messages[0]).toMatchObject({
+      channel: 'C0DEPLOYS',
+      fields: { channel: '#example-deploys', icon_emoji: ':rocket:', username: 'saas-deploy' },
+    });
+    for (const run of [dry, wet]) {
+      expect(run.stdout + run.stderr).not.toContain(slack.token);
+    }
+  });
+
+  it('a refused deploy posts its failure; skipSuccessfulDeployNotifications says so at the start', async () => {
+    const e = await start();
+    const slack = await withSlack(e, {
+      skipSuccess: true,
+      extra: '  notifications: { start: true }',
+    });
+    const env = { SLACK_API_URL: slack.apiUrl };
+    // Production before stage deployed: the promotion gate refuses.
+    const refused = await e.run([...APP, '--env-name', 'example-production'], { env });
+    expect(refused.code).toBe(1);
+    const link = `<${CONSOLE}saas-example-app-example-production|PipelineRun>`;
+    const head = [
+      '*SaaS File:* `saas-example-app`',
+      '*Deployment to environment:* `example-production`',
+      link,
+    ];
+    expect(slack.messages.map((m) => m.text)).toEqual([
+      [
+        ':yellow_jenkins_circle: *SaaS deploy: In Progress*',
+        ...head,
+        'There will not be a notice for success.',
+      ].join('\n'),
+      [':red_jenkins_circle: *SaaS deploy: Failure*', ...head].join('\n'),
+    ]);
+
+    // A successful deploy then says nothing at its end.
+    const before = slack.messages.length;
+    const ok = await e.run([...APP, ...STAGE], { env });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(slack.messages.slice(before).map((m) => m.text.split('\n')[0])).toEqual([
+      ':yellow_jenkins_circle: *SaaS deploy: In Progress*',
+    ]);
+    expect(messages(ok)).toContain(
+      'Skipping Slack notification for saas-example-app to example-stage because deploy was successful.',
+    );
+  });
+
+  it('a Slack failure fails the run without hiding the deploy: applied and published with success', async () => {
+    const e = await start();
+    const slack = await withSlack(e, { channel: false, extra: '  notifications: { start: true }' });
+    const run = await e.run([...APP, ...STAGE], { env: { SLACK_API_URL: slack.apiUrl } });
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toEqual([
+      '[slack #example-deploys] posting the start notification failed: An API error occurred: channel_not_found',
+      '[slack #example-deploys] posting the result notification failed: An API error occurred: channel_not_found',
+    ]);
+    expect(
+      e.env.server.mutatingRequests({ cluster: 'appint-ex-01', kind: 'Deployment' }).length,
+    ).toBeGreaterThan(0);
+    const records = await readdir(
+      join(e.env.dir, '.state', 'state', 'openshift-saas-deploy', 'promotions_v2'),
+      { recursive: true, withFileTypes: true },
+    );
+    const files = records.filter((r) => r.isFile());
+    expect(files).toHaveLength(1);
+    expect(
+      JSON.parse(await readFile(join(files[0]!.parentPath, files[0]!.name), 'utf8')),
+    ).toMatchObject({ success: true });
+    expect(run.stdout + run.stderr).not.toContain(slack.token);
   });
 });
