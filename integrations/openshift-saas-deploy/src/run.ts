@@ -8,7 +8,7 @@ import {
   OpenshiftResource,
   reconcileResources,
 } from '@qontract/openshift';
-import { loadSaasFiles, type SaasFile, selectSaasFiles } from '@qontract/saas';
+import { collectImages, loadSaasFiles, type SaasFile, selectSaasFiles } from '@qontract/saas';
 import pLimit from 'p-limit';
 import { QONTRACT_INTEGRATION, QONTRACT_INTEGRATION_VERSION } from './constants.ts';
 import {
@@ -23,6 +23,7 @@ import {
   SaasherderSettingsDocument,
   type SaasherderSettingsQuery,
 } from './openshift-saas-deploy.generated.ts';
+import { writeTriggerOutputs } from './outputs.ts';
 import { validatePlannedNamespace } from './planned-data.ts';
 import { gatePromotions, lazyPromotionState, publishPromotions } from './promotions.ts';
 import { runReaders } from './readers.ts';
@@ -76,9 +77,13 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
   await slack?.start();
   let completed = false;
   try {
-    const results = await deploy(ctx, opts, saasFiles, allSaasFiles, settings?.[0]);
+    const deployed = await deploy(ctx, opts, saasFiles, allSaasFiles, settings?.[0]);
     // As the original: the events and outputs only after a deploy without any error.
-    if (results && !ctx.errors.hasErrors) await slack?.events(results);
+    if (deployed && !ctx.errors.hasErrors) {
+      await slack?.events(deployed.results);
+      if (!ctx.dryRun && saasFiles.length === 1)
+        await writeTriggerOutputs(ctx, saasFiles[0]!, { ...opts, images: deployed.images });
+    }
     completed = true;
   } finally {
     // Also when the run throws: the owners hear of a failed deploy.
@@ -89,8 +94,9 @@ export async function runSaasDeploy(ctx: RunContext, opts: SaasDeployOptions): P
 
 /**
  * The deploy itself: targets, current and desired state, gates, apply,
- * rollout, promotions. The applied actions, or undefined when it stopped
- * before applying anything (no target, refused promotions).
+ * rollout, promotions. The applied actions and the images of the objects
+ * (sorted), or undefined when it stopped before applying anything (no
+ * target, refused promotions).
  */
 async function deploy(
   ctx: RunContext,
@@ -98,7 +104,7 @@ async function deploy(
   saasFiles: readonly SaasFile[],
   allSaasFiles: readonly SaasFile[],
   appSettings: SaasherderSettings | undefined,
-): Promise<readonly ActionResult[] | undefined> {
+): Promise<{ results: readonly ActionResult[]; images: string[] } | undefined> {
   const notify = saasFiles.length === 1;
   const features = runFeatures(saasFiles);
   const { work, namespaces } = runScope(saasFiles, {
@@ -184,7 +190,8 @@ async function deploy(
   if (notify) {
     await publishPromotions(ctx, state, promotion.targets, deployedAll(ctx, results));
   }
-  return results;
+  const images = new Set(outcomes.flatMap((o) => o.objects.flatMap((d) => [...collectImages(d)])));
+  return { results, images: [...images].sort() };
 }
 
 /** The engine's desired objects of the gathered ones; one that cannot be annotated is its target's error. */

@@ -52,6 +52,13 @@ export interface RepoSources {
    * directory — both as the original reads them.
    */
   listFiles(url: string, path: string, sha: string): Promise<readonly RepoFile[]>;
+  /**
+   * The original's `get_archive_info`: the file name of a commit's source
+   * archive (`<repository path with - for />-<sha>.tar.gz`) and where to
+   * download it: GitHub's tarball link (where the API redirects to), or the
+   * GitLab project's `/-/archive/` URL (no request).
+   */
+  archive(url: string, sha: string): Promise<{ readonly file: string; readonly url: string }>;
   /** Calls this run made to GitHub/GitLab through any RepoSources (cache misses). */
   readonly requests: RepoSourceRequests;
 }
@@ -220,6 +227,24 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
         (octokit, repo) => listGithubFiles(octokit, repo, path, sha),
         (api, project) => api.listFiles(project, path, sha),
       ),
+
+    archive: async (url, sha) => {
+      const where = await locate(url);
+      const name = new URL(url).pathname.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '');
+      const file = `${name.replaceAll('/', '-')}-${sha}.tar.gz`;
+      if (where.kind === 'gitlab') return { file, url: `${url}/-/archive/${sha}/${file}` };
+      const [owner = '', repo = ''] = where.repo.split('/');
+      // The link is the redirect's target: not followed (that would download the archive).
+      const answer = await (await github()).request('GET /repos/{owner}/{repo}/tarball/{ref}', {
+        owner,
+        repo,
+        ref: sha,
+        request: { redirect: 'manual' },
+      });
+      const location = answer.headers.location;
+      if (!location) throw new QontractError(`${url}: GitHub gave no archive link for ${sha}`);
+      return { file, url: location };
+    },
 
     get requests() {
       return { ...run.requests };

@@ -1,4 +1,5 @@
-import { appendFile, readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FakeSlack, startFakeSlack } from '@qontract/testing/fake-slack';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -201,5 +202,62 @@ describe('openshift-saas-deploy: Slack notifications', () => {
       JSON.parse(await readFile(join(files[0]!.parentPath, files[0]!.name), 'utf8')),
     ).toMatchObject({ success: true });
     expect(run.stdout + run.stderr).not.toContain(slack.token);
+  });
+});
+
+describe('openshift-saas-deploy: --io-dir outputs of a deploy a new build triggered', () => {
+  it('writes sast, clamav and dockerconfigjson (0600) as the original; not in dry-run nor for other triggers', async () => {
+    const e = await start();
+    await appendFile(
+      e.env.configPath,
+      '\n[app-sre.example-app.registry]\nuser = "robot"\ntoken = "registry-token-not-real"\nurl = "quay.example.com"\n',
+    );
+    await editFile(join(e.env.appInterfaceDir, SAAS_FILE), (t) =>
+      t.replace(
+        'managedResourceTypes:',
+        'authentication:\n  image: { path: app-sre/example-app/registry, field: all }\nmanagedResourceTypes:',
+      ),
+    );
+    const sha = e.seed.appSha;
+    const image = `${e.registry.host}/example/example-app:${sha.slice(0, 7)}`;
+    const triggered = (ioDir: string, integration = 'openshift-saas-deploy-trigger-images') => [
+      ...APP,
+      ...STAGE,
+      '--io-dir',
+      ioDir,
+      '--trigger-integration',
+      integration,
+      '--trigger-reason',
+      `https://github.com/example/example-app/commit/${sha} build ${image}`,
+    ];
+    const dryDir = join(e.env.dir, 'dry-io');
+    const dry = await e.run(triggered(dryDir), { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(existsSync(dryDir)).toBe(false);
+
+    const configsDir = join(e.env.dir, 'configs-io');
+    const configs = await e.run(triggered(configsDir, 'openshift-saas-deploy-trigger-configs'));
+    expect(configs.code, configs.stderr).toBe(0);
+    expect(existsSync(configsDir)).toBe(false);
+
+    const ioDir = join(e.env.dir, 'io');
+    const run = await e.run(triggered(ioDir));
+    expect(run.code, run.stderr).toBe(0);
+    expect(await readFile(join(ioDir, 'sast'), 'utf8')).toBe(
+      [
+        `example-example-app-${sha}.tar.gz`,
+        `${new URL(e.github.url).origin}/_codeload/example/example-app/legacy.tar.gz/${sha}`,
+        'alice@example.com',
+        '',
+      ].join('\n'),
+    );
+    expect(await readFile(join(ioDir, 'clamav'), 'utf8')).toBe(`${image}\nexample-app\n`);
+    const auth = Buffer.from('robot:registry-token-not-real').toString('base64');
+    expect(await readFile(join(ioDir, 'dockerconfigjson'), 'utf8')).toBe(
+      `{\n  "auths": {\n    "quay.example.com": {\n      "auth": "${auth}"\n    }\n  }\n}`,
+    );
+    expect((await stat(join(ioDir, 'dockerconfigjson'))).mode & 0o777).toBe(0o600);
+    expect(run.stdout + run.stderr).not.toContain(auth);
+    expect(run.stdout + run.stderr).not.toContain('registry-token-not-real');
   });
 });
