@@ -35,7 +35,7 @@ const HEADLINE: Readonly<Record<DeployState, string>> = {
 };
 
 /** The text of a deploy's start or end message, as the original's `slack_notify` writes it. */
-export function deployMessage(m: {
+function deployMessage(m: {
   readonly state: DeployState;
   readonly saasFileName: string;
   readonly envName: string;
@@ -69,7 +69,7 @@ function quotePlus(value: string): string {
 }
 
 /** The PipelineRun list of the saas file's pipeline in the OpenShift console, and the Grafana logs link. */
-export function deployLinks(
+function deployLinks(
   saasFile: SaasFile,
   envName: string,
   o: Pick<NotifyOptions, 'grafanaSaasDeployUrl' | 'pipelinerunName'>,
