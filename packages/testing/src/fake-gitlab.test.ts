@@ -128,6 +128,140 @@ const BranchSchema = z.object({
   commit: CommitSchema.omit({ web_url: true }),
 });
 const RepositoryFileSchema = z.object({ file_path: z.string(), branch: z.string() });
+// GitLab docs, "Merge requests API" (list, single, create, update) and "Notes API".
+const BasicUserSchema = UserSchema.pick({
+  id: true,
+  username: true,
+  name: true,
+  state: true,
+  avatar_url: true,
+  web_url: true,
+});
+const MergeRequestSchema = z.object({
+  id: z.number().int(),
+  iid: z.number().int(),
+  project_id: z.number().int(),
+  title: z.string(),
+  description: z.string().nullable(),
+  state: z.enum(['opened', 'closed', 'locked', 'merged']),
+  created_at: isoDate,
+  updated_at: isoDate,
+  merged_by: BasicUserSchema.nullable(),
+  merged_at: isoDate.nullable(),
+  closed_by: BasicUserSchema.nullable(),
+  closed_at: isoDate.nullable(),
+  target_branch: z.string(),
+  source_branch: z.string(),
+  user_notes_count: z.number().int(),
+  upvotes: z.number().int(),
+  downvotes: z.number().int(),
+  author: BasicUserSchema,
+  assignees: z.array(BasicUserSchema),
+  assignee: BasicUserSchema.nullable(),
+  reviewers: z.array(BasicUserSchema),
+  source_project_id: z.number().int(),
+  target_project_id: z.number().int(),
+  labels: z.array(z.string()),
+  draft: z.boolean(),
+  milestone: z.unknown().nullable(),
+  merge_when_pipeline_succeeds: z.boolean(),
+  merge_status: z.enum([
+    'unchecked',
+    'checking',
+    'can_be_merged',
+    'cannot_be_merged',
+    'cannot_be_merged_recheck',
+  ]),
+  detailed_merge_status: z.string(),
+  sha: z.string().nullable(),
+  merge_commit_sha: z.string().nullable(),
+  squash_commit_sha: z.string().nullable(),
+  discussion_locked: z.boolean().nullable(),
+  should_remove_source_branch: z.boolean().nullable(),
+  force_remove_source_branch: z.boolean().nullable(),
+  reference: z.string(),
+  references: z.object({ short: z.string(), relative: z.string(), full: z.string() }),
+  web_url: z.url(),
+  time_stats: z.object({
+    time_estimate: z.number(),
+    total_time_spent: z.number(),
+    human_time_estimate: z.string().nullable(),
+    human_total_time_spent: z.string().nullable(),
+  }),
+  squash: z.boolean(),
+  task_completion_status: z.object({ count: z.number(), completed_count: z.number() }),
+  has_conflicts: z.boolean(),
+  blocking_discussions_resolved: z.boolean(),
+});
+const SingleMergeRequestSchema = MergeRequestSchema.extend({
+  subscribed: z.boolean(),
+  changes_count: z.string(),
+  pipeline: z.unknown().nullable(),
+  diff_refs: z.object({
+    base_sha: z.string(),
+    head_sha: z.string().nullable(),
+    start_sha: z.string(),
+  }),
+  user: z.object({ can_merge: z.boolean() }),
+});
+const NoteSchema = z.object({
+  id: z.number().int(),
+  body: z.string(),
+  attachment: z.unknown().nullable(),
+  author: BasicUserSchema,
+  created_at: isoDate,
+  updated_at: isoDate,
+  system: z.boolean(),
+  noteable_id: z.number().int(),
+  noteable_type: z.literal('MergeRequest'),
+  noteable_iid: z.number().int(),
+  resolvable: z.boolean(),
+  confidential: z.boolean(),
+  internal: z.boolean(),
+});
+const PipelineSchema = z.object({
+  id: z.number().int(),
+  iid: z.number().int(),
+  project_id: z.number().int(),
+  sha: z.string(),
+  ref: z.string(),
+  status: z.enum([
+    'created',
+    'waiting_for_resource',
+    'preparing',
+    'pending',
+    'running',
+    'success',
+    'failed',
+    'canceled',
+    'skipped',
+    'manual',
+    'scheduled',
+  ]),
+  source: z.string(),
+  created_at: isoDate,
+  updated_at: isoDate,
+  web_url: z.url(),
+});
+const CompareSchema = z.object({
+  commit: CommitSchema.nullable(),
+  commits: z.array(CommitSchema),
+  diffs: z.array(
+    z.object({
+      old_path: z.string(),
+      new_path: z.string(),
+      a_mode: z.string(),
+      b_mode: z.string(),
+      diff: z.string(),
+      new_file: z.boolean(),
+      renamed_file: z.boolean(),
+      deleted_file: z.boolean(),
+    }),
+  ),
+  compare_timeout: z.boolean(),
+  compare_same_ref: z.boolean(),
+  web_url: z.url(),
+});
 const MessageSchema = z.strictObject({
   message: z.union([z.string(), z.record(z.string(), z.array(z.string()))]),
 });
@@ -583,6 +717,147 @@ async function untar(bytes: Buffer): Promise<Array<[string, string, string]>> {
   await done;
   return out;
 }
+
+describe('fake GitLab, merge requests (saas-auto-promotions-manager)', () => {
+  const setup = async () => {
+    fake = await startFakeGitlab();
+    fake.addGroup('service');
+    const project = fake.addProject('service', 'app-interface');
+    fake.addFile('service/app-interface', 'master', 'data/a.yml', 'a: 1\n');
+    fake.addFile('service/app-interface', 'master', 'data/b.yml', 'b: 1\n');
+    return { f: fake, api: client(fake), id: project.id };
+  };
+
+  it('commits several actions on a new branch, compares it, opens, lists, notes and closes a merge request', async () => {
+    const { f, api, id } = await setup();
+    await api.Branches.create(id, 'SAPM-abc123', 'master');
+    const commit = SingleCommitSchema.parse(
+      await api.Commits.create(id, 'SAPM-abc123', 'auto-promote subscriber', [
+        { action: 'update', filePath: 'data/a.yml', content: 'a: 2\n' },
+        { action: 'create', filePath: 'data/c.yml', content: 'c: 1\n' },
+      ]),
+    );
+    expect(commit.title).toBe('auto-promote subscriber');
+    const compare = CompareSchema.parse(
+      await api.Repositories.compare(id, 'master', 'SAPM-abc123'),
+    );
+    expect(compare.diffs.map((d) => [d.new_path, d.new_file])).toEqual([
+      ['data/a.yml', false],
+      ['data/c.yml', true],
+    ]);
+    expect(compare.diffs[0]?.diff).toBe('@@ -1,1 +1,1 @@\n-a: 1\n+a: 2\n');
+    expect(compare.commits.map((c) => c.id)).toEqual([commit.id]);
+
+    const created = SingleMergeRequestSchema.parse(
+      await api.MergeRequests.create(id, 'SAPM-abc123', 'master', '[SAPM] auto-promotion', {
+        description: 'desc',
+        labels: 'SAPM,bot/approved: progressive-delivery',
+        removeSourceBranch: true,
+      }),
+    );
+    expect(created).toMatchObject({
+      iid: 1,
+      state: 'opened',
+      labels: ['SAPM', 'bot/approved: progressive-delivery'],
+      has_conflicts: false,
+      changes_count: '2',
+      force_remove_source_branch: true,
+    });
+    // Another open MR of the same branches: 409, as GitLab.
+    const duplicate = await api.MergeRequests.create(id, 'SAPM-abc123', 'master', 'again').catch(
+      (e: unknown) => e,
+    );
+    expect(requestError(duplicate).status).toBe(409);
+
+    const listed = await api.MergeRequests.all({ projectId: id, state: 'opened', labels: 'SAPM' });
+    expect(
+      z
+        .array(MergeRequestSchema)
+        .parse(listed)
+        .map((m) => m.iid),
+    ).toEqual([1]);
+    expect(await api.MergeRequests.all({ projectId: id, labels: 'other' })).toEqual([]);
+
+    const note = NoteSchema.parse(await api.MergeRequestNotes.create(id, 1, 'Closing this MR.'));
+    expect(note).toMatchObject({ body: 'Closing this MR.', noteable_iid: 1 });
+    const closed = SingleMergeRequestSchema.parse(
+      await api.MergeRequests.edit(id, 1, { stateEvent: 'close' }),
+    );
+    expect(closed.state).toBe('closed');
+    expect(closed.closed_at).not.toBeNull();
+    await api.Branches.remove(id, 'SAPM-abc123');
+    expect(f.branches('service/app-interface')).toEqual(['master']);
+    expect(await api.MergeRequests.all({ projectId: id, state: 'opened' })).toEqual([]);
+    expect(f.mergeRequests('service/app-interface')).toEqual([
+      expect.objectContaining({ iid: 1, state: 'closed', notes: ['Closing this MR.'] }),
+    ]);
+  });
+
+  it("answers GitLab's errors for bad commits, unknown branches and merge requests", async () => {
+    const { api, id } = await setup();
+    const update = await api.Commits.create(
+      id,
+      'x',
+      'm',
+      [{ action: 'update', filePath: 'data/missing.yml', content: '' }],
+      { startBranch: 'master' },
+    ).catch((e: unknown) => e);
+    expect(requestError(update)).toEqual({
+      status: 400,
+      description: "A file with this name doesn't exist",
+    });
+    const noBranch = await api.Commits.create(id, 'x', 'm', [
+      { action: 'create', filePath: 'data/n.yml', content: '' },
+    ]).catch((e: unknown) => e);
+    expect(requestError(noBranch).status).toBe(400);
+    const mr = await api.MergeRequests.create(id, 'nope', 'master', 't').catch((e: unknown) => e);
+    expect(requestError(mr).status).toBe(422);
+    expect(requestError(await api.MergeRequests.show(id, 9).catch((e: unknown) => e)).status).toBe(
+      404,
+    );
+    expect(
+      requestError(await api.Branches.remove(id, 'nope').catch((e: unknown) => e)).status,
+    ).toBe(404);
+  });
+
+  it('reports conflicts, pipelines, the changes and merges as GitLab does', async () => {
+    const { f, api, id } = await setup();
+    await api.Commits.create(
+      id,
+      'one',
+      'm',
+      [{ action: 'update', filePath: 'data/a.yml', content: 'a: 2\n' }],
+      { startBranch: 'master' },
+    );
+    await api.MergeRequests.create(id, 'one', 'master', 'one');
+    expect(f.mergeRequestChanges('service/app-interface', 1)).toEqual({ 'data/a.yml': 'a: 2\n' });
+    f.addMergeRequestPipeline('service/app-interface', 1, 'running');
+    f.addMergeRequestPipeline('service/app-interface', 1, 'failed');
+    const pipelines = z.array(PipelineSchema).parse(await api.MergeRequests.allPipelines(id, 1));
+    expect(pipelines.map((p) => p.status)).toEqual(['failed', 'running']);
+
+    // master changes the same file differently: the MR now conflicts.
+    f.pushCommit('service/app-interface', 'master', { 'data/a.yml': 'a: 3\n' });
+    const [conflicting] = z
+      .array(MergeRequestSchema)
+      .parse(await api.MergeRequests.all({ projectId: id, state: 'opened' }));
+    expect(conflicting).toMatchObject({ has_conflicts: true, merge_status: 'cannot_be_merged' });
+
+    await api.Commits.create(
+      id,
+      'two',
+      'm',
+      [{ action: 'update', filePath: 'data/b.yml', content: 'b: 2\n' }],
+      { startBranch: 'master' },
+    );
+    await api.MergeRequests.create(id, 'two', 'master', 'two');
+    f.mergeMergeRequest('service/app-interface', 2);
+    expect(f.file('service/app-interface', 'master', 'data/b.yml')).toBe('b: 2\n');
+    expect(SingleMergeRequestSchema.parse(await api.MergeRequests.show(id, 2)).state).toBe(
+      'merged',
+    );
+  });
+});
 
 describe('fake GitLab, rate limits and faults', () => {
   it('answers 429 with Retry-After and RateLimit headers once the quota is spent', async () => {

@@ -100,6 +100,36 @@ export interface FakeGitlab extends HttpFake {
   file(projectPath: string, ref: string, filePath: string): string | undefined;
   /** The commit sha a branch (or sha) resolves to, or undefined. */
   commitSha(projectPath: string, ref: string): string | undefined;
+
+  /** The project's merge requests, oldest first. */
+  mergeRequests(projectPath: string): FakeGitlabMergeRequest[];
+  /**
+   * What a merge request changes: path → content on its source branch, or
+   * null for a deleted path, against the target branch as it was when the
+   * merge request was opened.
+   */
+  mergeRequestChanges(projectPath: string, iid: number): Record<string, string | null>;
+  /** Merges it as GitLab would (its changes committed on the target branch, state `merged`). */
+  mergeMergeRequest(projectPath: string, iid: number): void;
+  /** A CI pipeline of the merge request (the newest is listed first), as CI reports it. */
+  addMergeRequestPipeline(
+    projectPath: string,
+    iid: number,
+    status: 'success' | 'failed' | 'running' | 'pending' | 'canceled',
+  ): void;
+}
+
+/** @public A merge request as the fake keeps it. */
+export interface FakeGitlabMergeRequest {
+  readonly iid: number;
+  readonly title: string;
+  readonly description: string;
+  readonly state: 'opened' | 'closed' | 'merged';
+  readonly labels: readonly string[];
+  readonly sourceBranch: string;
+  readonly targetBranch: string;
+  /** The bodies of its notes, oldest first. */
+  readonly notes: readonly string[];
 }
 
 interface User {
@@ -135,17 +165,46 @@ interface Project {
   readonly namespaceId: number;
   readonly createdAt: string;
   readonly git: FakeGitRepository;
+  readonly mergeRequests: MergeRequest[];
+}
+
+interface MergeRequest {
+  readonly id: number;
+  readonly iid: number;
+  title: string;
+  description: string;
+  state: 'opened' | 'closed' | 'merged';
+  labels: string[];
+  readonly sourceBranch: string;
+  readonly targetBranch: string;
+  /** The target branch's commit when it was opened: what its changes are measured against. */
+  readonly baseSha: string;
+  readonly removeSourceBranch: boolean | null;
+  readonly authorId: number;
+  readonly createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  mergedAt: string | null;
+  readonly notes: Note[];
+  readonly pipelines: Pipeline[];
+}
+
+interface Note {
+  readonly id: number;
+  readonly body: string;
+  readonly authorId: number;
+  readonly createdAt: string;
+}
+
+interface Pipeline {
+  readonly id: number;
+  readonly sha: string;
+  readonly status: string;
+  readonly createdAt: string;
 }
 
 const VALID_ACCESS_LEVELS = new Set([5, 10, 20, 30, 40, 50]);
-const PROJECT_LISTS = new Set([
-  'issues',
-  'merge_requests',
-  'labels',
-  'events',
-  'members',
-  'cluster_agents',
-]);
+const PROJECT_LISTS = new Set(['issues', 'labels', 'events', 'members', 'cluster_agents']);
 const DEFAULT_PER_PAGE = 20;
 const MAX_PER_PAGE = 100;
 const AUTHOR = { name: 'Fake GitLab', email: 'fake@gitlab.invalid' };
@@ -166,7 +225,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
   const groupsByPath = new Map<string, Group>();
   const projects = new Map<number, Project>();
   const projectsByPath = new Map<string, Project>();
-  const ids = { user: 0, group: 0, project: 0 };
+  const ids = { user: 0, group: 0, project: 0, mergeRequest: 0, note: 0, pipeline: 0 };
   let quota: { limit: number; windowMs: number; start: number; used: number } | undefined;
   const setQuota = (q: FakeGitlabQuota | undefined) => {
     quota = q && {
@@ -243,6 +302,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       namespaceId: group.id,
       createdAt: now(),
       git: new FakeGitRepository(),
+      mergeRequests: [],
     };
     projects.set(project.id, project);
     projectsByPath.set(projectFullPath(project).toLowerCase(), project);
@@ -471,6 +531,163 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     };
   };
 
+  /** A merge request's files that differ between its base and its source branch. */
+  const changedFiles = (p: Project, mr: MergeRequest): Map<string, Buffer | null> =>
+    treeChanges(p.git.commits.get(mr.baseSha)?.tree, resolve(p, mr.sourceBranch)?.tree);
+
+  /** GitLab's `has_conflicts`: a changed file the target branch has changed differently since. */
+  const hasConflicts = (p: Project, mr: MergeRequest): boolean => {
+    if (mr.state !== 'opened') return false;
+    const base = p.git.commits.get(mr.baseSha)?.tree;
+    const target = resolve(p, mr.targetBranch)?.tree;
+    for (const [path, content] of changedFiles(p, mr)) {
+      const now = target?.get(path);
+      const before = base?.get(path);
+      const same = (a: Buffer | null | undefined, b: Buffer | null | undefined) =>
+        (a ?? null) === null ? (b ?? null) === null : b != null && a!.equals(b);
+      if (!same(now, before) && !same(now, content)) return true;
+    }
+    return false;
+  };
+
+  const basicUserJson = (id: number) => {
+    const {
+      id: uid,
+      username,
+      name,
+      state,
+      locked,
+      avatar_url,
+      web_url,
+    } = userJson(users.get(id) as User);
+    return { id: uid, username, name, state, locked, avatar_url, web_url };
+  };
+
+  // GitLab's MR fields of the list and single endpoints (the single one adds a few).
+  const mergeRequestJson = (p: Project, mr: MergeRequest) => {
+    const fullPath = projectFullPath(p);
+    const sha = resolve(p, mr.sourceBranch)?.sha ?? null;
+    const conflicts = hasConflicts(p, mr);
+    return {
+      id: mr.id,
+      iid: mr.iid,
+      project_id: p.id,
+      title: mr.title,
+      description: mr.description,
+      state: mr.state,
+      created_at: mr.createdAt,
+      updated_at: mr.updatedAt,
+      merged_by: mr.mergedAt ? basicUserJson(tokenUser.id) : null,
+      merge_user: mr.mergedAt ? basicUserJson(tokenUser.id) : null,
+      merged_at: mr.mergedAt,
+      closed_by: mr.closedAt ? basicUserJson(tokenUser.id) : null,
+      closed_at: mr.closedAt,
+      target_branch: mr.targetBranch,
+      source_branch: mr.sourceBranch,
+      user_notes_count: mr.notes.length,
+      upvotes: 0,
+      downvotes: 0,
+      author: basicUserJson(mr.authorId),
+      assignees: [],
+      assignee: null,
+      reviewers: [],
+      source_project_id: p.id,
+      target_project_id: p.id,
+      labels: [...mr.labels],
+      draft: /^(draft:|\[draft\]|\(draft\))/i.test(mr.title),
+      work_in_progress: /^(draft:|\[draft\]|\(draft\))/i.test(mr.title),
+      milestone: null,
+      merge_when_pipeline_succeeds: false,
+      merge_status: conflicts ? 'cannot_be_merged' : 'can_be_merged',
+      detailed_merge_status:
+        mr.state !== 'opened' ? 'not_open' : conflicts ? 'conflict' : 'mergeable',
+      sha,
+      merge_commit_sha: null,
+      squash_commit_sha: null,
+      discussion_locked: null,
+      should_remove_source_branch: null,
+      force_remove_source_branch: mr.removeSourceBranch,
+      prepared_at: mr.createdAt,
+      reference: `!${mr.iid}`,
+      references: { short: `!${mr.iid}`, relative: `!${mr.iid}`, full: `${fullPath}!${mr.iid}` },
+      web_url: `${baseUrl}/${fullPath}/-/merge_requests/${mr.iid}`,
+      time_stats: {
+        time_estimate: 0,
+        total_time_spent: 0,
+        human_time_estimate: null,
+        human_total_time_spent: null,
+      },
+      squash: false,
+      squash_on_merge: false,
+      task_completion_status: { count: 0, completed_count: 0 },
+      has_conflicts: conflicts,
+      blocking_discussions_resolved: true,
+    };
+  };
+
+  const singleMergeRequestJson = (p: Project, mr: MergeRequest) => ({
+    ...mergeRequestJson(p, mr),
+    subscribed: true,
+    changes_count: String(changedFiles(p, mr).size),
+    latest_build_started_at: null,
+    latest_build_finished_at: null,
+    first_deployed_to_production_at: null,
+    pipeline: mr.pipelines.at(-1) ? pipelineJson(p, mr.pipelines.at(-1) as Pipeline) : null,
+    head_pipeline: null,
+    diff_refs: {
+      base_sha: mr.baseSha,
+      head_sha: resolve(p, mr.sourceBranch)?.sha ?? null,
+      start_sha: mr.baseSha,
+    },
+    merge_error: null,
+    first_contribution: false,
+    user: { can_merge: true },
+  });
+
+  const noteJson = (p: Project, mr: MergeRequest, n: Note) => ({
+    id: n.id,
+    type: null,
+    body: n.body,
+    attachment: null,
+    author: basicUserJson(n.authorId),
+    created_at: n.createdAt,
+    updated_at: n.createdAt,
+    system: false,
+    noteable_id: mr.id,
+    noteable_type: 'MergeRequest',
+    project_id: p.id,
+    noteable_iid: mr.iid,
+    resolvable: false,
+    confidential: false,
+    internal: false,
+    imported: false,
+    imported_from: 'none',
+  });
+
+  const pipelineJson = (p: Project, pl: Pipeline) => ({
+    id: pl.id,
+    iid: pl.id,
+    project_id: p.id,
+    sha: pl.sha,
+    ref: `refs/merge-requests/${pl.id}/head`,
+    status: pl.status,
+    source: 'merge_request_event',
+    created_at: pl.createdAt,
+    updated_at: pl.createdAt,
+    web_url: `${baseUrl}/${projectFullPath(p)}/-/pipelines/${pl.id}`,
+  });
+
+  const diffJson = (path: string, before: Buffer | undefined, after: Buffer | null) => ({
+    old_path: path,
+    new_path: path,
+    a_mode: before ? '100644' : '0',
+    b_mode: after ? '100644' : '0',
+    diff: lineDiff(before?.toString('utf8') ?? '', after?.toString('utf8') ?? ''),
+    new_file: before === undefined,
+    renamed_file: false,
+    deleted_file: after === null,
+  });
+
   // --- HTTP --------------------------------------------------------------------
 
   const json = (status: number, body: unknown): FakeResponse => ({ status, body });
@@ -623,6 +840,7 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       if (seg.length === 3 && method === 'GET' && PROJECT_LISTS.has(seg[2]!)) {
         return paginate(req, []);
       }
+      if (seg[2] === 'merge_requests') return mergeRequests(req, project, seg.slice(3), p);
       if (seg[2] !== 'repository') return json(404, { error: '404 Not Found' });
       return repository(req, project, seg.slice(3), p);
     }
@@ -630,6 +848,144 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
   };
 
   const notFoundPlain = () => json(404, { message: '404 Not found' });
+
+  const findMergeRequest = (project: Project, iid: string | undefined) =>
+    project.mergeRequests.find((m) => String(m.iid) === iid);
+
+  /** `/projects/:id/merge_requests[/:iid[/notes|/pipelines]]` */
+  const mergeRequests = (
+    req: FakeRequest,
+    project: Project,
+    seg: string[],
+    p: Params,
+  ): FakeResponse => {
+    const { method } = req;
+    if (seg.length === 0 && method === 'GET') {
+      const state = p.get('state') ?? 'all';
+      const labels = (p.get('labels') ?? '').split(',').filter(Boolean);
+      const list = project.mergeRequests
+        .filter((m) => state === 'all' || m.state === state)
+        .filter((m) => labels.every((l) => m.labels.includes(l)))
+        .filter((m) =>
+          [p.get('source_branch')].every((b) => b === undefined || b === m.sourceBranch),
+        )
+        .filter((m) =>
+          [p.get('target_branch')].every((b) => b === undefined || b === m.targetBranch),
+        )
+        // GitLab's default order: created_at, newest first.
+        .reverse();
+      return paginate(
+        req,
+        list.map((m) => mergeRequestJson(project, m)),
+      );
+    }
+    if (seg.length === 0 && method === 'POST') {
+      const source = p.get('source_branch');
+      const target = p.get('target_branch');
+      const title = p.get('title');
+      for (const [name, value] of [
+        ['source_branch', source],
+        ['target_branch', target],
+        ['title', title],
+      ] as const) {
+        if (value === undefined) return missing(name);
+      }
+      const base = resolve(project, target as string);
+      if (!project.git.branches.has(source as string) || !base) {
+        return json(422, {
+          message: [
+            `${project.git.branches.has(source as string) ? 'Target' : 'Source'} branch does not exist`,
+          ],
+        });
+      }
+      const open = project.mergeRequests.find(
+        (m) => m.state === 'opened' && m.sourceBranch === source && m.targetBranch === target,
+      );
+      if (open) {
+        return json(409, {
+          message: [
+            `Another open merge request already exists for this source branch: !${open.iid}`,
+          ],
+        });
+      }
+      ids.mergeRequest += 1;
+      const t = now();
+      const mr: MergeRequest = {
+        id: ids.mergeRequest,
+        iid: project.mergeRequests.length + 1,
+        title: title as string,
+        description: p.get('description') ?? '',
+        state: 'opened',
+        labels: labelList(p.get('labels')),
+        sourceBranch: source as string,
+        targetBranch: target as string,
+        baseSha: base.sha,
+        removeSourceBranch:
+          p.get('remove_source_branch') === undefined
+            ? null
+            : p.get('remove_source_branch') === 'true',
+        authorId: tokenUser.id,
+        createdAt: t,
+        updatedAt: t,
+        closedAt: null,
+        mergedAt: null,
+        notes: [],
+        pipelines: [],
+      };
+      project.mergeRequests.push(mr);
+      return json(201, singleMergeRequestJson(project, mr));
+    }
+    const mr = findMergeRequest(project, seg[0]);
+    if (!mr) return notFound('Merge Request');
+    if (seg.length === 1 && method === 'GET') return json(200, singleMergeRequestJson(project, mr));
+    if (seg.length === 1 && method === 'PUT') {
+      const event = p.get('state_event');
+      if (event !== undefined && event !== 'close' && event !== 'reopen') {
+        return json(400, { error: 'state_event does not have a valid value' });
+      }
+      if (event === 'close' && mr.state === 'opened') {
+        mr.state = 'closed';
+        mr.closedAt = now();
+      }
+      if (event === 'reopen' && mr.state === 'closed') {
+        mr.state = 'opened';
+        mr.closedAt = null;
+      }
+      const title = p.get('title');
+      if (title !== undefined) mr.title = title;
+      const description = p.get('description');
+      if (description !== undefined) mr.description = description;
+      if (p.get('labels') !== undefined) mr.labels = labelList(p.get('labels'));
+      for (const l of labelList(p.get('add_labels'))) if (!mr.labels.includes(l)) mr.labels.push(l);
+      const removed = new Set(labelList(p.get('remove_labels')));
+      mr.labels = mr.labels.filter((l) => !removed.has(l));
+      mr.updatedAt = now();
+      return json(200, singleMergeRequestJson(project, mr));
+    }
+    if (seg[1] === 'notes' && seg.length === 2 && method === 'GET') {
+      // GitLab's default order: created_at, newest first.
+      return paginate(
+        req,
+        [...mr.notes].reverse().map((n) => noteJson(project, mr, n)),
+      );
+    }
+    if (seg[1] === 'notes' && seg.length === 2 && method === 'POST') {
+      const body = p.get('body');
+      if (body === undefined) return missing('body');
+      ids.note += 1;
+      const note: Note = { id: ids.note, body, authorId: tokenUser.id, createdAt: now() };
+      mr.notes.push(note);
+      mr.updatedAt = note.createdAt;
+      return json(201, noteJson(project, mr, note));
+    }
+    if (seg[1] === 'pipelines' && seg.length === 2 && method === 'GET') {
+      return paginate(
+        req,
+        [...mr.pipelines].reverse().map((pl) => pipelineJson(project, pl)),
+      );
+    }
+    return json(404, { error: '404 Not Found' });
+  };
 
   const repository = async (
     req: FakeRequest,
@@ -688,6 +1044,38 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       if (!target) return badRequest(`Invalid reference name: ${ref}`);
       project.git.branches.set(branch, target.sha);
       return json(201, branchJson(project, branch));
+    }
+    if (seg[0] === 'branches' && seg.length === 2 && method === 'DELETE') {
+      const branch = seg[1] as string;
+      if (!project.git.branches.has(branch)) return notFound('Branch');
+      if (project.git.defaultBranch === branch) {
+        return badRequest('Cannot remove HEAD branch');
+      }
+      project.git.branches.delete(branch);
+      return { status: 204 };
+    }
+    if (seg[0] === 'commits' && seg.length === 1 && method === 'POST') {
+      return createCommit(req, project, p);
+    }
+    if (seg[0] === 'compare' && seg.length === 1 && method === 'GET') {
+      const from = resolve(project, p.get('from') ?? '');
+      const to = resolve(project, p.get('to') ?? '');
+      if (!from || !to) return notFound('Ref');
+      const before = from.tree;
+      const diffs = [...treeChanges(before, to.tree)].map(([path, after]) =>
+        diffJson(path, before.get(path), after),
+      );
+      const commits = project.git
+        .log(to.sha)
+        .filter((c) => !project.git.log(from.sha).some((f) => f.sha === c.sha));
+      return json(200, {
+        commit: commits[0] ? commitJson(project, commits[0]) : null,
+        commits: commits.map((c) => commitJson(project, c)),
+        diffs,
+        compare_timeout: false,
+        compare_same_ref: from.sha === to.sha,
+        web_url: `${baseUrl}/${projectFullPath(project)}/-/compare/${from.sha}...${to.sha}`,
+      });
     }
     if (seg[0] === 'branches' && seg.length === 1 && method === 'GET') {
       return paginate(
@@ -753,6 +1141,67 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
       });
     }
     return json(404, { error: '404 Not Found' });
+  };
+
+  /**
+   * `POST /projects/:id/repository/commits`: every action applied in one
+   * commit, or none when one of them fails (GitLab's messages).
+   */
+  const createCommit = (req: FakeRequest, project: Project, p: Params): FakeResponse => {
+    const branch = p.get('branch');
+    if (branch === undefined) return missing('branch');
+    const message = p.get('commit_message');
+    if (message === undefined) return missing('commit_message');
+    const body = (req.body ?? {}) as { actions?: unknown };
+    const actions = Array.isArray(body.actions) ? (body.actions as Record<string, unknown>[]) : [];
+    if (actions.length === 0) return missing('actions');
+    const startBranch = p.get('start_branch');
+    const base = project.git.branches.has(branch) ? branch : startBranch;
+    if (base === undefined || !project.git.branches.has(base)) {
+      return badRequest(
+        base === undefined
+          ? 'You can only create or edit files when you are on a branch'
+          : `Invalid reference name: ${base}`,
+      );
+    }
+    const tree = resolve(project, base)?.tree ?? new Map<string, Buffer>();
+    const files: Record<string, string | null> = {};
+    for (const a of actions) {
+      const path = normalizePath(String(a.file_path ?? ''));
+      if (!path) return missing('actions[file_path]');
+      const exists = path in files ? files[path] !== null : tree.has(path);
+      const content =
+        a.encoding === 'base64'
+          ? Buffer.from(String(a.content ?? ''), 'base64').toString()
+          : String(a.content ?? '');
+      switch (a.action) {
+        case 'create':
+          if (exists) return badRequest('A file with this name already exists');
+          files[path] = content;
+          break;
+        case 'update':
+          if (!exists) return badRequest("A file with this name doesn't exist");
+          files[path] = content;
+          break;
+        case 'delete':
+          if (!exists) return badRequest("A file with this name doesn't exist");
+          files[path] = null;
+          break;
+        default:
+          return json(400, { error: 'actions[action] does not have a valid value' });
+      }
+    }
+    if (base !== branch) {
+      project.git.branches.set(branch, project.git.branches.get(base) as string);
+    }
+    const c = commit(project, branch, files, message);
+    return json(201, {
+      ...commitJson(project, c),
+      stats: { additions: 0, deletions: 0, total: 0 },
+      status: null,
+      last_pipeline: null,
+      project_id: project.id,
+    });
   };
 
   const rateLimitHeaders = (): Record<string, string> => {
@@ -857,9 +1306,58 @@ export async function startFakeGitlab(options: FakeGitlabOptions = {}): Promise<
     file: (projectPath, ref, filePath) =>
       resolve(projectByPath(projectPath), ref)?.tree.get(normalizePath(filePath))?.toString('utf8'),
     commitSha: (projectPath, ref) => resolve(projectByPath(projectPath), ref)?.sha,
+    mergeRequests: (projectPath) =>
+      projectByPath(projectPath).mergeRequests.map((m) => ({
+        iid: m.iid,
+        title: m.title,
+        description: m.description,
+        state: m.state,
+        labels: [...m.labels],
+        sourceBranch: m.sourceBranch,
+        targetBranch: m.targetBranch,
+        notes: m.notes.map((n) => n.body),
+      })),
+    mergeRequestChanges: (projectPath, iid) => {
+      const project = projectByPath(projectPath);
+      const mr = mergeRequestOf(project, iid);
+      return Object.fromEntries(
+        [...changedFiles(project, mr)].map(([path, c]) => [path, c ? c.toString('utf8') : null]),
+      );
+    },
+    mergeMergeRequest: (projectPath, iid) => {
+      const project = projectByPath(projectPath);
+      const mr = mergeRequestOf(project, iid);
+      if (mr.state !== 'opened') throw new Error(`fake GitLab: !${iid} is ${mr.state}`);
+      commit(
+        project,
+        mr.targetBranch,
+        Object.fromEntries(changedFiles(project, mr)),
+        `Merge branch '${mr.sourceBranch}' into '${mr.targetBranch}'`,
+      );
+      mr.state = 'merged';
+      mr.mergedAt = now();
+      if (mr.removeSourceBranch) project.git.branches.delete(mr.sourceBranch);
+    },
+    addMergeRequestPipeline: (projectPath, iid, status) => {
+      const project = projectByPath(projectPath);
+      const mr = mergeRequestOf(project, iid);
+      ids.pipeline += 1;
+      mr.pipelines.push({
+        id: ids.pipeline,
+        sha: resolve(project, mr.sourceBranch)?.sha ?? mr.baseSha,
+        status,
+        createdAt: now(),
+      });
+    },
   };
   // The HTTP side (url, request log, faults, latency, close) is the fake server's own.
   return Object.assign(http, own);
+
+  function mergeRequestOf(project: Project, iid: number): MergeRequest {
+    const mr = project.mergeRequests.find((m) => m.iid === iid);
+    if (!mr) throw new Error(`fake GitLab: no merge request !${iid}`);
+    return mr;
+  }
 
   function publicProject(p: Project): FakeGitlabProject {
     return { id: p.id, name: p.name, path: p.path, pathWithNamespace: projectFullPath(p) };
@@ -901,4 +1399,38 @@ function pathFromName(name: string): string {
     .replace(/[^a-z0-9_-]+/g, '-')
     .replace(/-{2,}/g, '-')
     .replace(/^-|-$/g, '');
+}
+
+/** GitLab takes labels as a comma-separated string (or an array, which the fake's params join). */
+function labelList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+/** The paths that differ between two trees: the new content, or null when removed. */
+function treeChanges(
+  before: ReadonlyMap<string, Buffer> | undefined,
+  after: ReadonlyMap<string, Buffer> | undefined,
+): Map<string, Buffer | null> {
+  const out = new Map<string, Buffer | null>();
+  for (const [path, content] of after ?? []) {
+    if (!before?.get(path)?.equals(content)) out.set(path, content);
+  }
+  for (const path of before?.keys() ?? []) if (!after?.has(path)) out.set(path, null);
+  return out;
+}
+
+/** A whole-file unified diff hunk (GitLab's `diff` field), enough for a reader to see the change. */
+function lineDiff(before: string, after: string): string {
+  const lines = (t: string) => (t === '' ? [] : t.replace(/\n$/, '').split('\n'));
+  const a = lines(before);
+  const b = lines(after);
+  return [
+    `@@ -${a.length ? 1 : 0},${a.length} +${b.length ? 1 : 0},${b.length} @@`,
+    ...a.map((l) => `-${l}`),
+    ...b.map((l) => `+${l}`),
+    '',
+  ].join('\n');
 }
