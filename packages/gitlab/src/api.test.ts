@@ -226,6 +226,66 @@ describe('createGitlabApi: projects and repositories', () => {
   });
 });
 
+describe('createGitlabApi: merge requests', () => {
+  it('opens a merge request from a new branch with a commit, lists, comments and closes it', async () => {
+    const { fake, api } = await setUp();
+    fake.addGroup('service');
+    fake.addProject('service', 'app-interface');
+    fake.addFile('service/app-interface', 'master', 'data/s.yml', 'ref: a\n');
+    const project = 'service/app-interface';
+    expect(await api.defaultBranch(project)).toBe('master');
+    await api.createBranch(project, 'SAPM-1', 'master');
+    expect(await api.hasChanges(project, 'master', 'SAPM-1')).toBe(false);
+    await api.commitFiles(project, 'SAPM-1', 'auto-promote subscriber', [
+      { action: 'update', filePath: 'data/s.yml', content: 'ref: b\n' },
+    ]);
+    expect(await api.hasChanges(project, 'master', 'SAPM-1')).toBe(true);
+    const mr = await api.createMergeRequest(project, {
+      sourceBranch: 'SAPM-1',
+      targetBranch: 'master',
+      title: 'T',
+      description: 'D',
+      labels: ['SAPM', 'bot/approved: progressive-delivery'],
+      removeSourceBranch: true,
+    });
+    expect(mr).toMatchObject({ iid: 1, labels: ['SAPM', 'bot/approved: progressive-delivery'] });
+    fake.addMergeRequestPipeline(project, 1, 'success');
+    fake.addMergeRequestPipeline(project, 1, 'failed');
+    expect(await api.mergeRequestPipelineStatuses(project, 1)).toEqual(['failed', 'success']);
+    expect(await api.listOpenMergeRequests(project)).toEqual([
+      {
+        iid: 1,
+        title: 'T',
+        description: 'D',
+        labels: ['SAPM', 'bot/approved: progressive-delivery'],
+        sourceBranch: 'SAPM-1',
+        webUrl: `${fake.url}/service/app-interface/-/merge_requests/1`,
+        hasConflicts: false,
+      },
+    ]);
+    await api.addMergeRequestNote(project, 1, 'why');
+    await api.closeMergeRequest(project, 1);
+    await api.deleteBranch(project, 'SAPM-1');
+    expect(await api.listOpenMergeRequests(project)).toEqual([]);
+    expect(fake.mergeRequests(project)[0]).toMatchObject({ state: 'closed', notes: ['why'] });
+    expect(fake.branches(project)).toEqual(['master']);
+  });
+
+  it('names the merge request or branch when GitLab refuses', async () => {
+    const { fake, api } = await setUp();
+    fake.addGroup('service');
+    fake.addProject('service', 'app-interface');
+    fake.addFile('service/app-interface', 'master', 'data/s.yml', 'ref: a\n');
+    const closing = await failure(api.closeMergeRequest('service/app-interface', 7));
+    expect(closing.message).toBe(
+      `closing merge request !7 of GitLab project 'service/app-interface': not found on GitLab ${fake.url}`,
+    );
+    const deleting = await failure(api.deleteBranch('service/app-interface', 'gone'));
+    expect(deleting.message).toContain("deleting branch 'gone' of GitLab project");
+    expect(deleting.message).not.toContain(TOKEN);
+  });
+});
+
 describe('createGitlabApi: the request policy', () => {
   it('waits out 429 answers for the time Retry-After names', async () => {
     const { fake, api, waits, warnings } = await setUp();

@@ -76,6 +76,54 @@ export interface GitlabApi {
    * GitlabNotFoundError.
    */
   listFiles(projectPath: string, dirPath: string, sha: string): Promise<GitlabFile[]>;
+
+  // Merge requests of a project (the original's app-interface MR calls, used by
+  // saas-auto-promotions-manager). Each failure names the project and the MR or branch.
+  /** The project's default branch (the original's `main_branch`). */
+  defaultBranch(projectPath: string): Promise<string>;
+  /** Open merge requests of the project, every page. */
+  listOpenMergeRequests(projectPath: string): Promise<GitlabMergeRequest[]>;
+  createBranch(projectPath: string, branch: string, ref: string): Promise<void>;
+  deleteBranch(projectPath: string, branch: string): Promise<void>;
+  /** One commit on `branch` with every action (`update` an existing file, `create` a new one). */
+  commitFiles(
+    projectPath: string,
+    branch: string,
+    message: string,
+    actions: readonly GitlabFileAction[],
+  ): Promise<void>;
+  /** Whether `to` changes any file compared with `from`. */
+  hasChanges(projectPath: string, from: string, to: string): Promise<boolean>;
+  createMergeRequest(projectPath: string, mr: NewGitlabMergeRequest): Promise<GitlabMergeRequest>;
+  addMergeRequestNote(projectPath: string, iid: number, body: string): Promise<void>;
+  closeMergeRequest(projectPath: string, iid: number): Promise<void>;
+  /** The statuses of the merge request's pipelines, newest first. */
+  mergeRequestPipelineStatuses(projectPath: string, iid: number): Promise<string[]>;
+}
+
+export interface GitlabMergeRequest {
+  readonly iid: number;
+  readonly title: string;
+  readonly description: string;
+  readonly labels: readonly string[];
+  readonly sourceBranch: string;
+  readonly webUrl: string;
+  readonly hasConflicts: boolean;
+}
+
+export interface NewGitlabMergeRequest {
+  readonly sourceBranch: string;
+  readonly targetBranch: string;
+  readonly title: string;
+  readonly description: string;
+  readonly labels: readonly string[];
+  readonly removeSourceBranch: boolean;
+}
+
+export interface GitlabFileAction {
+  readonly action: 'create' | 'update';
+  readonly filePath: string;
+  readonly content: string;
 }
 
 /** A file read from a repository archive. */
@@ -132,6 +180,27 @@ const ProjectBody = z.object({
   web_url: z.string(),
 });
 const CommitBody = z.object({ id: z.string() });
+const MergeRequestBody = z.object({
+  iid: z.number(),
+  title: z.string(),
+  description: z.string().nullable(),
+  labels: z.array(z.string()),
+  source_branch: z.string(),
+  web_url: z.string(),
+  has_conflicts: z.boolean().optional(),
+});
+const toMergeRequest = (v: unknown): GitlabMergeRequest => {
+  const m = MergeRequestBody.parse(v);
+  return {
+    iid: m.iid,
+    title: m.title,
+    description: m.description ?? '',
+    labels: m.labels,
+    sourceBranch: m.source_branch,
+    webUrl: m.web_url,
+    hasConflicts: m.has_conflicts ?? false,
+  };
+};
 
 /**
  * A client for one GitLab instance on `@gitbeaker/rest`, with the run's
@@ -374,6 +443,91 @@ export function createGitlabApi(options: GitlabApiOptions): ClosableGitlabApi {
         .filter((f) => f.path.startsWith(prefix))
         .map((f) => ({ name: f.path.slice(prefix.length), content: f.content.toString('utf8') }));
     },
+
+    defaultBranch: (projectPath) =>
+      call(
+        `GitLab project '${projectPath}'`,
+        () => gitlab.Projects.show(projectPath),
+        (v) => z.object({ default_branch: z.string() }).parse(v).default_branch,
+      ),
+
+    listOpenMergeRequests: (projectPath) =>
+      call(
+        `open merge requests of GitLab project '${projectPath}'`,
+        () => gitlab.MergeRequests.all({ projectId: projectPath, state: 'opened', perPage: 100 }),
+        (v) => z.array(z.unknown()).parse(v).map(toMergeRequest),
+      ),
+
+    createBranch: (projectPath, branch, ref) =>
+      call(
+        `creating branch '${branch}' of GitLab project '${projectPath}'`,
+        () => gitlab.Branches.create(projectPath, branch, ref),
+        () => undefined,
+      ),
+
+    deleteBranch: (projectPath, branch) =>
+      call(
+        `deleting branch '${branch}' of GitLab project '${projectPath}'`,
+        () => gitlab.Branches.remove(projectPath, branch),
+        () => undefined,
+      ),
+
+    commitFiles: (projectPath, branch, message, actions) =>
+      call(
+        `committing ${actions.map((a) => a.filePath).join(', ')} on branch '${branch}' of GitLab project '${projectPath}'`,
+        () =>
+          gitlab.Commits.create(
+            projectPath,
+            branch,
+            message,
+            actions.map((a) => ({ action: a.action, filePath: a.filePath, content: a.content })),
+          ),
+        () => undefined,
+      ),
+
+    hasChanges: (projectPath, from, to) =>
+      call(
+        `comparing '${from}' with '${to}' in GitLab project '${projectPath}'`,
+        () => gitlab.Repositories.compare(projectPath, from, to),
+        (v) => z.object({ diffs: z.array(z.unknown()) }).parse(v).diffs.length > 0,
+      ),
+
+    createMergeRequest: (projectPath, mr) =>
+      call(
+        `opening merge request '${mr.title}' in GitLab project '${projectPath}'`,
+        () =>
+          gitlab.MergeRequests.create(projectPath, mr.sourceBranch, mr.targetBranch, mr.title, {
+            description: mr.description,
+            labels: mr.labels.join(','),
+            removeSourceBranch: mr.removeSourceBranch,
+          }),
+        toMergeRequest,
+      ),
+
+    addMergeRequestNote: (projectPath, iid, body) =>
+      call(
+        `commenting on merge request !${iid} of GitLab project '${projectPath}'`,
+        () => gitlab.MergeRequestNotes.create(projectPath, iid, body),
+        () => undefined,
+      ),
+
+    closeMergeRequest: (projectPath, iid) =>
+      call(
+        `closing merge request !${iid} of GitLab project '${projectPath}'`,
+        () => gitlab.MergeRequests.edit(projectPath, iid, { stateEvent: 'close' }),
+        () => undefined,
+      ),
+
+    mergeRequestPipelineStatuses: (projectPath, iid) =>
+      call(
+        `pipelines of merge request !${iid} of GitLab project '${projectPath}'`,
+        () => gitlab.MergeRequests.allPipelines(projectPath, iid, { perPage: 100 }),
+        (v) =>
+          z
+            .array(z.object({ status: z.string() }))
+            .parse(v)
+            .map((p) => p.status),
+      ),
 
     close: () => dispatcher.close(),
   };

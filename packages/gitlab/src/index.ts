@@ -8,10 +8,13 @@ export type {
   GitlabApi,
   GitlabApiOptions,
   GitlabFile,
+  GitlabFileAction,
   GitlabGroup,
   GitlabGroupMember,
   GitlabInstanceSettings,
+  GitlabMergeRequest,
   GitlabProject,
+  NewGitlabMergeRequest,
 } from './api.ts';
 /** @public The client API of issue 15, consumed by gitlab-members, gitlab-projects and saas-deploy. */
 export { gitlabApi, gitlabClientKey } from './client.ts';
