@@ -71,8 +71,13 @@ export interface RunContext {
   readonly redactor: SecretRedactor;
   readonly secrets: SecretReader;
   readonly report: RunReport;
-  /** The state store; created on first use (S3 or a local directory). */
-  state(): Promise<StateStore>;
+  /**
+   * The state store; created on first use (S3 or a local directory). With
+   * `integration`, that integration's keys in the same store (an original
+   * integration reading another's state, as saas-auto-promotions-manager
+   * reads openshift-saas-deploy's promotions).
+   */
+  state(integration?: string): Promise<StateStore>;
   /** A client defined with `defineClient`, created once per run. */
   client<T>(key: ClientKey<T>): Promise<T>;
   /** The original's legacy shard membership for `key` (`SHARDS` / `SHARD_ID`). */

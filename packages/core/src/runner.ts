@@ -40,7 +40,8 @@ export interface RunSettings {
   readonly loop?: LoopScope;
   /** Creates the secret reader on first use (Vault or config file, per app-interface settings). */
   readonly secrets: (ctx: RunContext) => SecretReader | Promise<SecretReader>;
-  readonly state?: (ctx: RunContext) => StateStore | Promise<StateStore>;
+  /** Opens the state store of `integration` (the run's own, or another's its original reads). */
+  readonly state?: (ctx: RunContext, integration: string) => StateStore | Promise<StateStore>;
   /** Pre-built clients by client id, used instead of the key's factory (tests, the demo). */
   readonly clients?: ReadonlyMap<string, unknown>;
   /** The `--early-exit-compare-sha` step; only consulted in dry-run. */
@@ -287,7 +288,7 @@ function createRunContext(
       : {}),
   };
   const clientCache = parent?.clientCache ?? new Map();
-  let statePromise: Promise<StateStore> | undefined;
+  const statePromises = new Map<string, Promise<StateStore>>();
   let secretsPromise: Promise<SecretReader> | undefined;
   const ctx: InternalContext = {
     integration: settings.definition.name,
@@ -310,12 +311,17 @@ function createRunContext(
       read: async (ref: SecretRef) => (await getSecrets()).read(ref),
       readAll: async (ref: SecretPathRef) => (await getSecrets()).readAll(ref),
     },
-    state() {
-      if (!settings.state) {
+    state(integration = settings.definition.name) {
+      const open = settings.state;
+      if (!open) {
         return Promise.reject(new QontractError('no state store is configured for this run'));
       }
-      statePromise ??= Promise.resolve(settings.state(ctx));
-      return statePromise;
+      let store = statePromises.get(integration);
+      if (!store) {
+        store = Promise.resolve(open(ctx, integration));
+        statePromises.set(integration, store);
+      }
+      return store;
     },
     client<T>(key: ClientKey<T>): Promise<T> {
       let entry = clientCache.get(key.id);

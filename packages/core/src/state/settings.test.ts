@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FakeS3, startFakeS3 } from '@qontract/testing/fake-s3';
@@ -262,6 +262,10 @@ describe('stateStoreForRun', () => {
       run: async (ctx) => {
         const state = await ctx.state();
         await state.set('last-run', { ok: true });
+        // Another integration's keys, in the same store (as SAPM reads the deploy's promotions).
+        const other = await ctx.state('openshift-saas-deploy');
+        expect(await other.get('promotions_v2/x', null)).toEqual({ success: true });
+        expect(await ctx.state('openshift-saas-deploy')).toBe(other);
       },
     });
     const { settings } = testRunSettings(definition, {
@@ -271,8 +275,15 @@ describe('stateStoreForRun', () => {
       }),
       state: stateStoreForRun(),
     });
+    await mkdir(join(directory, 'state', 'openshift-saas-deploy', 'promotions_v2'), {
+      recursive: true,
+    });
+    await writeFile(
+      join(directory, 'state', 'openshift-saas-deploy', 'promotions_v2', 'x'),
+      '{"success": true}',
+    );
     const result = await runIntegration(settings);
-    expect(result.exitCode).toBe(0);
+    expect(result.exitCode, JSON.stringify(result)).toBe(0);
     expect(await readFile(join(directory, 'state', 'state-demo', 'last-run'), 'utf8')).toBe(
       '{"ok": true}',
     );

@@ -273,13 +273,18 @@ export async function openStateStore(
  */
 export function stateStoreForRun(
   options: ResolveStateOptions & { integration?: string } = {},
-): (ctx: RunContext) => Promise<StateStore> {
-  return async (ctx) => {
+): (ctx: RunContext, integration?: string) => Promise<StateStore> {
+  return async (ctx, integration) => {
     const settings = await resolveStateSettings(ctx.env.vars, ctx.config, ctx.secrets, {
       redactor: ctx.redactor,
       ...options,
     });
     ctx.log.debug(`state store: ${settings.provider} (from ${settings.source})`);
-    return openStateStore(options.integration ?? ctx.integration, settings);
+    // A store asked for by name (another integration's) is that one; else the run's own.
+    const own = options.integration ?? ctx.integration;
+    return openStateStore(
+      integration === undefined || integration === ctx.integration ? own : integration,
+      settings,
+    );
   };
 }
