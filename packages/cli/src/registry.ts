@@ -52,6 +52,7 @@ export const registry: readonly RegistryEntry[] = [
   lazy('saas-file-validator', 'Validates Saas files.', async () => (await import('@qontract/integration-saas-file-validator')).saasFileValidator),
   lazy('openshift-saas-deploy', 'Manage OpenShift resources defined in Saas files.', async () => (await import('@qontract/integration-openshift-saas-deploy')).openshiftSaasDeploy),
   lazy('openshift-saas-deploy-change-tester', 'Runs openshift-saas-deploy for each saas-file that changed within a bundle.', async () => (await import('@qontract/integration-openshift-saas-deploy')).openshiftSaasDeployChangeTester),
+  lazy('saas-auto-promotions-manager', 'Manage auto-promotions defined in SaaS files', async () => (await import('@qontract/integration-saas-auto-promotions-manager')).saasAutoPromotionsManager),
   // registry:entries (the generator inserts entries above this line)
 ];
 

@@ -18,6 +18,8 @@ export {
 } from './images.ts';
 export {
   loadSaasFiles,
+  /** @public saas-auto-promotions-manager finds a subscriber's dynamic targets */
+  namespaceSelectedBy,
   /** @public openshift-saas-deploy resolves then filters by --saas-file-name / --env-name */
   renderTargetTemplates,
   resolveSaasFiles,
@@ -98,6 +100,8 @@ export {
   type PromotionRecordReader,
   /** @public promotions of openshift-saas-deploy */
   PromotionState,
+  /** @public soak time of saas-auto-promotions-manager */
+  parseCheckIn,
   /** @public promotions of openshift-saas-deploy */
   promotionKey,
 } from './promotions-state.ts';

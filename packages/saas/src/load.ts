@@ -138,6 +138,21 @@ function resolveTarget(
 }
 
 /**
+ * Whether a target's namespace selector selects `namespace` (the original's
+ * `is_namespace_addressed_by_selector`): one `include` expression finds it
+ * and no `exclude` one does, over `{namespace: [namespace]}` without nulls.
+ */
+export function namespaceSelectedBy(
+  namespace: SaasNamespace,
+  selector: NamespaceSelector,
+): boolean {
+  const document = { namespace: [withoutNulls(namespace)] };
+  const finds = (expressions: readonly string[] | null | undefined) =>
+    (expressions ?? []).some((e) => jsonpathFind(e, document).length > 0);
+  return finds(selector.include) && !finds(selector.exclude);
+}
+
+/**
  * The original's `SaasFileList`: every saas file with its dynamic targets
  * (`namespaceSelector`, `provider: dynamic`) replaced by one copy per selected
  * namespace, appended after the static targets of their resource template.
