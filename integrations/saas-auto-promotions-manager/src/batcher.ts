@@ -14,7 +14,7 @@ export const Reason = {
 export type ReasonName = keyof typeof Reason;
 
 /** Open merge requests hold at most this many content hashes (BATCH_SIZE_LIMIT). */
-export const BATCH_SIZE_LIMIT = 5;
+const BATCH_SIZE_LIMIT = 5;
 
 export interface Promotion {
   readonly contentHashes: ReadonlySet<string>;
@@ -30,7 +30,7 @@ export interface OpenBatcherMergeRequest<M = unknown> {
   readonly isBatchable: boolean;
 }
 
-export interface Deletion<M = unknown> {
+interface Deletion<M = unknown> {
   readonly mr: OpenBatcherMergeRequest<M>;
   readonly reason: ReasonName;
 }

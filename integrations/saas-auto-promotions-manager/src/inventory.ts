@@ -42,7 +42,7 @@ export interface Channel {
   readonly publishers: Publisher[];
 }
 
-export interface ConfigHash {
+interface ConfigHash {
   readonly channel: string;
   readonly targetConfigHash: string;
   readonly parentSaas: string;

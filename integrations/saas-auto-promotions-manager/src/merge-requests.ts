@@ -10,7 +10,7 @@ import type { OpenBatcherMergeRequest, Promotion } from './batcher.ts';
 import { combinedContentHash, type Subscriber } from './inventory.ts';
 
 /** The original's QONTRACT_INTEGRATION_VERSION, written into and checked in every description. */
-export const SAPM_VERSION = '2.3.0';
+const SAPM_VERSION = '2.3.0';
 export const SAPM_LABEL = 'SAPM';
 /** SAPM plus the approval label of the change-type priority `progressive-delivery`. */
 export const SAPM_MR_LABELS = [SAPM_LABEL, 'bot/approved: progressive-delivery'] as const;
