@@ -6,10 +6,12 @@ import { startDemoServices } from './services.ts';
 const requested = process.argv.slice(2);
 // The main job, openshift-resources, needs its namespaces: openshift-namespaces runs first.
 const integrations = requested.length ? requested : ['openshift-namespaces', 'openshift-resources'];
-// Saas files and the manager's pods deploy into namespaces: they are created first, as in
+// Saas files, their Tekton objects and the manager's pods go into namespaces: they are created first, as in
 // production.
 if (
-  integrations.some((i) => i === 'openshift-saas-deploy' || i === 'integrations-manager') &&
+  integrations.some((i) =>
+    ['openshift-saas-deploy', 'openshift-tekton-resources', 'integrations-manager'].includes(i),
+  ) &&
   !integrations.includes('openshift-namespaces')
 ) {
   integrations.unshift('openshift-namespaces');
