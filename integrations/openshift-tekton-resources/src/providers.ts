@@ -6,7 +6,7 @@ export type TektonSaasFile = NonNullable<OpenshiftTektonResourcesQuery['saas_fil
 /** A Task or Pipeline template: a Jinja2 resource, its `variables` (JSON text) and its type. */
 export type ObjectTemplate = RawProvider['defaults']['taskTemplates'][number];
 export type DeployResources = NonNullable<TektonSaasFile['deployResources']>;
-export type ProviderNamespace = RawProvider['namespace'];
+type ProviderNamespace = RawProvider['namespace'];
 
 /** The original's `OpenshiftTektonResourcesBadConfigError`: bad provider data stops the run. */
 export class OpenshiftTektonResourcesBadConfigError extends QontractError {}
