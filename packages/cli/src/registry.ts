@@ -54,6 +54,7 @@ export const registry: readonly RegistryEntry[] = [
   lazy('openshift-saas-deploy-change-tester', 'Runs openshift-saas-deploy for each saas-file that changed within a bundle.', async () => (await import('@qontract/integration-openshift-saas-deploy')).openshiftSaasDeployChangeTester),
   lazy('saas-auto-promotions-manager', 'Manage auto-promotions defined in SaaS files', async () => (await import('@qontract/integration-saas-auto-promotions-manager')).saasAutoPromotionsManager),
   lazy('openshift-tekton-resources', 'Manages custom resources for Tekton based deployments.', async () => (await import('@qontract/integration-openshift-tekton-resources')).openshiftTektonResources),
+  lazy('openshift-saas-deploy-trigger-configs', 'Trigger deployments when configuration changes.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerConfigs),
   // registry:entries (the generator inserts entries above this line)
 ];
 

@@ -68,6 +68,8 @@ export {
   targetConfigHash,
   /** @public promotions of openshift-saas-deploy */
   targetConfigState,
+  /** @public the config trigger's state content */
+  targetConfigStateModel,
   /** @public promotions of openshift-saas-deploy */
   targetPromotion,
   /** @public promotions of openshift-saas-deploy */

@@ -52,7 +52,11 @@ class PyFloat {
   }
 }
 
-const floatModel: PyJsonModel = {
+/**
+ * How `targetConfigState`'s floats are written: with it, `pyJsonDumps` gives
+ * the original's JSON text (the config trigger stores the state this way).
+ */
+export const targetConfigStateModel: PyJsonModel = {
   leaf: (v) => (v instanceof PyFloat ? pyFloatRepr(v.value) : undefined),
 };
 
@@ -222,7 +226,7 @@ export function targetConfigHash(
 ): string {
   const text = pyJsonDumps(targetConfigState(saasFile, resourceTemplate, target), {
     sortKeys: true,
-    model: floatModel,
+    model: targetConfigStateModel,
   });
   return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
 }

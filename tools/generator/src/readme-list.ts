@@ -5,6 +5,8 @@ const LIST_END = '<!-- integrations:end -->';
 const README_ELSEWHERE: Readonly<Record<string, string>> = {
   'openshift-saas-deploy-change-tester':
     'integrations/openshift-saas-deploy/README.md#openshift-saas-deploy-change-tester',
+  'openshift-saas-deploy-trigger-configs':
+    'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-configs',
 };
 
 export function renderIntegrationList(

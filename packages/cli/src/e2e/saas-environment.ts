@@ -17,6 +17,12 @@ import {
 /** The example saas files' registry (`imagePatterns`, `IMAGE`). */
 const EXAMPLE_REGISTRY = '127.0.0.1:16463';
 
+interface SaasRunOptions {
+  readonly dryRun?: boolean;
+  readonly env?: Record<string, string>;
+  readonly metrics?: Metrics;
+}
+
 export interface SaasEnvironment {
   readonly env: ExampleEnvironment;
   readonly github: FakeGitHub;
@@ -24,9 +30,12 @@ export interface SaasEnvironment {
   readonly registry: FakeRegistry;
   readonly seed: ExampleSaasSeed;
   /** `qontract-reconcile [--dry-run] openshift-saas-deploy ARGS` against the fakes. */
-  run(
+  run(args?: readonly string[], options?: SaasRunOptions): Promise<CliRun>;
+  /** `qontract-reconcile [--dry-run] INTEGRATION ARGS` against the fakes (the triggers, ...). */
+  runIntegration(
+    integration: string,
     args?: readonly string[],
-    options?: { dryRun?: boolean; env?: Record<string, string>; metrics?: Metrics },
+    options?: SaasRunOptions,
   ): Promise<CliRun>;
   /** Mutating requests at every fake (clusters, GitHub, GitLab, registry). */
   writes(): number;
@@ -59,31 +68,31 @@ export function useSaasEnvironment(): (options?: {
       [EXAMPLE_REGISTRY]: registry.host,
     });
     const seed = await seedExampleSaasRepos({ github, gitlab, registry });
+    const runIntegration = (
+      integration: string,
+      args: readonly string[] = [],
+      { dryRun = false, env: vars = {}, metrics }: SaasRunOptions = {},
+    ) =>
+      runQontractReconcile(
+        ['--config', env.configPath, ...(dryRun ? ['--dry-run'] : []), integration, ...args],
+        {
+          GITHUB_API: github.url,
+          QONTRACT_GITHUB_RETRY_UNIT_MS: '20',
+          QONTRACT_GITLAB_RETRY_UNIT_MS: '20',
+          QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '50',
+          ...vars,
+        },
+        undefined,
+        metrics,
+      );
     return {
       env,
       github,
       gitlab,
       registry,
       seed,
-      run: (args = [], { dryRun = false, env: vars = {}, metrics } = {}) =>
-        runQontractReconcile(
-          [
-            '--config',
-            env.configPath,
-            ...(dryRun ? ['--dry-run'] : []),
-            'openshift-saas-deploy',
-            ...args,
-          ],
-          {
-            GITHUB_API: github.url,
-            QONTRACT_GITHUB_RETRY_UNIT_MS: '20',
-            QONTRACT_GITLAB_RETRY_UNIT_MS: '20',
-            QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '50',
-            ...vars,
-          },
-          undefined,
-          metrics,
-        ),
+      run: (args, options) => runIntegration('openshift-saas-deploy', args, options),
+      runIntegration,
       writes: () =>
         env.server.mutatingRequests().length +
         github.mutatingRequests().length +

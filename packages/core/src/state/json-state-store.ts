@@ -1,4 +1,4 @@
-import { pyJsonDumps } from '@qontract/pycompat';
+import { type PyJsonModel, pyJsonDumps } from '@qontract/pycompat';
 import pLimit from 'p-limit';
 import { StateKeyExistsError, StateKeyNotFoundError, type StateStore } from './types.ts';
 
@@ -63,21 +63,30 @@ export abstract class JsonStateStore implements StateStore {
   }
 
   async set(key: string, value: unknown, metadata: Record<string, string> = {}): Promise<void> {
-    await this.writeObject(this.objectKey(key), {
-      text: pyJsonDumps(value, { sortKeys: true }),
-      metadata,
-    });
+    await this.#write(key, value, metadata, undefined);
   }
 
   async add(
     key: string,
     value: unknown = null,
-    options: { force?: boolean; metadata?: Record<string, string> } = {},
+    options: { force?: boolean; metadata?: Record<string, string>; model?: PyJsonModel } = {},
   ): Promise<void> {
     if (!options.force && (await this.exists(key))) {
       throw new StateKeyExistsError(`[state] key ${key} already exists in ${this.statePath}`);
     }
-    await this.set(key, value, options.metadata);
+    await this.#write(key, value, options.metadata ?? {}, options.model);
+  }
+
+  async #write(
+    key: string,
+    value: unknown,
+    metadata: Record<string, string>,
+    model: PyJsonModel | undefined,
+  ): Promise<void> {
+    await this.writeObject(this.objectKey(key), {
+      text: pyJsonDumps(value, { sortKeys: true, ...(model ? { model } : {}) }),
+      metadata,
+    });
   }
 
   async ls(): Promise<string[]> {

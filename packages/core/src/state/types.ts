@@ -1,3 +1,4 @@
+import type { PyJsonModel } from '@qontract/pycompat';
 import { QontractError } from '../errors.ts';
 
 /**
@@ -11,11 +12,14 @@ export interface StateStore {
   get<T = unknown>(key: string, defaultValue?: T): Promise<T>;
   /** Writes `value` at `key` (overwrites). */
   set(key: string, value: unknown, metadata?: Record<string, string>): Promise<void>;
-  /** Fails when `key` exists unless `force`. */
+  /**
+   * Fails when `key` exists unless `force`. `model` writes values plain JSON
+   * cannot tell apart (a Python float `99.0`), as the original stores them.
+   */
   add(
     key: string,
     value: unknown,
-    options?: { force?: boolean; metadata?: Record<string, string> },
+    options?: { force?: boolean; metadata?: Record<string, string>; model?: PyJsonModel },
   ): Promise<void>;
   /** Keys below the integration prefix, each starting with `/` as upstream returns them. */
   ls(): Promise<string[]>;

@@ -1,0 +1,158 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { editFile, messages, planLines } from './harness.ts';
+import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
+
+const start = useSaasEnvironment();
+
+const PIPELINES = { cluster: 'appint-ex-01', namespace: 'app-sre-pipelines' };
+const CONFIGS = 'openshift-saas-deploy-trigger-configs';
+const APP_FILE = 'data/services/example-app/cicd/saas-example-app.yml';
+const STAGE_KEY = 'saas-example-app/example-app/appint-ex-01/example-app-stage/example-stage';
+const PRODUCTION_KEY =
+  'saas-example-app/example-app/appint-ex-02/example-app-production/example-production';
+
+/** The Pipeline openshift-tekton-resources creates for the example app (only it: the worker has none). */
+function seedAppPipeline(e: SaasEnvironment): void {
+  e.env.server.seed(PIPELINES.cluster, [
+    {
+      apiVersion: 'tekton.dev/v1',
+      kind: 'Pipeline',
+      metadata: {
+        name: 'o-openshift-saas-deploy-saas-example-app',
+        namespace: PIPELINES.namespace,
+      },
+      spec: { tasks: [] },
+    },
+  ]);
+}
+
+type PipelineRun = {
+  metadata: {
+    name: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  };
+  spec: { params: { name: string; value: string }[] };
+};
+
+const pipelineRuns = (e: SaasEnvironment) =>
+  e.env.server.list(
+    PIPELINES.cluster,
+    'tekton.dev/v1',
+    'PipelineRun',
+    PIPELINES.namespace,
+  ) as unknown as PipelineRun[];
+
+/** The state files of an integration (key → JSON text), under the environment's local state. */
+async function stateOf(e: SaasEnvironment, integration: string): Promise<Record<string, string>> {
+  const dir = join(e.env.dir, '.state', 'state', integration);
+  const out: Record<string, string> = {};
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    out[file.slice(dir.length + 1)] = await readFile(file, 'utf8');
+  }
+  return out;
+}
+
+describe('openshift-saas-deploy-trigger-configs end to end', () => {
+  it('dry-run writes nothing; wet triggers each changed (saas file, env) once and stores its state', async () => {
+    const e = await start();
+    seedAppPipeline(e);
+    const setup = e.writes();
+
+    const dry = await e.runIntegration(CONFIGS, [], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toEqual([
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-production']",
+    ]);
+    // The worker's Pipeline was not created yet: a warning, no trigger, no state.
+    expect(messages(dry, 40)).toContain(
+      'Pipeline o-openshift-saas-deploy-saas-example-worker does not exist in appint-ex-01/app-sre-pipelines.',
+    );
+    expect(e.writes()).toBe(setup);
+    expect(await stateOf(e, CONFIGS)).toEqual({});
+
+    const wet = await e.runIntegration(CONFIGS, ['--include-trigger-trace']);
+    expect(wet.code, wet.stderr).toBe(0);
+    const runs = pipelineRuns(e);
+    expect(runs).toHaveLength(2);
+    const stage = runs.find((r) => r.metadata.labels['qontract.env_name'] === 'example-stage');
+    expect(stage?.metadata.name).toMatch(/^saas-example-app-example-stage-[a-z0-9]{5}$/);
+    expect(stage?.metadata.labels).toMatchObject({
+      'qontract.saas_file_name': 'saas-example-app',
+      'qontract.target_ref': 'main',
+    });
+    expect(stage?.metadata.annotations).toMatchObject({
+      'qontract.trigger_integration': CONFIGS,
+      'qontract.integration': CONFIGS,
+      'qontract.integration_version': '0.3.0',
+    });
+    expect(stage?.metadata.annotations['qontract.trigger_reason']).toMatch(/\/commit\//);
+    expect(stage?.spec.params.map((p) => p.name)).toEqual([
+      'saas_file_name',
+      'env_name',
+      'tkn_cluster_console_url',
+      'tkn_namespace_name',
+      'trigger_integration',
+      'trigger_reason',
+    ]);
+    const state = await stateOf(e, CONFIGS);
+    expect(Object.keys(state).sort()).toEqual([STAGE_KEY, PRODUCTION_KEY]);
+    expect(JSON.parse(state[STAGE_KEY]!)).toMatchObject({
+      ref: 'main',
+      parameters: '{"REPLICAS":1}',
+      rt_parameters: '{"MEMORY_LIMIT":"512Mi"}',
+      saas_file_managed_resource_types: ['Deployment', 'Service'],
+      url: 'https://github.com/example/example-app',
+    });
+
+    // Nothing changed: nothing to trigger, nothing written.
+    const before = e.writes();
+    const again = await e.runIntegration(CONFIGS);
+    expect(again.code, again.stderr).toBe(0);
+    expect(planLines(again)).toEqual([]);
+    expect(e.writes()).toBe(before);
+
+    // A parameter of stage changes: stage alone is triggered again.
+    await editFile(join(e.env.appInterfaceDir, APP_FILE), (t) =>
+      t.replace('REPLICAS: 1', 'REPLICAS: 2'),
+    );
+    const changed = await e.runIntegration(CONFIGS);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(planLines(changed)).toEqual([
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
+    ]);
+    expect(pipelineRuns(e)).toHaveLength(3);
+    expect(JSON.parse((await stateOf(e, CONFIGS))[STAGE_KEY]!).parameters).toBe('{"REPLICAS":2}');
+  });
+
+  it('a refused create stores no state and exits 1', async () => {
+    const e = await start();
+    seedAppPipeline(e);
+    e.env.server.faults.set(PIPELINES.cluster, {
+      verb: 'create',
+      resource: 'pipelineruns',
+      status: 500,
+    });
+    const failed = await e.runIntegration(CONFIGS);
+    expect(failed.code).toBe(1);
+    expect(messages(failed, 50)).toContainEqual(
+      expect.stringMatching(
+        /^could not trigger pipeline saas-example-app-example-stage in appint-ex-01\/app-sre-pipelines\. details: /,
+      ),
+    );
+    expect(await stateOf(e, CONFIGS)).toEqual({});
+
+    // Once the cluster takes it again the trigger happens (nothing was recorded as deployed).
+    e.env.server.faults.clear(PIPELINES.cluster);
+    const retried = await e.runIntegration(CONFIGS);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(pipelineRuns(e)).toHaveLength(2);
+    expect(Object.keys(await stateOf(e, CONFIGS))).toHaveLength(2);
+  });
+});
