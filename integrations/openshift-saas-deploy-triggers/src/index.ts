@@ -1,6 +1,8 @@
 import { commonOptions, defineIntegration } from '@qontract/core';
 import { runTriggers, type TriggerType } from './base.ts';
 import { configsTrigger } from './configs.ts';
+import { imagesTrigger } from './images.ts';
+import { movingCommitsTrigger } from './moving-commits.ts';
 
 /** The options of every trigger, as upstream's cli.py. */
 const triggerOptions = {
@@ -28,4 +30,16 @@ export const openshiftSaasDeployTriggerConfigs = defineTrigger(
   configsTrigger,
   '0.3.0',
   'Trigger deployments when configuration changes.',
+);
+
+export const openshiftSaasDeployTriggerMovingCommits = defineTrigger(
+  movingCommitsTrigger,
+  '0.3.0',
+  'Trigger deployments when a commit changed for a ref.',
+);
+
+export const openshiftSaasDeployTriggerImages = defineTrigger(
+  imagesTrigger,
+  '0.1.0',
+  'Trigger deployments when images are pushed.',
 );

@@ -1,12 +1,9 @@
 import type { RunContext } from '@qontract/core';
 import {
-  createImageLookup,
-  type ImageAuth,
   type ImageCheckTarget,
   type ImagePatternsBlockRule,
-  imageAuthFromSecret,
   imageDigest,
-  RegistryClient,
+  imageReadersForRun,
   type RepoSources,
   repoSourcesForRun,
   type SaasFile,
@@ -34,19 +31,7 @@ export function runReaders(
   ctx: RunContext,
   settings: { readonly blockRules: readonly ImagePatternsBlockRule[] },
 ): RunReaders {
-  const registry = new RegistryClient({
-    signal: ctx.signal,
-    onRetry: (message) => ctx.log.warn(message),
-    // The original's counter of registry reach-outs, with its labels (`shard` is SHARDS).
-    onManifestRequest: (host) =>
-      ctx.metrics.registryGetManifest.inc({
-        integration: ctx.integration,
-        shard: String(ctx.shard.shards),
-        shard_id: String(ctx.shard.shardId),
-        registry: host,
-      }),
-  });
-  const lookup = createImageLookup(registry);
+  const registry = imageReadersForRun(ctx);
   const perFile = new Map<string, TargetReaders>();
   return {
     forSaasFile(saasFile) {
@@ -55,17 +40,8 @@ export function runReaders(
       const sources: RepoSources = repoSourcesForRun(ctx, {
         codeAuth: saasFile.authentication?.code ?? null,
       });
-      const imageSecret = saasFile.authentication?.image ?? null;
-      let auth: Promise<ImageAuth> | undefined;
-      // Read once per saas file, when an image is first checked.
-      const imageAuth = (): Promise<ImageAuth> =>
-        (auth ??= imageSecret
-          ? ctx.secrets
-              .readAll({ path: imageSecret.path, version: imageSecret.version ?? null })
-              .then((fields) =>
-                imageAuthFromSecret(fields, imageSecret.path, (m) => ctx.log.warn(m)),
-              )
-          : Promise.resolve({}));
+      const imageAuth = () => registry.imageAuth(saasFile);
+      const lookup = registry.lookup;
       const readers: TargetReaders = {
         resolveRef: (url, ref) => sources.resolveRef(url, ref),
         getFile: (url, path, sha) => sources.getFile(url, path, sha),

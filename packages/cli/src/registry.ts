@@ -55,6 +55,8 @@ export const registry: readonly RegistryEntry[] = [
   lazy('saas-auto-promotions-manager', 'Manage auto-promotions defined in SaaS files', async () => (await import('@qontract/integration-saas-auto-promotions-manager')).saasAutoPromotionsManager),
   lazy('openshift-tekton-resources', 'Manages custom resources for Tekton based deployments.', async () => (await import('@qontract/integration-openshift-tekton-resources')).openshiftTektonResources),
   lazy('openshift-saas-deploy-trigger-configs', 'Trigger deployments when configuration changes.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerConfigs),
+  lazy('openshift-saas-deploy-trigger-moving-commits', 'Trigger deployments when a commit changed for a ref.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerMovingCommits),
+  lazy('openshift-saas-deploy-trigger-images', 'Trigger deployments when images are pushed.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerImages),
   // registry:entries (the generator inserts entries above this line)
 ];
 

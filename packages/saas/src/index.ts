@@ -7,6 +7,12 @@ export {
   type SaasTargetChange,
 } from './changes.ts';
 export {
+  /** @public the registry reads of openshift-saas-deploy and the images trigger */
+  imageReadersForRun,
+  /** @public the registry reads of openshift-saas-deploy and the images trigger */
+  type RunImageReaders,
+} from './image-readers.ts';
+export {
   /** @public image validation of openshift-saas-deploy */
   blockedImages,
   /** @public image validation of openshift-saas-deploy */
@@ -127,6 +133,8 @@ export {
   imageAuthFromSecret,
   /** @public REPO_DIGEST / IMAGE_DIGEST of openshift-saas-deploy */
   imageDigest,
+  /** @public the images trigger */
+  imageProblem,
   /** @public image validation of openshift-saas-deploy */
   type ManifestDigest,
   /** @public image validation of openshift-saas-deploy */

@@ -699,6 +699,24 @@ async function checkImage(
   }
 }
 
+/**
+ * Why `image` cannot be used (the original's `_get_image` messages, after
+ * `prefix`), or undefined when it matches `imagePatterns` and exists.
+ */
+export async function imageProblem(
+  lookup: ImageLookup,
+  options: {
+    readonly image: string;
+    readonly imagePatterns: readonly string[] | null | undefined;
+    readonly auth: ImageAuth;
+    readonly prefix: string;
+  },
+): Promise<string | undefined> {
+  const { image, imagePatterns, auth, prefix } = options;
+  const result = await checkImage(image, imagePatterns ?? [], auth, lookup, prefix);
+  return 'error' in result ? result.error : undefined;
+}
+
 export interface TargetImageValidation {
   readonly target: ImageCheckTarget;
   /** The images of the target's objects (`collectImages`). */

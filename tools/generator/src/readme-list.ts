@@ -7,6 +7,10 @@ const README_ELSEWHERE: Readonly<Record<string, string>> = {
     'integrations/openshift-saas-deploy/README.md#openshift-saas-deploy-change-tester',
   'openshift-saas-deploy-trigger-configs':
     'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-configs',
+  'openshift-saas-deploy-trigger-moving-commits':
+    'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-moving-commits',
+  'openshift-saas-deploy-trigger-images':
+    'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-images',
 };
 
 export function renderIntegrationList(

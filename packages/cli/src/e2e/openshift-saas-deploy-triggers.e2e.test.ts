@@ -156,3 +156,57 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
     expect(Object.keys(await stateOf(e, CONFIGS))).toHaveLength(2);
   });
 });
+
+describe('openshift-saas-deploy-trigger-moving-commits end to end', () => {
+  const MOVING = 'openshift-saas-deploy-trigger-moving-commits';
+  const KEY = `${STAGE_KEY}/main`;
+
+  it('stores a ref the first time without triggering, then triggers when it moves', async () => {
+    const e = await start();
+    seedAppPipeline(e);
+    const setup = e.writes();
+
+    // Dry-run: not even the first-seen commits are stored.
+    const dry = await e.runIntegration(MOVING, [], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toEqual([]);
+    expect(await stateOf(e, MOVING)).toEqual({});
+    expect(e.writes()).toBe(setup);
+
+    // First wet run: the commit of each branch ref is stored (the configs trigger deploys new targets).
+    const first = await e.runIntegration(MOVING);
+    expect(first.code, first.stderr).toBe(0);
+    expect(planLines(first)).toEqual([]);
+    expect(pipelineRuns(e)).toHaveLength(0);
+    const stored = await stateOf(e, MOVING);
+    expect(stored[KEY]).toBe(JSON.stringify(e.seed.appSha));
+    // The worker's stage ref is stored too; production refs are commit shas and never move.
+    expect(Object.keys(stored)).toHaveLength(2);
+
+    // main moves: a dry-run plans the trigger and writes nothing ...
+    const moved = 'b'.repeat(40);
+    e.github.addCommit('example/example-app', 'main', moved);
+    const before = e.writes();
+    const planned = await e.runIntegration(MOVING, [], { dryRun: true });
+    expect(planLines(planned)).toEqual([
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
+    ]);
+    expect(e.writes()).toBe(before);
+    expect((await stateOf(e, MOVING))[KEY]).toBe(JSON.stringify(e.seed.appSha));
+
+    // ... a wet run creates the PipelineRun for the new commit and stores it.
+    const wet = await e.runIntegration(MOVING, ['--include-trigger-trace']);
+    expect(wet.code, wet.stderr).toBe(0);
+    const runs = pipelineRuns(e);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.metadata.labels['qontract.target_ref']).toBe(moved);
+    expect(runs[0]?.metadata.annotations['qontract.trigger_reason']).toBe(
+      `https://github.com/example/example-app/commit/${moved}`,
+    );
+    expect((await stateOf(e, MOVING))[KEY]).toBe(JSON.stringify(moved));
+
+    const again = await e.runIntegration(MOVING);
+    expect(again.code, again.stderr).toBe(0);
+    expect(pipelineRuns(e)).toHaveLength(1);
+  });
+});
