@@ -9,7 +9,7 @@ import {
 } from '@qontract/saas';
 import { type TriggerRun, type TriggerSpec, type TriggerType, targetSpec } from './base.ts';
 
-export const CONFIGS_INTEGRATION = 'openshift-saas-deploy-trigger-configs';
+const CONFIGS_INTEGRATION = 'openshift-saas-deploy-trigger-configs';
 
 /**
  * The config spec of a target (`TriggerSpecConfig`): keyed by

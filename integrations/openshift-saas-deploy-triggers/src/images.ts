@@ -9,10 +9,10 @@ import {
 } from '@qontract/saas';
 import { type TriggerRun, type TriggerSpec, type TriggerType, targetSpec } from './base.ts';
 
-export const IMAGES_INTEGRATION = 'openshift-saas-deploy-trigger-images';
+const IMAGES_INTEGRATION = 'openshift-saas-deploy-trigger-images';
 
 /** `<registry url>/<org>/<name>` of each of a target's `images`. */
-export function targetImages(target: SaasTarget): string[] {
+function targetImages(target: SaasTarget): string[] {
   return (target.images ?? []).map((i) => `${i.org.instance.url}/${i.org.name}/${i.name}`);
 }
 

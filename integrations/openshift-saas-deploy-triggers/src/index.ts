@@ -43,3 +43,4 @@ export const openshiftSaasDeployTriggerImages = defineTrigger(
   '0.1.0',
   'Trigger deployments when images are pushed.',
 );
+export { openshiftSaasDeployTriggerCleaner } from './cleaner.ts';

@@ -2,7 +2,7 @@ import { errorMessage } from '@qontract/core';
 import type { SaasFile, SaasResourceTemplate, SaasTarget } from '@qontract/saas';
 import { type TriggerRun, type TriggerSpec, type TriggerType, targetSpec } from './base.ts';
 
-export const MOVING_COMMITS_INTEGRATION = 'openshift-saas-deploy-trigger-moving-commits';
+const MOVING_COMMITS_INTEGRATION = 'openshift-saas-deploy-trigger-moving-commits';
 
 /**
  * The moving-commit spec of a target (`TriggerSpecMovingCommit`): keyed by

@@ -2,7 +2,7 @@ import { QontractError } from '@qontract/core';
 import { dhmsToSeconds, saasFileEnvCombo } from '@qontract/saas';
 
 /** A saas file's `timeout` under an hour (the original's `TektonTimeoutBadValueError`). */
-export class TektonTimeoutBadValueError extends QontractError {}
+class TektonTimeoutBadValueError extends QontractError {}
 
 /** Shorter runs would be cut while the deploy still waits for its rollouts. */
 const MIN_TIMEOUT_SECONDS = 3600;

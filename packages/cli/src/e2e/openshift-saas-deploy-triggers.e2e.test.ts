@@ -210,3 +210,39 @@ describe('openshift-saas-deploy-trigger-moving-commits end to end', () => {
     expect(pipelineRuns(e)).toHaveLength(1);
   });
 });
+
+describe('openshift-saas-deploy-trigger-cleaner end to end', () => {
+  it("deletes the PipelineRuns the provider's retention does not keep; dry-run deletes nothing", async () => {
+    const e = await start();
+    // The provider's own retention overrides the defaults': a day, at most 2 runs. (The fake
+    // API server stamps creation times itself, so all runs are new: only `maximum` removes one.)
+    await editFile(
+      join(e.env.appInterfaceDir, 'data/app-sre/pipelines-providers/tekton-appint-ex-01.yml'),
+      (t) => `${t}retention:\n  days: 1\n  maximum: 2\n`,
+    );
+    e.env.server.seed(
+      PIPELINES.cluster,
+      [0, 1, 2].map((i) => ({
+        apiVersion: 'tekton.dev/v1',
+        kind: 'PipelineRun',
+        metadata: { name: `run-${i}`, namespace: PIPELINES.namespace },
+        spec: { pipelineRef: { name: 'o-openshift-saas-deploy-saas-example-app' } },
+      })),
+    );
+    const CLEANER = 'openshift-saas-deploy-trigger-cleaner';
+    const before = e.writes();
+    const dry = await e.runIntegration(CLEANER, [], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    const planned = planLines(dry);
+    expect(planned).toHaveLength(1);
+    expect(planned[0]).toMatch(
+      /^\['delete_trigger', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'run-\d'\]$/,
+    );
+    expect(e.writes()).toBe(before);
+    expect(pipelineRuns(e)).toHaveLength(3);
+
+    const wet = await e.runIntegration(CLEANER);
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(pipelineRuns(e)).toHaveLength(2);
+  });
+});
