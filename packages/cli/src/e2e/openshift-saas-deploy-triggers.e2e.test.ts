@@ -1,12 +1,16 @@
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { editFile, messages, planLines } from './harness.ts';
-import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
+import {
+  PIPELINES,
+  pipelineRuns,
+  type SaasEnvironment,
+  stateFiles,
+  useSaasEnvironment,
+} from './saas-environment.ts';
 
 const start = useSaasEnvironment();
 
-const PIPELINES = { cluster: 'appint-ex-01', namespace: 'app-sre-pipelines' };
 const CONFIGS = 'openshift-saas-deploy-trigger-configs';
 const APP_FILE = 'data/services/example-app/cicd/saas-example-app.yml';
 const STAGE_KEY = 'saas-example-app/example-app/appint-ex-01/example-app-stage/example-stage';
@@ -28,36 +32,6 @@ function seedAppPipeline(e: SaasEnvironment): void {
   ]);
 }
 
-type PipelineRun = {
-  metadata: {
-    name: string;
-    labels: Record<string, string>;
-    annotations: Record<string, string>;
-  };
-  spec: { params: { name: string; value: string }[] };
-};
-
-const pipelineRuns = (e: SaasEnvironment) =>
-  e.env.server.list(
-    PIPELINES.cluster,
-    'tekton.dev/v1',
-    'PipelineRun',
-    PIPELINES.namespace,
-  ) as unknown as PipelineRun[];
-
-/** The state files of an integration (key → JSON text), under the environment's local state. */
-async function stateOf(e: SaasEnvironment, integration: string): Promise<Record<string, string>> {
-  const dir = join(e.env.dir, '.state', 'state', integration);
-  const out: Record<string, string> = {};
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const file = join(entry.parentPath, entry.name);
-    out[file.slice(dir.length + 1)] = await readFile(file, 'utf8');
-  }
-  return out;
-}
-
 describe('openshift-saas-deploy-trigger-configs end to end', () => {
   it('dry-run writes nothing; wet triggers each changed (saas file, env) once and stores its state', async () => {
     const e = await start();
@@ -75,7 +49,7 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
       'Pipeline o-openshift-saas-deploy-saas-example-worker does not exist in appint-ex-01/app-sre-pipelines.',
     );
     expect(e.writes()).toBe(setup);
-    expect(await stateOf(e, CONFIGS)).toEqual({});
+    expect(await stateFiles(e, CONFIGS)).toEqual({});
 
     const wet = await e.runIntegration(CONFIGS, ['--include-trigger-trace']);
     expect(wet.code, wet.stderr).toBe(0);
@@ -101,7 +75,7 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
       'trigger_integration',
       'trigger_reason',
     ]);
-    const state = await stateOf(e, CONFIGS);
+    const state = await stateFiles(e, CONFIGS);
     expect(Object.keys(state).sort()).toEqual([STAGE_KEY, PRODUCTION_KEY]);
     expect(JSON.parse(state[STAGE_KEY]!)).toMatchObject({
       ref: 'main',
@@ -128,7 +102,9 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
       "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
     ]);
     expect(pipelineRuns(e)).toHaveLength(3);
-    expect(JSON.parse((await stateOf(e, CONFIGS))[STAGE_KEY]!).parameters).toBe('{"REPLICAS":2}');
+    expect(JSON.parse((await stateFiles(e, CONFIGS))[STAGE_KEY]!).parameters).toBe(
+      '{"REPLICAS":2}',
+    );
   });
 
   it('a refused create stores no state and exits 1', async () => {
@@ -146,14 +122,14 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
         /^could not trigger pipeline saas-example-app-example-stage in appint-ex-01\/app-sre-pipelines\. details: /,
       ),
     );
-    expect(await stateOf(e, CONFIGS)).toEqual({});
+    expect(await stateFiles(e, CONFIGS)).toEqual({});
 
     // Once the cluster takes it again the trigger happens (nothing was recorded as deployed).
     e.env.server.faults.clear(PIPELINES.cluster);
     const retried = await e.runIntegration(CONFIGS);
     expect(retried.code, retried.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(2);
-    expect(Object.keys(await stateOf(e, CONFIGS))).toHaveLength(2);
+    expect(Object.keys(await stateFiles(e, CONFIGS))).toHaveLength(2);
   });
 });
 
@@ -170,7 +146,7 @@ describe('openshift-saas-deploy-trigger-moving-commits end to end', () => {
     const dry = await e.runIntegration(MOVING, [], { dryRun: true });
     expect(dry.code, dry.stderr).toBe(0);
     expect(planLines(dry)).toEqual([]);
-    expect(await stateOf(e, MOVING)).toEqual({});
+    expect(await stateFiles(e, MOVING)).toEqual({});
     expect(e.writes()).toBe(setup);
 
     // First wet run: the commit of each branch ref is stored (the configs trigger deploys new targets).
@@ -178,7 +154,7 @@ describe('openshift-saas-deploy-trigger-moving-commits end to end', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(planLines(first)).toEqual([]);
     expect(pipelineRuns(e)).toHaveLength(0);
-    const stored = await stateOf(e, MOVING);
+    const stored = await stateFiles(e, MOVING);
     expect(stored[KEY]).toBe(JSON.stringify(e.seed.appSha));
     // The worker's stage ref is stored too; production refs are commit shas and never move.
     expect(Object.keys(stored)).toHaveLength(2);
@@ -192,7 +168,7 @@ describe('openshift-saas-deploy-trigger-moving-commits end to end', () => {
       "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
     ]);
     expect(e.writes()).toBe(before);
-    expect((await stateOf(e, MOVING))[KEY]).toBe(JSON.stringify(e.seed.appSha));
+    expect((await stateFiles(e, MOVING))[KEY]).toBe(JSON.stringify(e.seed.appSha));
 
     // ... a wet run creates the PipelineRun for the new commit and stores it.
     const wet = await e.runIntegration(MOVING, ['--include-trigger-trace']);
@@ -203,7 +179,7 @@ describe('openshift-saas-deploy-trigger-moving-commits end to end', () => {
     expect(runs[0]?.metadata.annotations['qontract.trigger_reason']).toBe(
       `https://github.com/example/example-app/commit/${moved}`,
     );
-    expect((await stateOf(e, MOVING))[KEY]).toBe(JSON.stringify(moved));
+    expect((await stateFiles(e, MOVING))[KEY]).toBe(JSON.stringify(moved));
 
     const again = await e.runIntegration(MOVING);
     expect(again.code, again.stderr).toBe(0);

@@ -1,3 +1,5 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Metrics } from '@qontract/core';
 import type { ExampleEnvironment, FakeGitHub } from '@qontract/testing';
 import { type ExampleSaasSeed, seedExampleSaasRepos } from '@qontract/testing/example-saas';
@@ -100,4 +102,49 @@ export function useSaasEnvironment(): (options?: {
         registry.mutatingRequests().length,
     };
   };
+}
+
+/**
+ * The files of the environment's local state store under `state/<integration>`
+ * (every integration's when none is given): key → content as written.
+ */
+export async function stateFiles(
+  e: SaasEnvironment,
+  integration?: string,
+): Promise<Record<string, string>> {
+  const dir = join(e.env.dir, '.state', 'state', ...(integration ? [integration] : []));
+  const out: Record<string, string> = {};
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    out[file.slice(dir.length + 1)] = await readFile(file, 'utf8');
+  }
+  return out;
+}
+
+/** The example Tekton provider's namespace (`tekton-appint-ex-01`). */
+export const PIPELINES = { cluster: 'appint-ex-01', namespace: 'app-sre-pipelines' } as const;
+
+/** A PipelineRun as the triggers create it. */
+export interface PipelineRun {
+  readonly metadata: {
+    readonly name: string;
+    readonly resourceVersion?: string;
+    readonly labels: Record<string, string>;
+    readonly annotations: Record<string, string>;
+  };
+  readonly spec: { readonly params: ReadonlyArray<{ name: string; value: string }> };
+}
+
+/** The PipelineRuns of the example provider namespace, in the order they were created. */
+export function pipelineRuns(e: SaasEnvironment): PipelineRun[] {
+  return (
+    e.env.server.list(
+      PIPELINES.cluster,
+      'tekton.dev/v1',
+      'PipelineRun',
+      PIPELINES.namespace,
+    ) as unknown as PipelineRun[]
+  ).sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
 }
