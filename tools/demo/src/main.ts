@@ -1,9 +1,15 @@
 import { relative } from 'node:path';
+import { runCdChain } from './cd-chain.ts';
 import { EXAMPLE_CONFIG, REPO_ROOT, runQontractReconcile } from './demo.ts';
 import { startDemoServices } from './services.ts';
 
-// npm start [-- INTEGRATION ...]: the README's first command.
+// npm start [-- INTEGRATION ...]: the README's first command; `npm start -- cd-chain`: the CD family's chain.
 const requested = process.argv.slice(2);
+if (requested[0] === 'cd-chain') {
+  const failed = await runCdChain();
+  process.stdout.write(`\n${failed ? `${failed} step(s) failed` : 'done'}\n`);
+  process.exit(failed ? 1 : 0);
+}
 // The main job, openshift-resources, needs its namespaces: openshift-namespaces runs first.
 const integrations = requested.length ? requested : ['openshift-namespaces', 'openshift-resources'];
 // Saas files, their Tekton objects and the manager's pods go into namespaces: they are created first, as in

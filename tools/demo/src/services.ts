@@ -33,6 +33,13 @@ interface DemoService {
 }
 
 export interface DemoServices {
+  /** The simulated systems themselves (those started), for demos that play a part (Tekton, a merge). */
+  readonly systems: {
+    readonly clusters?: FakeKubeApiServer;
+    readonly github?: FakeGitHub;
+    readonly gitlab?: FakeGitlab;
+    readonly registry?: FakeRegistry;
+  };
   readonly lines: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   writes(): number;
@@ -45,6 +52,7 @@ function systemsOf(
 ): Array<'clusters' | 'github' | 'gitlab' | 'pagerduty' | 'registry'> {
   switch (integration) {
     case 'openshift-saas-deploy':
+    case 'cd-chain':
       return ['clusters', 'github', 'gitlab', 'registry'];
     case 'github':
       return ['github'];
@@ -64,17 +72,33 @@ function systemsOf(
 export async function startDemoServices(integrations: readonly string[]): Promise<DemoServices> {
   const wanted = new Set(integrations.flatMap(systemsOf));
   const started: DemoService[] = [];
+  const systems: {
+    clusters?: FakeKubeApiServer;
+    github?: FakeGitHub;
+    gitlab?: FakeGitlab;
+    registry?: FakeRegistry;
+  } = {};
   try {
-    if (wanted.has('clusters')) started.push(clustersService(await startExampleClusters()));
+    if (wanted.has('clusters')) {
+      systems.clusters = await startExampleClusters();
+      started.push(clustersService(systems.clusters));
+    }
     const github = wanted.has('github') ? await startSeededGitHub() : undefined;
-    if (github) started.push(githubService(github));
+    if (github) {
+      systems.github = github;
+      started.push(githubService(github));
+    }
     const gitlab = wanted.has('gitlab') ? await startSeededGitlab() : undefined;
-    if (gitlab) started.push(gitlabService(gitlab));
+    if (gitlab) {
+      systems.gitlab = gitlab;
+      started.push(gitlabService(gitlab));
+    }
     if (wanted.has('pagerduty')) started.push(pagerDutyService(await startSeededPagerDuty()));
     if (wanted.has('registry') && github && gitlab) {
       const registry = await listening('registry', REGISTRY_PORT, () =>
         startFakeRegistry({ port: REGISTRY_PORT }),
       );
+      systems.registry = registry;
       started.push(registryService(registry));
       // The repositories and images the example saas files deploy.
       await seedExampleSaasRepos({ github, gitlab, registry });
@@ -84,6 +108,7 @@ export async function startDemoServices(integrations: readonly string[]): Promis
     throw e;
   }
   return {
+    systems,
     lines: started.flatMap((s) => s.lines),
     env: Object.assign({}, ...started.map((s) => s.env)) as Record<string, string>,
     writes: () => started.reduce((n, s) => n + s.writes(), 0),

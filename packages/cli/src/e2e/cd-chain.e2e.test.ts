@@ -1,8 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import {
+  APP_INTERFACE_PROJECT,
+  mergeAppInterfaceChange,
+  mergeAppInterfaceMergeRequest,
+  seedAppInterfaceRepo,
+} from '@qontract/testing/app-interface-repo';
 import { tektonCommands } from '@qontract/testing/tekton-player';
 import { describe, expect, it } from 'vitest';
-import { type CliRun, editFile, messages, planLines } from './harness.ts';
+import { type CliRun, messages, planLines } from './harness.ts';
 import {
   PIPELINES,
   pipelineRuns,
@@ -10,11 +14,6 @@ import {
   stateFiles,
   useSaasEnvironment,
 } from './saas-environment.ts';
-import {
-  APP_INTERFACE_PROJECT,
-  mergeAppInterfaceMergeRequest,
-  seedAppInterfaceRepo,
-} from './sapm-environment.ts';
 
 /**
  * The CD family end to end, with no Python anywhere: a merge to app-interface →
@@ -77,18 +76,6 @@ async function playTekton(
   return out;
 }
 
-/** A merged app-interface change: the data directory and the app-interface repository on GitLab. */
-async function mergeChange(e: SaasEnvironment, change: (text: string) => string): Promise<void> {
-  const path = join(e.env.appInterfaceDir, 'data', SAAS_FILE);
-  await editFile(path, change);
-  e.gitlab.pushCommit(
-    APP_INTERFACE_PROJECT,
-    'master',
-    { [`data${SAAS_FILE}`]: await readFile(path, 'utf8') },
-    { message: 'merge' },
-  );
-}
-
 const imageIn = (e: SaasEnvironment, cluster: string, namespace: string) =>
   (
     e.env.server
@@ -100,7 +87,7 @@ const imageIn = (e: SaasEnvironment, cluster: string, namespace: string) =>
 
 /** Tekton resources created, both targets deployed once by the configs trigger: the steady start. */
 async function deployedExample(e: SaasEnvironment, played: Set<string>): Promise<void> {
-  await seedAppInterfaceRepo(e, [SAAS_FILE]);
+  await seedAppInterfaceRepo(e.gitlab, e.env.appInterfaceDir, [SAAS_FILE]);
   const tekton = await dryThenWet(e, 'openshift-tekton-resources', APP);
   expect(tekton.wet.code, tekton.wet.stderr).toBe(0);
   const first = await dryThenWet(e, CONFIGS, ['--include-trigger-trace']);
@@ -134,7 +121,9 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
     // A merge: new code on main (its image built) and a parameter of stage changed.
     const next = e.github.pushCommit('example/example-app', 'main', { 'README.md': 'v1\n' });
     e.registry.pushImage('example/example-app', next.slice(0, 7));
-    await mergeChange(e, (t) => t.replace('REPLICAS: 1', 'REPLICAS: 2'));
+    await mergeAppInterfaceChange(e.gitlab, e.env.appInterfaceDir, SAAS_FILE, (t) =>
+      t.replace('REPLICAS: 1', 'REPLICAS: 2'),
+    );
 
     const trigger = await dryThenWet(e, CONFIGS, ['--include-trigger-trace']);
     expect(actions(trigger.dry)).toEqual([
@@ -161,7 +150,7 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
     expect(actions(waiting)).toEqual([]);
 
     // Merged: the configs trigger sees production's new ref and production deploys it.
-    await mergeAppInterfaceMergeRequest(e, mr?.iid ?? 0);
+    await mergeAppInterfaceMergeRequest(e.gitlab, e.env.appInterfaceDir, mr?.iid ?? 0);
     const production = await dryThenWet(e, CONFIGS, ['--include-trigger-trace']);
     expect(actions(production.dry)).toEqual([
       "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-production']",
@@ -198,7 +187,9 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
 
     // A merge whose code has no image: stage's deploy fails.
     const broken = e.github.pushCommit('example/example-app', 'main', { 'README.md': 'broken\n' });
-    await mergeChange(e, (t) => t.replace('REPLICAS: 1', 'REPLICAS: 2'));
+    await mergeAppInterfaceChange(e.gitlab, e.env.appInterfaceDir, SAAS_FILE, (t) =>
+      t.replace('REPLICAS: 1', 'REPLICAS: 2'),
+    );
     const trigger = await dryThenWet(e, CONFIGS);
     expect(trigger.wet.code, trigger.wet.stderr).toBe(0);
     const stageDeploy = await playTekton(e, played);

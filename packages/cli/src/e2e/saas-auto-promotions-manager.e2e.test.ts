@@ -1,11 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import { createNamespaces, messages, runQontractReconcile } from './harness.ts';
-import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
 import {
   APP_INTERFACE_PROJECT,
   mergeAppInterfaceMergeRequest,
   seedAppInterfaceRepo,
-} from './sapm-environment.ts';
+} from '@qontract/testing/app-interface-repo';
+import { describe, expect, it } from 'vitest';
+import { createNamespaces, messages, runQontractReconcile } from './harness.ts';
+import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
 
 const start = useSaasEnvironment();
 
@@ -34,7 +34,7 @@ const openMrs = (e: SaasEnvironment) =>
 describe('saas-auto-promotions-manager end to end', () => {
   it('opens the MR that moves production after stage published, closes it when stage moves on, and production deploys once it is merged', async () => {
     const e = await start();
-    await seedAppInterfaceRepo(e, [SAAS_FILE]);
+    await seedAppInterfaceRepo(e.gitlab, e.env.appInterfaceDir, [SAAS_FILE]);
 
     // Stage has not deployed anything yet: nothing to promote.
     const idle = await sapm(e);
@@ -106,7 +106,7 @@ describe('saas-auto-promotions-manager end to end', () => {
     ).toContain(`ref: ${next}`);
 
     // Merged: production deploys stage's commit through the promotion gate.
-    await mergeAppInterfaceMergeRequest(e, newer?.iid ?? 0);
+    await mergeAppInterfaceMergeRequest(e.gitlab, e.env.appInterfaceDir, newer?.iid ?? 0);
     const production = await e.run([...APP, ...PRODUCTION]);
     expect(production.code, production.stderr).toBe(0);
     const deployment = e.env.server
@@ -125,7 +125,7 @@ describe('saas-auto-promotions-manager end to end', () => {
 
   it('opens no MR for a commit stage failed to deploy', async () => {
     const e = await start({ namespaces: false });
-    await seedAppInterfaceRepo(e, [SAAS_FILE]);
+    await seedAppInterfaceRepo(e.gitlab, e.env.appInterfaceDir, [SAAS_FILE]);
     const stage = await e.run([...APP, ...STAGE], {
       env: { QONTRACT_SAAS_DEPLOY_NAMESPACE_WAIT_SECONDS: '1' },
     });
