@@ -1,5 +1,6 @@
 export { seededRandom } from './fault-spec.ts';
 export type { FaultRule } from './faults.ts';
+export { type InFlightCounts, InFlightGauge } from './in-flight.ts';
 export {
   type FakeKubeApiServer,
   startFakeKubeApiServer,

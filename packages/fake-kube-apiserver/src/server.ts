@@ -10,6 +10,7 @@ import { handleDiscovery } from './discovery.ts';
 import { FaultInjector, type FaultRule, faultStatus } from './faults.ts';
 import type { HandlerContext, Outcome } from './handler-context.ts';
 import { allowCompression, sendError, sendJson } from './http-io.ts';
+import { type InFlightCounts, InFlightGauge } from './in-flight.ts';
 import { isObject, type JsonObject } from './json.ts';
 import { type KubeconfigObject, kubeconfigObject, kubeconfigYaml } from './kubeconfig.ts';
 import { handleResource } from './resource-handler.ts';
@@ -131,6 +132,8 @@ export interface FakeKubeApiServer {
   /** Writes that changed state: dry-run writes are left out unless `dryRun` is in the filter. */
   mutatingRequests(filter?: RequestFilter): RequestLogEntry[];
   resetLog(): void;
+  /** Requests in flight over every cluster (all the clusters' servers together). */
+  readonly inFlight: InFlightCounts;
   readonly faults: FaultControl;
   close(): Promise<void>;
 }
@@ -186,6 +189,7 @@ export async function startFakeKubeApiServer(
   const maxLog = options.maxLogEntries ?? 100_000;
   const baseLatency = options.latencyMs ?? 0;
   const listeners = new Map<string, Listener>();
+  const inFlight = new InFlightGauge();
   const handles = new Map<string, ClusterHandle>();
 
   const record = (entry: RequestLogEntry) => {
@@ -296,6 +300,7 @@ export async function startFakeKubeApiServer(
   const caData = Buffer.from(tls.cert).toString('base64');
   const makeServer = (listener: Listener) => {
     const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      inFlight.track(res);
       handle(listener, req, res).catch(() => res.destroy());
     });
     server.keepAliveTimeout = 30_000;
@@ -411,6 +416,7 @@ export async function startFakeKubeApiServer(
     resetLog() {
       log.length = 0;
     },
+    inFlight,
     faults: {
       set: (cluster, rule) => {
         listenerOf(cluster);

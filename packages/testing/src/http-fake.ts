@@ -6,7 +6,11 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { servingCertificate } from '@qontract/fake-kube-apiserver';
+import {
+  type InFlightCounts,
+  InFlightGauge,
+  servingCertificate,
+} from '@qontract/fake-kube-apiserver';
 
 /** One request as a fake saw it, with the status it answered (0: dropped or hung). */
 interface RecordedRequest {
@@ -126,6 +130,8 @@ export interface HttpFake {
   readonly requestLog: readonly RecordedRequest[];
   /** The requests that could change something (every method but GET, HEAD and OPTIONS). */
   mutatingRequests(): RecordedRequest[];
+  /** Requests in flight: how concurrent the clients really were. */
+  readonly inFlight: InFlightCounts;
   readonly faults: HttpFaults;
   /** Latency added to every request (on top of fault latency). */
   latencyMs: number;
@@ -157,8 +163,10 @@ export async function startHttpFake(options: {
   const faults = new HttpFaults(options.random);
   const sockets = new Set<Socket>();
   const state = { latencyMs: options.latencyMs ?? 0 };
+  const inFlight = new InFlightGauge();
 
   const listener = async (req: IncomingMessage, res: ServerResponse) => {
+    inFlight.track(res);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = req.method ?? 'GET';
     const record = (status: number) =>
@@ -216,6 +224,7 @@ export async function startHttpFake(options: {
     ...(certificate ? { certificate: certificate.cert } : {}),
     requestLog: log,
     mutatingRequests: () => log.filter((r) => !READ_METHODS.has(r.method)),
+    inFlight,
     faults,
     get latencyMs() {
       return state.latencyMs;

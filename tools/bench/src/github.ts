@@ -5,7 +5,12 @@ import { seededRandom } from '@qontract/fake-kube-apiserver';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
-import { type MeasureOptions, measureInChild } from './measure.ts';
+import {
+  type InFlightSummary,
+  inFlightSummary,
+  type MeasureOptions,
+  measureInChild,
+} from './measure.ts';
 import { REPO_ROOT, writeTreeFiles } from './tree.ts';
 
 const EXAMPLES = join(REPO_ROOT, 'examples/app-interface');
@@ -186,6 +191,8 @@ export interface GithubResult {
   /** Memberships missing on GitHub (add_to_team each, add_to_org for a user then in no team of the org). */
   readonly drifted: number;
   readonly expectedWrites: number;
+  /** How concurrent the run's requests to GitHub were (the pool allows `concurrency`). */
+  readonly inFlight: InFlightSummary;
   /** One members list per team (pages of 100) and one write per change. */
   readonly lowerBound: { readonly reads: number; readonly writes: number; readonly ms: number };
   readonly ratio: number | null;
@@ -214,6 +221,7 @@ export async function runGithubScenario(
     await writeFile(configPath, configToml(join(dir, 'app-interface'), s.scale));
     const { drifted, writes: driftWrites } = seed(github, s.scale, s.drift);
     github.latencyMs = s.latencyMs;
+    github.inFlight.reset();
     const m = await measureInChild(
       {
         kind: 'integration',
@@ -246,6 +254,7 @@ export async function runGithubScenario(
       writes,
       drifted,
       expectedWrites,
+      inFlight: inFlightSummary(github.inFlight),
       lowerBound: { reads: boundReads, writes: expectedWrites, ms: boundMs },
       ratio: boundMs > 0 ? m.wallMs / boundMs : null,
     };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { launchFlags } from '@qontract/core/launch';
+import type { InFlightCounts } from '@qontract/fake-kube-apiserver';
 import type { ChildMeasurement, ChildTask } from './child-tasks.ts';
 
 const CHILD = join(import.meta.dirname, 'child.ts');
@@ -46,4 +47,19 @@ export function measureInChild(
       resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as ChildMeasurement);
     });
   });
+}
+
+/** A peer's requests of a measured run: how many, the most in flight at once, the mean while busy. */
+export interface InFlightSummary {
+  readonly requests: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+export function inFlightSummary(counts: InFlightCounts): InFlightSummary {
+  return {
+    requests: counts.started,
+    max: counts.max,
+    mean: counts.busyMs > 0 ? counts.requestMs / counts.busyMs : 0,
+  };
 }

@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import type { Workload } from './cluster-state.ts';
 import { type GithubResult, githubScaleLabel } from './github.ts';
 import type { LowerBound } from './lower-bound.ts';
+import type { InFlightSummary } from './measure.ts';
 import { type Scale, scaleLabel } from './model.ts';
 import { type SaasResult, saasScaleLabel } from './saas.ts';
 
@@ -218,13 +219,13 @@ export function markdownReport(report: SuiteReport): string {
   if (githubRuns.length) {
     lines.push(
       '',
-      '| github scenario | scale | wall s | CPU s | peak RSS MiB | reads (bound) | writes (expected) | lower bound s | ratio | load |',
-      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |',
+      '| github scenario | scale | wall s | CPU s | peak RSS MiB | reads (bound) | writes (expected) | in flight: peak / mean | lower bound s | ratio | load |',
+      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
     );
     for (const r of githubRuns) {
       lines.push(
         `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${githubScaleLabel(r.scale)} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
-          `${r.reads} (${r.lowerBound.reads}) | ${r.writes} (${r.expectedWrites}) | ${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${r.loadAverage.toFixed(1)} |`,
+          `${r.reads} (${r.lowerBound.reads}) | ${r.writes} (${r.expectedWrites}) | ${inFlightCell(r.inFlight)} | ${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${r.loadAverage.toFixed(1)} |`,
       );
     }
   }
@@ -234,13 +235,13 @@ export function markdownReport(report: SuiteReport): string {
   if (saasRuns.length) {
     lines.push(
       '',
-      '| saas scenario | scale | wall s | CPU s | peak RSS MiB | GitHub commits (bound) | GitHub files (bound) | manifests (bound) | writes | lower bound s | ratio | load |',
-      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
+      '| saas scenario | scale | wall s | CPU s | peak RSS MiB | GitHub commits (bound) | GitHub files (bound) | manifests (bound) | writes | in flight, GitHub / registry / clusters: peak / mean | lower bound s | ratio | load |',
+      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
     );
     for (const r of saasRuns) {
       lines.push(
         `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${saasScaleLabel(r.scale)} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
-          `${r.github.commits} (${r.lowerBound.commits}) | ${r.github.contents} (${r.lowerBound.contents}) | ${r.manifests} (${r.lowerBound.manifests}) | ${r.writes} | ${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${r.loadAverage.toFixed(1)} |`,
+          `${r.github.commits} (${r.lowerBound.commits}) | ${r.github.contents} (${r.lowerBound.contents}) | ${r.manifests} (${r.lowerBound.manifests}) | ${r.writes} | ${[r.inFlight.github, r.inFlight.registry, r.inFlight.clusters].map(inFlightCell).join(' · ')} | ${seconds(r.lowerBound.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${r.loadAverage.toFixed(1)} |`,
       );
     }
   }
@@ -440,4 +441,9 @@ export function spliceResults(doc: string, markdown: string, name = 'results'): 
   const block = `${startMarker}\n\n${markdown}\n${endMarker}`;
   if (start < 0 || end < start) return `${doc.trimEnd()}\n\n${block}\n`;
   return doc.slice(0, start) + block + doc.slice(end + endMarker.length);
+}
+
+/** `peak / mean` requests in flight at a peer (`–` for a result from before they were counted). */
+function inFlightCell(f: InFlightSummary | undefined): string {
+  return f ? `${f.max} / ${f.mean.toFixed(1)}` : '–';
 }

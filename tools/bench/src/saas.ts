@@ -6,7 +6,12 @@ import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github'
 import { type FakeRegistry, startFakeRegistry } from '@qontract/testing/fake-registry';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
-import { type MeasureOptions, measureInChild } from './measure.ts';
+import {
+  type InFlightSummary,
+  inFlightSummary,
+  type MeasureOptions,
+  measureInChild,
+} from './measure.ts';
 import { clusterName, namespaceName } from './model.ts';
 import { benchConfigToml, REPO_ROOT, writeAppInterfaceTree, writeTreeFiles } from './tree.ts';
 
@@ -195,6 +200,12 @@ export interface SaasResult {
   readonly challenged: number;
   readonly clusterRequests: number;
   readonly writes: number;
+  /** How concurrent the run's requests were at each peer (the pool allows `concurrency`). */
+  readonly inFlight: {
+    readonly github: InFlightSummary;
+    readonly registry: InFlightSummary;
+    readonly clusters: InFlightSummary;
+  };
   /**
    * The fewest requests the run can make: one ref resolution per distinct
    * (repository, ref), one file read per distinct (repository, path,
@@ -297,6 +308,7 @@ export async function runSaasScenario(
       cluster: server.requests().length,
       writes: server.mutatingRequests().length,
     };
+    for (const peer of [github, registry, server]) peer.inFlight.reset();
     const m = await measureInChild(task(true), measure);
     const githubCounts = countGithub(github, marks.github);
     const manifests = manifestRequests(registry, marks.registry);
@@ -328,6 +340,11 @@ export async function runSaasScenario(
         marks.writes +
         github.mutatingRequests().length +
         registry.mutatingRequests().length,
+      inFlight: {
+        github: inFlightSummary(github.inFlight),
+        registry: inFlightSummary(registry.inFlight),
+        clusters: inFlightSummary(server.inFlight),
+      },
       lowerBound: { ...bound, ms: boundMs },
       ratio: boundMs > 0 ? m.wallMs / boundMs : null,
     };
