@@ -6,12 +6,19 @@ import {
   imageReadersForRun,
   type RepoSources,
   repoSourcesForRun,
+  requestPool,
   type SaasFile,
   validateTargetImages,
 } from '@qontract/saas';
 import type { TargetReaders, TargetWork } from './target.ts';
 
-/** The readers of one run: git through GitHub/GitLab, Vault, the registries; cached per run. */
+/**
+ * The readers of one run: git through GitHub/GitLab, Vault, the registries;
+ * cached per run. Each of the three has its own pool of `concurrency`
+ * requests, taken only by requests really made (not by callers the cache
+ * serves): the run's targets all start at once and each peer is kept as
+ * busy as `--thread-pool-size` allows, never more.
+ */
 export interface RunReaders {
   /** The readers a saas file's targets use (its own code and image credentials). */
   forSaasFile(saasFile: SaasFile): TargetReaders;
@@ -29,9 +36,18 @@ function checkTarget(work: TargetWork): ImageCheckTarget {
 
 export function runReaders(
   ctx: RunContext,
-  settings: { readonly blockRules: readonly ImagePatternsBlockRule[] },
+  settings: {
+    readonly blockRules: readonly ImagePatternsBlockRule[];
+    /** The run's `--thread-pool-size`: requests in flight per peer at most. */
+    readonly concurrency: number;
+  },
 ): RunReaders {
-  const registry = imageReadersForRun(ctx);
+  const git = requestPool(settings.concurrency);
+  const vault = requestPool(settings.concurrency);
+  const registry = imageReadersForRun(ctx, {
+    registry: requestPool(settings.concurrency),
+    vault,
+  });
   const perFile = new Map<string, TargetReaders>();
   return {
     forSaasFile(saasFile) {
@@ -39,6 +55,7 @@ export function runReaders(
       if (known) return known;
       const sources: RepoSources = repoSourcesForRun(ctx, {
         codeAuth: saasFile.authentication?.code ?? null,
+        limit: git,
       });
       const imageAuth = () => registry.imageAuth(saasFile);
       const lookup = registry.lookup;
@@ -46,7 +63,7 @@ export function runReaders(
         resolveRef: (url, ref) => sources.resolveRef(url, ref),
         getFile: (url, path, sha) => sources.getFile(url, path, sha),
         listFiles: (url, path, sha) => sources.listFiles(url, path, sha),
-        readSecret: (ref) => ctx.secrets.read(ref),
+        readSecret: (ref) => vault(() => ctx.secrets.read(ref)),
         imageDigest: async (registryImg, tag, work) =>
           imageDigest(lookup, {
             registryImg,

@@ -9,7 +9,6 @@ import {
   reconcileResources,
 } from '@qontract/openshift';
 import { collectImages, loadSaasFiles, type SaasFile, selectSaasFiles } from '@qontract/saas';
-import pLimit from 'p-limit';
 import { QONTRACT_INTEGRATION, QONTRACT_INTEGRATION_VERSION } from './constants.ts';
 import {
   currentStateSpecs,
@@ -125,21 +124,22 @@ async function deploy(
     { concurrency: opts.threadPoolSize },
   );
   const readers = runReaders(ctx, {
+    concurrency: opts.threadPoolSize,
     blockRules: (appSettings?.imagePatternsBlockRules ?? []).map((r) => ({
       environmentLabelSelector: parseSelector(r.environmentLabelSelector),
       imagePatterns: r.imagePatterns,
     })),
   });
 
-  // Targets are built in parallel; each failure fails only its target.
-  const limit = pLimit(opts.threadPoolSize);
+  // Targets are built all at once, each failure failing only its target: the
+  // readers' pools bound the requests per peer. A pool of targets would not:
+  // targets of one saas file wait for one shared read, holding places
+  // that other files' reads could use.
   const outcomes: (TargetOutcome & (typeof work)[number])[] = await Promise.all(
-    work.map((w) =>
-      limit(async () => ({
-        ...w,
-        ...(await desiredForTarget(w, readers.forSaasFile(w.saasFile))),
-      })),
-    ),
+    work.map(async (w) => ({
+      ...w,
+      ...(await desiredForTarget(w, readers.forSaasFile(w.saasFile))),
+    })),
   );
   for (const o of outcomes) {
     for (const p of o.problems)

@@ -6,6 +6,7 @@ import {
   imageAuthFromSecret,
   RegistryClient,
 } from './registry.ts';
+import type { RequestLimit } from './sources.ts';
 
 /** The registry reads of one run: one client and lookup cache, each saas file's credentials. */
 export interface RunImageReaders {
@@ -24,7 +25,12 @@ export interface RunImageReaders {
  * retries logged as warnings, each manifest request counted under the
  * original's metric and labels (`shard` is SHARDS).
  */
-export function imageReadersForRun(ctx: RunContext): RunImageReaders {
+export function imageReadersForRun(
+  ctx: RunContext,
+  /** Pools the manifest requests and the credential reads wait in (none: unbounded). */
+  limits: { readonly registry?: RequestLimit; readonly vault?: RequestLimit } = {},
+): RunImageReaders {
+  const vault: RequestLimit = limits.vault ?? ((request) => request());
   const registry = new RegistryClient({
     signal: ctx.signal,
     onRetry: (message) => ctx.log.warn(message),
@@ -38,15 +44,15 @@ export function imageReadersForRun(ctx: RunContext): RunImageReaders {
   });
   const auths = new Map<string, Promise<ImageAuth>>();
   return {
-    lookup: createImageLookup(registry),
+    lookup: createImageLookup(registry, limits.registry),
     imageAuth(saasFile) {
       let auth = auths.get(saasFile.name);
       if (!auth) {
         const secret = saasFile.authentication?.image ?? null;
         auth = secret
-          ? ctx.secrets
-              .readAll({ path: secret.path, version: secret.version ?? null })
-              .then((fields) => imageAuthFromSecret(fields, secret.path, (m) => ctx.log.warn(m)))
+          ? vault(() =>
+              ctx.secrets.readAll({ path: secret.path, version: secret.version ?? null }),
+            ).then((fields) => imageAuthFromSecret(fields, secret.path, (m) => ctx.log.warn(m)))
           : Promise.resolve({});
         auths.set(saasFile.name, auth);
       }

@@ -160,8 +160,10 @@ export {
   type RepoSources,
   /** @public git reads of openshift-saas-deploy */
   type RepoSourcesOptions,
+  type RequestLimit,
   /** @public git reads of openshift-saas-deploy */
   repoSourcesForRun,
+  requestPool,
 } from './sources.ts';
 // Tekton object names and durations shared by openshift-tekton-resources and the triggers.
 export {

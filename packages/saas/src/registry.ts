@@ -4,6 +4,7 @@ import { QontractError } from '@qontract/core';
 import { pyStrRepr } from '@qontract/pycompat';
 import { z } from 'zod';
 import { blockedImages, type ImagePatternsBlockRule, matchingImagePattern } from './images.ts';
+import type { RequestLimit } from './sources.ts';
 
 /*
  * Image validation and digests of openshift-saas-deploy: the original asks the
@@ -620,9 +621,13 @@ export type ImageLookup = (image: string, auth: ImageAuth) => Promise<ManifestDi
 /**
  * The lookup of one run: one registry request chain per distinct (image,
  * credentials), whoever asks and however often; concurrent callers share
- * the answer (and the failure).
+ * the answer (and the failure). With `limit` (the run's pool), at most its
+ * size of chains run at once; a caller served by the cache takes no place.
  */
-export function createImageLookup(client: RegistryClient): ImageLookup {
+export function createImageLookup(
+  client: RegistryClient,
+  limit: RequestLimit = (request) => request(),
+): ImageLookup {
   const cache = new Map<string, Promise<ManifestDigest | undefined>>();
   return async (image, auth) => {
     const ref = parseImageReference(image);
@@ -630,7 +635,7 @@ export function createImageLookup(client: RegistryClient): ImageLookup {
     const key = `${canonicalImage(ref)}\0${credentialIdentity(credentials)}`;
     let answer = cache.get(key);
     if (answer === undefined) {
-      answer = client.manifestDigest(ref, credentials);
+      answer = limit(() => client.manifestDigest(ref, credentials));
       cache.set(key, answer);
     }
     return answer;

@@ -13,7 +13,7 @@ import {
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RepoSources, repoSourcesForRun } from './sources.ts';
+import { type RepoSources, repoSourcesForRun, requestPool } from './sources.ts';
 
 const DEFAULT_TOKEN = 'ghp_default_org_token';
 const SAAS_TOKEN = 'ghp_saas_file_token';
@@ -359,5 +359,23 @@ describe('repoSourcesForRun: platforms', () => {
         "repository URL 'not a url' is not a URL",
       ]);
     });
+  });
+});
+
+describe('requestPool', () => {
+  it('runs at most its size at once and serves waiting later stages first', async () => {
+    const pool = requestPool(1);
+    const order: string[] = [];
+    let release!: () => void;
+    const first = pool(() => new Promise<void>((r) => (release = r)));
+    const waiting = [
+      pool(async () => order.push('ref a'), 0),
+      pool(async () => order.push('ref b'), 0),
+      pool(async () => order.push('file a'), 1),
+    ];
+    expect(order).toEqual([]);
+    release();
+    await Promise.all([first, ...waiting]);
+    expect(order).toEqual(['file a', 'ref a', 'ref b']);
   });
 });

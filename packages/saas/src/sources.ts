@@ -9,6 +9,7 @@ import {
   resolveGithubRef,
 } from '@qontract/github';
 import { type GitlabApi, type GitlabInstanceSettings, gitlabApi } from '@qontract/gitlab';
+import PQueue from 'p-queue';
 import { SaasGitlabInstancesDocument } from './gitlab-instances.generated.ts';
 
 /** A file of a repository directory. */
@@ -63,9 +64,36 @@ export interface RepoSources {
   readonly requests: RepoSourceRequests;
 }
 
+/**
+ * Runs a request when the pool has room: at most the run's
+ * `--thread-pool-size` at once; among waiting requests the higher `stage`
+ * goes first.
+ */
+export type RequestLimit = <T>(request: () => Promise<T>, stage?: number) => Promise<T>;
+
+/**
+ * A pool of `concurrency` requests to one peer, later stages first. A run
+ * starts every target at once; served first in, first out, the pool would
+ * resolve every target's ref before reading any template, and the rendering
+ * (CPU) would only start once the round trips are over. A template read
+ * (stage 1) goes before the refs still waiting (stage 0): each target goes on
+ * as soon as its ref is known, and its rendering overlaps the other refs'.
+ */
+export function requestPool(concurrency: number): RequestLimit {
+  const queue = new PQueue({ concurrency: Math.max(1, concurrency) });
+  return (request, stage = 0) => queue.add(request, { priority: stage });
+}
+
 export interface RepoSourcesOptions {
   /** The saas file's `authentication.code`: the GitHub token; the default organisation's when null. */
   readonly codeAuth: SecretRef | null | undefined;
+  /**
+   * The run's pool of repository requests (one for every saas file). Only
+   * requests really made take a place in it: a caller served by the cache, or
+   * waiting for a request another caller made, holds none, so the pool stays
+   * full however many targets share a repository. Unlimited when absent.
+   */
+  readonly limit?: RequestLimit | undefined;
 }
 
 /** The run's shared state: caches, clients and counters. */
@@ -110,6 +138,7 @@ function runSources(ctx: RunContext): RunSources {
 /** The run's repository reads for one saas file (its `authentication.code` is the GitHub token). */
 export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions): RepoSources {
   const codeAuth = options.codeAuth ?? null;
+  const limit: RequestLimit = options.limit ?? ((request) => request());
   const credential = codeAuth
     ? `secret:${codeAuth.path}#${codeAuth.field}#${codeAuth.version ?? ''}`
     : 'default';
@@ -178,6 +207,7 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
   const read = async <T>(
     cache: Map<string, Promise<T>>,
     counter: keyof RepoSourceRequests,
+    stage: number,
     url: string,
     parts: readonly string[],
     fromGithub: (octokit: Octokit, repo: string) => Promise<T>,
@@ -189,11 +219,11 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
       if (where.kind === 'github') {
         const octokit = await github();
         run.requests[counter] += 1;
-        return fromGithub(octokit, where.repo);
+        return limit(() => fromGithub(octokit, where.repo), stage);
       }
       const api = await gitlab(where.target);
       run.requests[counter] += 1;
-      return fromGitlab(api, where.project);
+      return limit(() => fromGitlab(api, where.project), stage);
     });
   };
 
@@ -202,6 +232,7 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
       read(
         run.refs,
         'resolveRef',
+        0,
         url,
         [ref],
         (octokit, repo) => resolveGithubRef(octokit, repo, ref),
@@ -212,6 +243,7 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
       read(
         run.files,
         'getFile',
+        1,
         url,
         [pathKey(path), sha],
         (octokit, repo) => readGithubFile(octokit, repo, path, sha),
@@ -222,6 +254,7 @@ export function repoSourcesForRun(ctx: RunContext, options: RepoSourcesOptions):
       read(
         run.dirs,
         'listFiles',
+        1,
         url,
         [pathKey(path), sha],
         (octokit, repo) => listGithubFiles(octokit, repo, path, sha),
