@@ -160,7 +160,6 @@ export {
   type RepoSources,
   /** @public git reads of openshift-saas-deploy */
   type RepoSourcesOptions,
-  type RequestLimit,
   /** @public git reads of openshift-saas-deploy */
   repoSourcesForRun,
   requestPool,
