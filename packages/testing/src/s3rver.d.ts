@@ -1,5 +1,6 @@
 // s3rver ships no type declarations; this covers the part the fake S3 helper uses.
 declare module 's3rver' {
+  import type { Server } from 'node:http';
   import type { AddressInfo } from 'node:net';
 
   interface S3rverOptions {
@@ -15,6 +16,8 @@ declare module 's3rver' {
 
   class S3rver {
     constructor(options?: S3rverOptions);
+    /** The Node server `run()` listens with. */
+    readonly httpServer: Server;
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
     reset(): void;
