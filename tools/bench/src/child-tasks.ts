@@ -52,7 +52,13 @@ export async function runChildTask(task: ChildTask): Promise<ChildMeasurement> {
     case 'integration': {
       const run = await runInProcess(task);
       exitCode = run.exitCode;
-      details = { logLines: run.logLines, errorLines: run.errorLines };
+      const actions = Object.entries(run.actions).map(([name, n]) => [`actions.${name}`, n]);
+      details = {
+        logLines: run.logLines,
+        errorLines: run.errorLines,
+        ...(run.firstError ? { firstError: run.firstError } : {}),
+        ...Object.fromEntries(actions),
+      };
       break;
     }
     case 'connections': {

@@ -237,6 +237,8 @@ describe('lower bound', () => {
 describe('the small suite (harness only; timings are not asserted)', () => {
   it('reports every scenario, with no writes in steady state and one per drifted object', async () => {
     const wanted = (s: Scenario) => {
+      // The triggers have their own test below.
+      if (s.kind === 'trigger') return false;
       if (s.kind !== 'integration') return true;
       const steadyDryRun = s.workload === Workload.resources && s.drift === 0 && s.dryRun;
       return steadyDryRun || (s.drift === 0.1 && !s.dryRun);
@@ -343,6 +345,47 @@ describe('the small suite (harness only; timings are not asserted)', () => {
     );
     expect(markdown).toContain('| run 2 (warm) |');
   }, 180_000);
+});
+
+describe('the trigger scenarios (harness only; timings are not asserted)', () => {
+  it('read each state key once, resolve each ref once and plan one PipelineRun per changed saas file', async () => {
+    const scenarios = smallSuite({ latencies: [1] }).filter((s) => s.kind === 'trigger');
+    const report = await runSuite(scenarios, { suite: 'test' });
+    expect(report.scenarios.map((r) => r.name)).toEqual([
+      'openshift-saas-deploy-trigger-configs steady dry-run @1ms',
+      'openshift-saas-deploy-trigger-configs changed 1% dry-run @1ms',
+      'openshift-saas-deploy-trigger-moving-commits steady dry-run @1ms',
+      'openshift-saas-deploy-trigger-moving-commits changed 1% dry-run @1ms',
+    ]);
+    const rows = report.scenarios.map((r) => {
+      if (r.kind !== 'trigger') throw new Error(`not a trigger result: ${r.name}`);
+      // The bound's requests exactly at the state store and GitHub; a dry-run writes nothing.
+      expect(r.exitCode).toBe(0);
+      expect(r.requests.state).toBe(r.lowerBound.state);
+      expect(r.requests.github).toBe(r.lowerBound.github);
+      expect(r.requests.api).toBeGreaterThanOrEqual(r.lowerBound.api);
+      expect(r.writes).toBe(0);
+      return [
+        r.seeded.pipelineRuns,
+        r.seeded.stateKeys,
+        r.changedTargets,
+        r.plannedRuns,
+        r.expectedRuns,
+      ];
+    });
+    // 4 saas files × 4 targets: the configs' wet run triggers each saas file once
+    // and stores all 16 targets; moving-commits stores the 8 following `main`,
+    // triggering nothing the first time. 1 % changed: at least one target.
+    expect(rows).toEqual([
+      [4, 16, 0, 0, 0],
+      [4, 16, 1, 1, 1],
+      [0, 8, 0, 0, 0],
+      [0, 8, 2, 1, 1],
+    ]);
+    expect(markdownReport(report)).toContain(
+      '| openshift-saas-deploy-trigger-configs changed 1% dry-run @1ms | 4 saas files × 4 targets on 2 × 2 namespaces |',
+    );
+  }, 120_000);
 });
 
 describe('the watch-mode measurement (harness only; timings are not asserted)', () => {

@@ -6,6 +6,7 @@ import type { LowerBound } from './lower-bound.ts';
 import type { InFlightSummary } from './measure.ts';
 import { type Scale, scaleLabel } from './model.ts';
 import { type SaasResult, saasScaleLabel } from './saas.ts';
+import type { TriggerResult } from './triggers.ts';
 
 export interface MachineInfo {
   readonly date: string;
@@ -32,6 +33,7 @@ export type ScenarioResult = Common &
   (
     | GithubResult
     | SaasResult
+    | TriggerResult
     | {
         readonly kind: 'integration';
         readonly workload: Workload;
@@ -245,6 +247,7 @@ export function markdownReport(report: SuiteReport): string {
       );
     }
   }
+  lines.push(...triggerLines(report));
   const allLoops = report.scenarios.filter(
     (r): r is Extract<ScenarioResult, { kind: 'loop' }> => r.kind === 'loop',
   );
@@ -271,6 +274,27 @@ export function markdownReport(report: SuiteReport): string {
   }
   lines.push('', ...targetLines(report));
   return `${lines.join('\n')}\n`;
+}
+
+/** The trigger scenarios: requests at each peer against the bound's. */
+function triggerLines(report: SuiteReport): string[] {
+  const runs = report.scenarios.filter(
+    (r): r is Extract<ScenarioResult, { kind: 'trigger' }> => r.kind === 'trigger',
+  );
+  if (!runs.length) return [];
+  const lines = [
+    '',
+    '| trigger scenario | scale | wall s | CPU s | peak RSS MiB | API requests (bound) | GitHub requests (bound) | state requests (bound) | PipelineRuns planned (expected) | writes | lower bound s | ratio | load |',
+    '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
+  ];
+  for (const r of runs) {
+    const b = r.lowerBound;
+    lines.push(
+      `| ${r.name}${r.exitCode !== 0 ? ` (exit ${r.exitCode})` : ''} | ${saasScaleLabel(r.scale)} | ${seconds(r.wallMs)} | ${seconds(r.cpuMs)} | ${mib(r.peakRssBytes)} | ` +
+        `${r.requests.api} (${b.api}) | ${r.requests.github} (${b.github}) | ${r.requests.state} (${b.state}) | ${r.plannedRuns} (${r.expectedRuns}) | ${r.writes} | ${seconds(b.ms)} | ${r.ratio === null ? '–' : r.ratio.toFixed(2)} | ${r.loadAverage.toFixed(1)} |`,
+    );
+  }
+  return lines;
 }
 
 /** The loop-mode scenario: one row per run (the first cold, the others warm) against the bound. */

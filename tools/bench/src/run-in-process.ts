@@ -11,18 +11,29 @@ import {
   runIntegration,
   SecretRedactor,
   SINGLE_SHARD,
+  stateStoreForRun,
 } from '@qontract/core';
 import { github } from '@qontract/integration-github';
 import { openshiftNamespaces } from '@qontract/integration-openshift-namespaces';
 import { openshiftResources } from '@qontract/integration-openshift-resources';
 import { openshiftRolebindings } from '@qontract/integration-openshift-rolebindings';
 import { openshiftSaasDeploy } from '@qontract/integration-openshift-saas-deploy';
+import {
+  openshiftSaasDeployTriggerConfigs,
+  openshiftSaasDeployTriggerMovingCommits,
+} from '@qontract/integration-openshift-saas-deploy-triggers';
 
 /** The integrations the scenarios run, by CLI name. */
 const REGISTRY: ReadonlyMap<string, AnyIntegration> = new Map(
-  [openshiftNamespaces, openshiftRolebindings, openshiftResources, github, openshiftSaasDeploy].map(
-    (d) => [d.name, d as AnyIntegration],
-  ),
+  [
+    openshiftNamespaces,
+    openshiftRolebindings,
+    openshiftResources,
+    github,
+    openshiftSaasDeploy,
+    openshiftSaasDeployTriggerConfigs,
+    openshiftSaasDeployTriggerMovingCommits,
+  ].map((d) => [d.name, d as AnyIntegration]),
 );
 
 export interface InProcessRun {
@@ -44,13 +55,20 @@ export interface InProcessRun {
  * that the benchmark loads only the integrations it runs (the CLI imports
  * every registered one).
  */
-export async function runInProcess(
-  run: InProcessRun,
-): Promise<{ exitCode: number; logLines: number; errorLines: number }> {
+export async function runInProcess(run: InProcessRun): Promise<{
+  exitCode: number;
+  logLines: number;
+  errorLines: number;
+  /** The first error line logged (JSON), if any: says why a setup run failed. */
+  firstError: string | undefined;
+  /** The run's actions by name (planned ones in a dry-run), as its summary line counts them. */
+  actions: Readonly<Record<string, number>>;
+}> {
   const definition = REGISTRY.get(run.integration);
   if (!definition) throw new Error(`the benchmark does not know integration ${run.integration}`);
   let logLines = 0;
   let errorLines = 0;
+  let firstError: string | undefined;
   const redactor = new SecretRedactor();
   const globals = {
     ...DEFAULT_GLOBAL_OPTIONS,
@@ -68,7 +86,10 @@ export async function runInProcess(
     destination: {
       write: (line: string) => {
         logLines++;
-        if (line.includes('"level":50')) errorLines++;
+        if (line.includes('"level":50')) {
+          errorLines++;
+          firstError ??= line.slice(0, 2000);
+        }
         return true;
       },
     },
@@ -89,10 +110,12 @@ export async function runInProcess(
       const settings = await appInterfaceSettings(await ctx.client(gqlClient));
       return createSecretReader({ useVault: settings.vault, config, redactor });
     },
+    // As the CLI: the APP_INTERFACE_STATE_* variables, then config.toml's [state].
+    state: stateStoreForRun(),
     finally: (ctx) => dumpQueriedSchemas(ctx),
   });
   await new Promise<void>((r) => log.flush(() => r()));
-  return { exitCode: result.exitCode, logLines, errorLines };
+  return { exitCode: result.exitCode, logLines, errorLines, firstError, actions: result.actions };
 }
 
 /** The values the CLI gives options nobody set. */

@@ -18,6 +18,7 @@ import {
   type Scenario,
   scenarioName,
 } from './scenarios.ts';
+import { runTriggerScenario } from './triggers.ts';
 
 export interface RunSuiteOptions {
   /** Progress lines (one per scenario). */
@@ -107,6 +108,8 @@ async function runScenario(
       return runGithubScenario(s, profile);
     case 'saas':
       return runSaasScenario(s, profile);
+    case 'trigger':
+      return runTriggerScenario(s, profile);
     case 'loop': {
       let bound: LowerBound | undefined;
       const m = await runLoopScenario(
@@ -361,6 +364,16 @@ function summaryLine(r: ScenarioResult): string {
     parts.push(
       `github ${r.github.commits}+${r.github.contents} (bound ${r.lowerBound.commits}+${r.lowerBound.contents})`,
       `${r.manifests} manifests (bound ${r.lowerBound.manifests}, +${r.challenged} challenged)`,
+      `${r.writes} writes`,
+    );
+    if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);
+    if (r.exitCode !== 0) parts.push(`EXIT ${r.exitCode}`);
+  }
+  if (r.kind === 'trigger') {
+    const b = r.lowerBound;
+    parts.push(
+      `api ${r.requests.api} (bound ${b.api}), github ${r.requests.github} (bound ${b.github}), state ${r.requests.state} (bound ${b.state})`,
+      `${r.plannedRuns}/${r.expectedRuns} PipelineRuns planned`,
       `${r.writes} writes`,
     );
     if (r.ratio !== null) parts.push(`ratio ${r.ratio.toFixed(2)}`);

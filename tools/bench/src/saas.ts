@@ -1,11 +1,12 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '@qontract/fake-kube-apiserver';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeRegistry, startFakeRegistry } from '@qontract/testing/fake-registry';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { stringify } from 'yaml';
+import type { ChildTask } from './child-tasks.ts';
 import {
   type InFlightSummary,
   inFlightSummary,
@@ -107,20 +108,77 @@ function template(f: number): string {
   });
 }
 
+/** What the saas files' targets are: the targets (`saas file/target`) whose REPLICAS differ. */
+export interface SaasFilesInput {
+  readonly scale: SaasScale;
+  readonly registry: string;
+  readonly shaOf: (f: number) => string;
+  readonly changed?: ReadonlySet<string>;
+}
+
+/**
+ * The saas files: half of each saas file's targets follow `main`, the other
+ * half pin the commit `main` points at (per repository two refs resolve to one
+ * commit, so one file fetch serves all four targets); a `changed` target has
+ * another REPLICAS (a config change of that target alone).
+ */
+function saasFiles(dir: string, input: SaasFilesInput): Array<[string, string]> {
+  const { scale, registry, shaOf } = input;
+  const files: Array<[string, string]> = [];
+  for (let f = 0; f < scale.saasFiles; f++) {
+    const name = appName(f);
+    const doc = {
+      $schema: '/app-sre/saas-file-2.yml',
+      labels: {},
+      name: `saas-${name}`,
+      displayName: name,
+      description: 'A generated saas file of the benchmark tree.',
+      app: { $ref: '/services/bench/app.yml' },
+      pipelinesProvider: { $ref: PROVIDER_PATH },
+      managedResourceTypes: ['Deployment', 'Service', 'ConfigMap'],
+      imagePatterns: [`${registry}/bench/`],
+      parameters: { IMAGE: `${registry}/bench/${name}` },
+      resourceTemplates: [
+        {
+          name,
+          url: `https://github.com/${repoOf(f)}`,
+          path: '/openshift/template.yaml',
+          targets: Array.from({ length: scale.targets }, (_, t) => {
+            const { c, n } = targetNamespace(scale, f, t);
+            const replicas = 1 + (t % 2) + (input.changed?.has(`${f}/${t}`) ? 10 : 0);
+            return {
+              namespace: { $ref: nsPath(c, n) },
+              ref: t < scale.targets / 2 ? 'main' : shaOf(f),
+              parameters: { REPLICAS: replicas },
+            };
+          }),
+        },
+      ],
+    };
+    files.push([
+      join(dir, 'data', `services/bench/cicd/saas-${name}.yml`),
+      `---\n${stringify(doc, { lineWidth: 0 })}`,
+    ]);
+  }
+  return files;
+}
+
+const PROVIDER_PATH = '/app-sre/pipelines-providers/bench.yml';
+const nsPath = (c: number, n: number) =>
+  `/openshift/${clusterName(c)}/namespaces/${namespaceName(n)}.yml`;
+
 /**
  * The app-interface tree: the openshift-resources benchmark tree's clusters
- * and namespaces (no openshift resources), a pipelines provider, the default
- * GitHub org, and the saas files. Half of each saas file's targets follow
- * `main`, the other half pin the commit `main` points at: per repository two
- * refs resolve to one commit, so one file fetch serves all four targets.
+ * and namespaces (no openshift resources), a Tekton pipelines provider in the
+ * first namespace of the first cluster, the default GitHub org, and the saas
+ * files.
  */
 async function writeSaasTree(
   dir: string,
-  scale: SaasScale,
   endpoints: readonly { name: string; url: string; token: string }[],
-  registry: string,
-  shaOf: (f: number) => string,
+  input: SaasFilesInput,
 ): Promise<number> {
+  const { scale } = input;
   const base = await writeAppInterfaceTree(
     dir,
     { clusters: scale.clusters, namespaces: scale.namespaces, resources: 0 },
@@ -133,50 +191,22 @@ async function writeSaasTree(
   ]) {
     await cp(join(EXAMPLES, part), join(dir, part), { recursive: true });
   }
-  const files: Array<[string, string]> = [];
-  const data = (path: string, doc: Record<string, unknown>) =>
-    files.push([join(dir, 'data', path), `---\n${stringify(doc, { lineWidth: 0 })}`]);
-  const nsPath = (c: number, n: number) =>
-    `/openshift/${clusterName(c)}/namespaces/${namespaceName(n)}.yml`;
-  data('app-sre/pipelines-providers/bench.yml', {
-    $schema: '/app-sre/pipelines-provider-1.yml',
-    labels: {},
-    name: 'tekton-bench',
-    description: 'Tekton of the benchmark tree.',
-    provider: 'tekton',
-    namespace: { $ref: nsPath(0, 0) },
-    defaults: { $ref: '/app-sre/tekton-provider-defaults/defaults.yml' },
-  });
-  for (let f = 0; f < scale.saasFiles; f++) {
-    const name = appName(f);
-    data(`services/bench/cicd/saas-${name}.yml`, {
-      $schema: '/app-sre/saas-file-2.yml',
-      labels: {},
-      name: `saas-${name}`,
-      displayName: name,
-      description: 'A generated saas file of the benchmark tree.',
-      app: { $ref: '/services/bench/app.yml' },
-      pipelinesProvider: { $ref: '/app-sre/pipelines-providers/bench.yml' },
-      managedResourceTypes: ['Deployment', 'Service', 'ConfigMap'],
-      imagePatterns: [`${registry}/bench/`],
-      parameters: { IMAGE: `${registry}/bench/${name}` },
-      resourceTemplates: [
-        {
-          name,
-          url: `https://github.com/${repoOf(f)}`,
-          path: '/openshift/template.yaml',
-          targets: Array.from({ length: scale.targets }, (_, t) => {
-            const { c, n } = targetNamespace(scale, f, t);
-            return {
-              namespace: { $ref: nsPath(c, n) },
-              ref: t < scale.targets / 2 ? 'main' : shaOf(f),
-              parameters: { REPLICAS: 1 + (t % 2) },
-            };
-          }),
-        },
-      ],
-    });
-  }
+  const files = saasFiles(dir, input);
+  files.push([
+    join(dir, 'data', PROVIDER_PATH),
+    `---\n${stringify(
+      {
+        $schema: '/app-sre/pipelines-provider-1.yml',
+        labels: {},
+        name: 'tekton-bench',
+        description: 'Tekton of the benchmark tree.',
+        provider: 'tekton',
+        namespace: { $ref: nsPath(0, 0) },
+        defaults: { $ref: '/app-sre/tekton-provider-defaults/defaults.yml' },
+      },
+      { lineWidth: 0 },
+    )}`,
+  ]);
   await writeTreeFiles(files);
   return base.files + files.length;
 }
@@ -239,25 +269,51 @@ function manifestRequests(registry: FakeRegistry, from: number) {
 }
 
 /**
- * Seeds the clusters with one wet run (every target deployed), then
- * measures a dry-run in a fresh child process: nothing changed, so the run
- * is reads only: git, registry, the clusters' lists.
+ * The saas tree and the fakes it points at (clusters, GitHub, registry):
+ * what every scenario over the saas files starts from.
  */
-export async function runSaasScenario(
-  s: SaasScenario,
-  measure: MeasureOptions = {},
-): Promise<SaasResult> {
+export interface SaasBench {
+  readonly server: FakeKubeApiServer;
+  readonly github: FakeGitHub;
+  readonly registry: FakeRegistry;
+  readonly clusters: readonly string[];
+  readonly configPath: string;
+  /** Files of the tree. */
+  readonly files: number;
+  /** A run of `integration` in a fresh child, against the fakes. */
+  task(integration: string, dryRun: boolean, threadPoolSize: number): ChildTask;
+  /** The same latency at the clusters, GitHub and the registry. */
+  setLatency(ms: number): void;
+  /** Writes the saas files again, the `changed` targets (`saas file/target`) with another config. */
+  rewriteSaasFiles(changed: ReadonlySet<string>): Promise<void>;
+  /** A new commit on `main` of saas file `f`'s repository (the same template): its sha. */
+  moveMain(f: number): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the fakes and writes the tree for `scale`; `config` adds sections
+ * to the run's config.toml (e.g. `[state]`).
+ */
+export async function startSaasBench(
+  scale: SaasScale,
+  config: Record<string, unknown> = {},
+): Promise<SaasBench> {
   const dir = await mkdtemp(join(tmpdir(), 'qr-bench-saas-'));
-  const names = Array.from({ length: s.scale.clusters }, (_, c) => clusterName(c));
+  const names = Array.from({ length: scale.clusters }, (_, c) => clusterName(c));
   const server = await startFakeKubeApiServer({
     clusters: names.map((name) => ({ name, token: `${name}-bench-token`, openshift: true })),
     maxLogEntries: 2_000_000,
   });
   const github = await startFakeGitHub({ token: GITHUB_TOKEN, rateLimit: { limit: 10_000_000 } });
   const registry = await startFakeRegistry();
+  const close = async () => {
+    await Promise.all([server.close(), github.close(), registry.close()]);
+    await rm(dir, { recursive: true, force: true });
+  };
   try {
     const shas: string[] = [];
-    for (let f = 0; f < s.scale.saasFiles; f++) {
+    for (let f = 0; f < scale.saasFiles; f++) {
       github.addRepo('bench', appName(f));
       const sha = github.pushCommit(repoOf(f), 'main', { 'openshift/template.yaml': template(f) });
       shas.push(sha);
@@ -266,7 +322,7 @@ export async function runSaasScenario(
     for (const name of names) {
       server.seed(
         name,
-        Array.from({ length: s.scale.namespaces }, (_, n) => ({
+        Array.from({ length: scale.namespaces }, (_, n) => ({
           apiVersion: 'v1',
           kind: 'Namespace',
           metadata: { name: namespaceName(n) },
@@ -279,29 +335,63 @@ export async function runSaasScenario(
       token: `${name}-bench-token`,
     }));
     const treeDir = join(dir, 'app-interface');
-    const files = await writeSaasTree(treeDir, s.scale, endpoints, registry.host, (f) => shas[f]!);
-    const config = parseToml(benchConfigToml(`file://${treeDir}`, endpoints)) as Record<
+    const input = { scale, registry: registry.host, shaOf: (f: number) => shas[f]! };
+    const files = await writeSaasTree(treeDir, endpoints, input);
+    const toml = parseToml(benchConfigToml(`file://${treeDir}`, endpoints)) as Record<
       string,
       unknown
     >;
-    config.github = { 'app-sre-example': { token: GITHUB_TOKEN } };
+    toml.github = { 'app-sre-example': { token: GITHUB_TOKEN } };
     const configPath = join(dir, 'config.toml');
-    await writeFile(configPath, stringifyToml(config));
-    const task = (dryRun: boolean) =>
-      ({
+    await writeFile(configPath, stringifyToml({ ...toml, ...config }));
+    return {
+      server,
+      github,
+      registry,
+      clusters: names,
+      configPath,
+      files,
+      task: (integration, dryRun, threadPoolSize) => ({
         kind: 'integration',
-        integration: 'openshift-saas-deploy',
+        integration,
         configPath,
         dryRun,
-        threadPoolSize: s.concurrency,
+        threadPoolSize,
         env: { GITHUB_API: github.url, QONTRACT_SAAS_DEPLOY_ROLLOUT_POLL_MS: '20' },
-      }) as const;
+      }),
+      setLatency(ms) {
+        for (const name of names) server.faults.set(name, { latencyMs: ms });
+        github.latencyMs = ms;
+        registry.latencyMs = ms;
+      },
+      rewriteSaasFiles: (changed) => writeTreeFiles(saasFiles(treeDir, { ...input, changed })),
+      moveMain: (f) =>
+        github.pushCommit(repoOf(f), 'main', { 'openshift/template.yaml': template(f) }),
+      close,
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/**
+ * Seeds the clusters with one wet run (every target deployed), then
+ * measures a dry-run in a fresh child process: nothing changed, so the run
+ * is reads only: git, registry, the clusters' lists.
+ */
+export async function runSaasScenario(
+  s: SaasScenario,
+  measure: MeasureOptions = {},
+): Promise<SaasResult> {
+  const bench = await startSaasBench(s.scale);
+  const { server, github, registry } = bench;
+  try {
+    const task = (dryRun: boolean) => bench.task('openshift-saas-deploy', dryRun, s.concurrency);
     const seeded = await measureInChild(task(false));
     if (seeded.exitCode !== 0) throw new Error(`seeding run exited ${seeded.exitCode}`);
 
-    for (const name of names) server.faults.set(name, { latencyMs: s.latencyMs });
-    github.latencyMs = s.latencyMs;
-    registry.latencyMs = s.latencyMs;
+    bench.setLatency(s.latencyMs);
     const marks = {
       github: github.requestLog.length,
       registry: registry.requestLog.length,
@@ -326,7 +416,7 @@ export async function runSaasScenario(
       scale: s.scale,
       latencyMs: s.latencyMs,
       concurrency: s.concurrency,
-      files,
+      files: bench.files,
       wallMs: m.wallMs,
       cpuMs: m.cpuMs,
       peakRssBytes: m.peakRssBytes,
@@ -349,7 +439,6 @@ export async function runSaasScenario(
       ratio: boundMs > 0 ? m.wallMs / boundMs : null,
     };
   } finally {
-    await Promise.all([server.close(), github.close(), registry.close()]);
-    await rm(dir, { recursive: true, force: true });
+    await bench.close();
   }
 }

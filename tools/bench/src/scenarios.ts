@@ -7,6 +7,7 @@ import {
 } from './github.ts';
 import { type Scale, scaleLabel } from './model.ts';
 import { SAAS_LARGE_SCALE, SAAS_SMALL_SCALE, type SaasScenario, saasScenarioName } from './saas.ts';
+import { type TriggerScenario, triggerScenarioName } from './triggers.ts';
 
 const LARGE_SCALE: Scale = { clusters: 20, namespaces: 50, resources: 50 };
 export const SMALL_SCALE: Scale = { clusters: 2, namespaces: 3, resources: 5 };
@@ -116,6 +117,7 @@ export type Scenario =
   | IntegrationScenario
   | GithubScenario
   | SaasScenario
+  | TriggerScenario
   | LoopScenario
   | ConnectionsScenario
   | ComputeScenario
@@ -141,6 +143,8 @@ export function scenarioName(s: Scenario): string {
       return githubScenarioName(s);
     case 'saas':
       return saasScenarioName(s);
+    case 'trigger':
+      return triggerScenarioName(s);
     case 'compute':
       return `hash + compare (${s.objects} objects)`;
     case 'embedded-load':
@@ -186,6 +190,7 @@ export function largeSuite(options: SuiteOptions = {}): Scenario[] {
     ...loopMode(LARGE_SCALE, options.loopModeIterations ?? 6, 50, options),
     ...githubRuns(GITHUB_LARGE_SCALE, 0.01, options.latencies ?? [5, 50], options),
     ...saasRuns(SAAS_LARGE_SCALE, options.latencies ?? [50], options),
+    ...triggerRuns(SAAS_LARGE_SCALE, options.latencies ?? [50], options),
   ];
 }
 
@@ -198,6 +203,7 @@ export function smallSuite(options: SuiteOptions = {}): Scenario[] {
     // 20 %: the small scale's 30 memberships would leave 1 % nothing to drift.
     ...githubRuns(GITHUB_SMALL_SCALE, 0.2, options.latencies ?? [5], options),
     ...saasRuns(SAAS_SMALL_SCALE, options.latencies ?? [5], options),
+    ...triggerRuns(SAAS_SMALL_SCALE, options.latencies ?? [5], options),
   ];
 }
 
@@ -223,6 +229,30 @@ function saasRuns(
 ): SaasScenario[] {
   const concurrency = options.concurrency ?? 10;
   return latencies.slice(-1).map((latencyMs) => ({ kind: 'saas', scale, latencyMs, concurrency }));
+}
+
+/**
+ * The configs and moving-commits triggers over the saas tree at the last
+ * latency: steady (nothing to trigger) and with 1 % of the targets changed.
+ */
+function triggerRuns(
+  scale: TriggerScenario['scale'],
+  latencies: readonly number[],
+  options: SuiteOptions,
+): TriggerScenario[] {
+  const concurrency = options.concurrency ?? 10;
+  return latencies.slice(-1).flatMap((latencyMs) =>
+    (['configs', 'moving-commits'] as const).flatMap((trigger) =>
+      [0, 0.01].map((changed) => ({
+        kind: 'trigger' as const,
+        trigger,
+        scale,
+        changed,
+        latencyMs,
+        concurrency,
+      })),
+    ),
+  );
 }
 
 /** `github` at each latency: a steady dry-run and a drift wet run. */
