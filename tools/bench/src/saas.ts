@@ -109,7 +109,7 @@ function template(f: number): string {
 }
 
 /** What the saas files' targets are: the targets (`saas file/target`) whose REPLICAS differ. */
-export interface SaasFilesInput {
+interface SaasFilesInput {
   readonly scale: SaasScale;
   readonly registry: string;
   readonly shaOf: (f: number) => string;

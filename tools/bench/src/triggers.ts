@@ -10,7 +10,7 @@ import { type SaasBench, type SaasScale, startSaasBench } from './saas.ts';
 import { REPO_ROOT } from './tree.ts';
 
 /** The trigger integrations the benchmark runs (their CLI names without the common prefix). */
-export type TriggerKind = 'configs' | 'moving-commits';
+type TriggerKind = 'configs' | 'moving-commits';
 
 /**
  * A dry-run of an `openshift-saas-deploy-trigger-*` integration over the saas
