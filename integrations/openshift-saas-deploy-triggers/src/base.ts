@@ -17,6 +17,7 @@ import {
 import {
   loadSaasFiles,
   repoSourcesForRun,
+  requestPool,
   type SaasFile,
   type SaasResourceTemplate,
   type SaasTarget,
@@ -181,7 +182,11 @@ export async function runTriggers(
   let store: ReturnType<RunContext['state']> | undefined;
   const state = () => (store ??= ctx.state());
   const writeState = stateWrites(ctx, state);
-  const limit = pLimit(opts.threadPoolSize);
+  // One pool per peer, each of --thread-pool-size (as the deploy's readers):
+  // only requests really made take a place, so targets waiting for a ref
+  // another target resolves hold none.
+  const git = requestPool(opts.threadPoolSize);
+  const stateReads = requestPool(opts.threadPoolSize);
   const run: TriggerRun = {
     ctx,
     includeTriggerTrace: opts.includeTriggerTrace,
@@ -191,10 +196,14 @@ export async function runTriggers(
     },
     bundleCommit: gql.gitCommit?.commit ?? 'None',
     resolveRef: (sf, url, ref) =>
-      limit(() =>
-        repoSourcesForRun(ctx, { codeAuth: sf.authentication?.code ?? null }).resolveRef(url, ref),
+      repoSourcesForRun(ctx, { codeAuth: sf.authentication?.code ?? null, limit: git }).resolveRef(
+        url,
+        ref,
       ),
-    stored: async (key) => (await state()).get(key, null),
+    stored: async (key) => {
+      const store = await state();
+      return stateReads(() => store.get(key, null));
+    },
     async changedSinceStored(spec) {
       const current = await run.stored(spec.stateKey);
       if (current === spec.stateContent) return false;

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type InFlightCounts, InFlightGauge } from '@qontract/fake-kube-apiserver';
 import S3rver from 's3rver';
 
 /** One request as the fake S3 answered it. */
@@ -23,6 +24,8 @@ export interface FakeS3 {
   readonly requestLog: readonly S3Request[];
   /** Added before every request is handled (a remote bucket's round trip). */
   latencyMs: number;
+  /** Requests in flight (latency included), as the other fakes count them. */
+  readonly inFlight: InFlightCounts;
   close(): Promise<void>;
 }
 
@@ -43,12 +46,14 @@ export async function startFakeS3(options: { buckets?: readonly string[] } = {})
   });
   const address = await server.run();
   const log: S3Request[] = [];
+  const inFlight = new InFlightGauge();
   const fake = {
     endpoint: `http://127.0.0.1:${address.port}`,
     region: 'us-east-1',
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     requestLog: log,
     latencyMs: 0,
+    inFlight,
     async close() {
       await server.close();
       await rm(directory, { recursive: true, force: true });
@@ -62,6 +67,7 @@ export async function startFakeS3(options: { buckets?: readonly string[] } = {})
   http.removeAllListeners('request');
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    inFlight.track(res);
     res.once('finish', () =>
       log.push({ method: req.method ?? 'GET', path, status: res.statusCode }),
     );

@@ -4,7 +4,12 @@ import { tektonPipelineName } from '@qontract/saas';
 import { startFakeS3 } from '@qontract/testing/fake-s3';
 import { parse } from 'yaml';
 import type { ChildMeasurement } from './child-tasks.ts';
-import { type MeasureOptions, measureInChild } from './measure.ts';
+import {
+  type InFlightSummary,
+  inFlightSummary,
+  type MeasureOptions,
+  measureInChild,
+} from './measure.ts';
 import { namespaceName } from './model.ts';
 import { type SaasBench, type SaasScale, startSaasBench } from './saas.ts';
 import { REPO_ROOT } from './tree.ts';
@@ -66,6 +71,8 @@ export interface TriggerResult extends TriggerScenario {
    */
   readonly lowerBound: PeerRequests & { readonly chain: number; readonly ms: number };
   readonly ratio: number | null;
+  /** Requests in flight at GitHub and the state store during the measured run. */
+  readonly inFlight: { readonly github: InFlightSummary; readonly state: InFlightSummary };
 }
 
 const STATE_BUCKET = 'bench-state';
@@ -170,6 +177,8 @@ export async function runTriggerScenario(
       state: s3.requestLog.length,
       writes: server.mutatingRequests().length + github.mutatingRequests().length,
     };
+    github.inFlight.reset();
+    s3.inFlight.reset();
     const m = await measureInChild(bench.task(integration, true, s.concurrency), measure);
     const apiLog = server.requests().slice(marks.api);
     const stateLog = s3.requestLog.slice(marks.state);
@@ -208,6 +217,7 @@ export async function runTriggerScenario(
         stateWrites,
       lowerBound: { ...bound, chain, ms },
       ratio: ms > 0 ? m.wallMs / ms : null,
+      inFlight: { github: inFlightSummary(github.inFlight), state: inFlightSummary(s3.inFlight) },
     };
   } finally {
     await bench.close();
