@@ -84,6 +84,8 @@ export interface TriggerRun {
   resolveRef(saasFile: SaasFile, url: string, ref: string): Promise<string>;
   /** The stored content of a key; null when there is none. */
   stored(key: string): Promise<unknown>;
+  /** Stores a spec's state without a trigger (a first sight): a side effect, never in dry-run. */
+  store(spec: TriggerSpec): Promise<void>;
   /**
    * A moving-commits / images spec: false when it is what is stored; the
    * first time a target is seen, its value is stored without a trigger (the
@@ -204,11 +206,14 @@ export async function runTriggers(
       const store = await state();
       return stateReads(() => store.get(key, null));
     },
+    store: async (spec) => {
+      await writeState([spec]);
+    },
     async changedSinceStored(spec) {
       const current = await run.stored(spec.stateKey);
       if (current === spec.stateContent) return false;
       if (current === null) {
-        await writeState([spec]);
+        await run.store(spec);
         return false;
       }
       return true;

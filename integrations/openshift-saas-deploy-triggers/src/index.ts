@@ -3,6 +3,7 @@ import { runTriggers, type TriggerType } from './base.ts';
 import { configsTrigger } from './configs.ts';
 import { imagesTrigger } from './images.ts';
 import { movingCommitsTrigger } from './moving-commits.ts';
+import { upstreamJobsTrigger } from './upstream-jobs.ts';
 
 /** The options of every trigger, as upstream's cli.py. */
 const triggerOptions = {
@@ -43,4 +44,10 @@ export const openshiftSaasDeployTriggerImages = defineTrigger(
   '0.1.0',
   'Trigger deployments when images are pushed.',
 );
+export const openshiftSaasDeployTriggerUpstreamJobs = defineTrigger(
+  upstreamJobsTrigger,
+  '0.3.0',
+  'Trigger deployments when upstream job runs.',
+);
+
 export { openshiftSaasDeployTriggerCleaner } from './cleaner.ts';

@@ -22,8 +22,15 @@ export type TriggerSettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type TriggerSettingsQuery = { settings: Array<{ repoUrl: string, hashLength: number }> | null };
 
+export type TriggerJenkinsInstancesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type TriggerJenkinsInstancesQuery = { instances: Array<{ name: string, token: { path: string, field: string, version: number | null, format: string | null } }> | null };
+
 
 export const TriggerSettingsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"TriggerSettings"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","alias":{"kind":"Name","value":"settings"},"name":{"kind":"Name","value":"app_interface_settings_v1"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"repoUrl"}},{"kind":"Field","name":{"kind":"Name","value":"hashLength"}}]}}]}}]} as unknown as DocumentNode<TriggerSettingsQuery, TriggerSettingsQueryVariables>;
+export const TriggerJenkinsInstancesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"TriggerJenkinsInstances"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","alias":{"kind":"Name","value":"instances"},"name":{"kind":"Name","value":"jenkins_instances_v1"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"token"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"path"}},{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"format"}}]}}]}}]}}]} as unknown as DocumentNode<TriggerJenkinsInstancesQuery, TriggerJenkinsInstancesQueryVariables>;
 
 // What a response must look like; the GqlClient checks every result against it.
 Object.assign(TriggerSettingsDocument, { resultShape: {"f":{"settings":{"t":"[AppInterfaceSettings_v1!]","f":{"repoUrl":"String!","hashLength":"Int!"}}}} });
+Object.assign(TriggerJenkinsInstancesDocument, { resultShape: {"f":{"instances":{"t":"[JenkinsInstance_v1!]","f":{"name":"String!","token":{"t":"VaultSecret_v1!","f":{"path":"String!","field":"String!","version":"Int","format":"String"}}}}}} });

@@ -57,6 +57,7 @@ export const registry: readonly RegistryEntry[] = [
   lazy('openshift-saas-deploy-trigger-configs', 'Trigger deployments when configuration changes.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerConfigs),
   lazy('openshift-saas-deploy-trigger-moving-commits', 'Trigger deployments when a commit changed for a ref.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerMovingCommits),
   lazy('openshift-saas-deploy-trigger-images', 'Trigger deployments when images are pushed.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerImages),
+  lazy('openshift-saas-deploy-trigger-upstream-jobs', 'Trigger deployments when upstream job runs.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerUpstreamJobs),
   lazy('openshift-saas-deploy-trigger-cleaner', 'Clean up deployment related resources.', async () => (await import('@qontract/integration-openshift-saas-deploy-triggers')).openshiftSaasDeployTriggerCleaner),
   // registry:entries (the generator inserts entries above this line)
 ];

@@ -11,6 +11,8 @@ const README_ELSEWHERE: Readonly<Record<string, string>> = {
     'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-moving-commits',
   'openshift-saas-deploy-trigger-images':
     'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-images',
+  'openshift-saas-deploy-trigger-upstream-jobs':
+    'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-upstream-jobs',
   'openshift-saas-deploy-trigger-cleaner':
     'integrations/openshift-saas-deploy-triggers/README.md#openshift-saas-deploy-trigger-cleaner',
 };

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { type FakeJenkins, startFakeJenkins } from '@qontract/testing/fake-jenkins';
+import { afterEach, describe, expect, it } from 'vitest';
 import { editFile, messages, planLines } from './harness.ts';
 import {
   PIPELINES,
@@ -17,20 +18,32 @@ const STAGE_KEY = 'saas-example-app/example-app/appint-ex-01/example-app-stage/e
 const PRODUCTION_KEY =
   'saas-example-app/example-app/appint-ex-02/example-app-production/example-production';
 
-/** The Pipeline openshift-tekton-resources creates for the example app (only it: the worker has none). */
-function seedAppPipeline(e: SaasEnvironment): void {
+/**
+ * The Pipeline openshift-tekton-resources creates for a saas file. Tests seed the app's (the
+ * worker's stays missing) and, for the build-driven triggers, the edge saas file's.
+ */
+function seedPipeline(e: SaasEnvironment, saasFile: string): void {
   e.env.server.seed(PIPELINES.cluster, [
     {
       apiVersion: 'tekton.dev/v1',
       kind: 'Pipeline',
       metadata: {
-        name: 'o-openshift-saas-deploy-saas-example-app',
+        name: `o-openshift-saas-deploy-${saasFile}`,
         namespace: PIPELINES.namespace,
       },
       spec: { tasks: [] },
     },
   ]);
 }
+const seedAppPipeline = (e: SaasEnvironment) => seedPipeline(e, 'saas-example-app');
+/** The edge saas file's targets follow builds (images, a Jenkins job), not refs. */
+const seedEdgePipeline = (e: SaasEnvironment) => seedPipeline(e, 'saas-example-edge');
+
+/** The state key prefix of an edge target (its resource template's). */
+const edgeKey = (rt: string) =>
+  `saas-example-edge/${rt}/appint-ex-k8s/example-app-edge/example-production`;
+const EDGE_RUN =
+  "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-edge-example-production']";
 
 describe('openshift-saas-deploy-trigger-configs end to end', () => {
   it('dry-run writes nothing; wet triggers each changed (saas file, env) once and stores its state', async () => {
@@ -220,5 +233,112 @@ describe('openshift-saas-deploy-trigger-cleaner end to end', () => {
     const wet = await e.runIntegration(CLEANER);
     expect(wet.code, wet.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(2);
+  });
+});
+
+describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
+  const UPSTREAM = 'openshift-saas-deploy-trigger-upstream-jobs';
+  const JOB = 'example-worker-build-main';
+  const KEY = `${edgeKey('example-worker-edge')}/ci-int/${JOB}`;
+  const jenkinsFakes: FakeJenkins[] = [];
+  afterEach(async () => {
+    await Promise.all(jenkinsFakes.splice(0).map((j) => j.close()));
+  });
+
+  /** The example environment with a fake Jenkins where examples/config.toml's ci-int secret points. */
+  async function startWithJenkins() {
+    const e = await start();
+    seedEdgePipeline(e);
+    // The password of examples/config.toml's [jenkins.ci-int] secret is the user's API token.
+    const jenkins = await startFakeJenkins({ token: 'jenkins-api-token-not-real' });
+    jenkinsFakes.push(jenkins);
+    await editFile(e.env.configPath, (t) => t.replaceAll('http://127.0.0.1:16464', jenkins.url));
+    const writes = () => e.writes() + jenkins.writeCount();
+    return { e, jenkins, writes };
+  }
+
+  it('stores the first build, triggers a newer successful one only; dry-run writes nothing', async () => {
+    const { e, jenkins, writes } = await startWithJenkins();
+    jenkins.addBuild(JOB, { result: 'SUCCESS', commitSha: 'a'.repeat(40) });
+    const setup = writes();
+
+    // Dry-run: first sight is not even stored.
+    const dry = await e.runIntegration(UPSTREAM, [], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toEqual([]);
+    expect(await stateOf(e, UPSTREAM)).toEqual({});
+    expect(writes()).toBe(setup);
+
+    // First wet run: the build is stored, nothing triggered (the configs trigger deploys new targets).
+    const first = await e.runIntegration(UPSTREAM);
+    expect(first.code, first.stderr).toBe(0);
+    expect(pipelineRuns(e)).toHaveLength(0);
+    const stored = await stateOf(e, UPSTREAM);
+    expect(Object.keys(stored)).toEqual([KEY]);
+    expect(JSON.parse(stored[KEY]!)).toMatchObject({
+      number: 1,
+      result: 'SUCCESS',
+      commit_sha: 'a'.repeat(40),
+    });
+
+    // A newer build still running, then failed: nothing triggered, the stored build stays.
+    const running = jenkins.addBuild(JOB, { commitSha: 'b'.repeat(40) });
+    const whileRunning = await e.runIntegration(UPSTREAM);
+    expect(whileRunning.code, whileRunning.stderr).toBe(0);
+    jenkins.setResult(JOB, running, 'FAILURE');
+    const failed = await e.runIntegration(UPSTREAM);
+    expect(failed.code, failed.stderr).toBe(0);
+    expect(pipelineRuns(e)).toHaveLength(0);
+    expect(await stateOf(e, UPSTREAM)).toEqual(stored);
+
+    // A newer successful build: dry-run plans the trigger and writes nothing ...
+    const c = 'c'.repeat(40);
+    jenkins.addBuild(JOB, { result: 'SUCCESS', commitSha: c });
+    const before = writes();
+    const planned = await e.runIntegration(UPSTREAM, [], { dryRun: true });
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planLines(planned)).toEqual([EDGE_RUN]);
+    expect(writes()).toBe(before);
+    expect(await stateOf(e, UPSTREAM)).toEqual(stored);
+
+    // ... a wet run creates one PipelineRun for the build's commit and stores the build.
+    const wet = await e.runIntegration(UPSTREAM, ['--include-trigger-trace']);
+    expect(wet.code, wet.stderr).toBe(0);
+    const runs = pipelineRuns(e);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.metadata.labels).toMatchObject({
+      'qontract.saas_file_name': 'saas-example-edge',
+      'qontract.env_name': 'example-production',
+      'qontract.target_ref': c,
+    });
+    expect(runs[0]?.metadata.annotations).toMatchObject({
+      'qontract.trigger_integration': UPSTREAM,
+      'qontract.integration_version': '0.3.0',
+    });
+    expect(runs[0]?.metadata.annotations['qontract.trigger_reason']).toMatch(
+      new RegExp(`/service/example-app/commit/${c} via http://127\\.0\\.0\\.1:16464/job/${JOB}/3$`),
+    );
+    expect(JSON.parse((await stateOf(e, UPSTREAM))[KEY]!)).toMatchObject({ number: 3 });
+
+    // The same build again: nothing.
+    const again = await e.runIntegration(UPSTREAM);
+    expect(again.code, again.stderr).toBe(0);
+    expect(planLines(again)).toEqual([]);
+    expect(pipelineRuns(e)).toHaveLength(1);
+    // The trigger only reads Jenkins.
+    expect(jenkins.writeCount()).toBe(0);
+  });
+
+  it('an instance it cannot read: "instance unreachable", nothing triggered or stored, exit 1', async () => {
+    const { e, jenkins } = await startWithJenkins();
+    jenkins.addBuild(JOB, { result: 'SUCCESS', commitSha: 'a'.repeat(40) });
+    jenkins.faults.add({ status: 403 });
+    const run = await e.runIntegration(UPSTREAM);
+    expect(run.code).toBe(1);
+    expect(messages(run, 50)).toContain('instance unreachable: ci-int');
+    expect(await stateOf(e, UPSTREAM)).toEqual({});
+    expect(pipelineRuns(e)).toHaveLength(0);
+    // The token never reaches the output.
+    expect(run.stderr + run.stdout).not.toContain('jenkins-api-token-not-real');
   });
 });

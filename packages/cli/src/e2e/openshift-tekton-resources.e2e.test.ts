@@ -67,9 +67,11 @@ describe('openshift-tekton-resources end to end', { timeout: 60_000 }, () => {
     expect(planLines(dry).sort()).toEqual(
       [
         applyLine('Pipeline', 'o-openshift-saas-deploy-saas-example-app'),
+        applyLine('Pipeline', 'o-openshift-saas-deploy-saas-example-edge'),
         applyLine('Pipeline', 'o-openshift-saas-deploy-saas-example-worker'),
         applyLine('Task', 'o-deploy-status'),
         applyLine('Task', 'o-openshift-saas-deploy-saas-example-app'),
+        applyLine('Task', 'o-openshift-saas-deploy-saas-example-edge'),
         applyLine('Task', 'o-openshift-saas-deploy-saas-example-worker'),
       ].sort(),
     );
@@ -79,12 +81,14 @@ describe('openshift-tekton-resources end to end', { timeout: 60_000 }, () => {
     expect(wet.code).toBe(0);
     expect(names(env, 'Pipeline')).toEqual([
       'o-openshift-saas-deploy-saas-example-app',
+      'o-openshift-saas-deploy-saas-example-edge',
       'o-openshift-saas-deploy-saas-example-worker',
     ]);
     expect(names(env, 'Task')).toEqual([
       'o-deploy-status',
       'o-hand-made',
       'o-openshift-saas-deploy-saas-example-app',
+      'o-openshift-saas-deploy-saas-example-edge',
       'o-openshift-saas-deploy-saas-example-worker',
     ]);
 
@@ -185,11 +189,15 @@ describe('openshift-tekton-resources end to end', { timeout: 60_000 }, () => {
         deleteLine('Task', 'o-openshift-saas-deploy-saas-example-worker'),
       ].sort(),
     );
-    expect(names(env, 'Pipeline')).toEqual(['o-openshift-saas-deploy-saas-example-app']);
+    expect(names(env, 'Pipeline')).toEqual([
+      'o-openshift-saas-deploy-saas-example-app',
+      'o-openshift-saas-deploy-saas-example-edge',
+    ]);
     expect(names(env, 'Task')).toEqual([
       'o-deploy-status',
       'o-hand-made',
       'o-openshift-saas-deploy-saas-example-app',
+      'o-openshift-saas-deploy-saas-example-edge',
     ]);
   });
 

@@ -45,7 +45,7 @@ describe('saas-file-validator end to end', { timeout: 60_000 }, () => {
     const { run, errors } = await validate(await exampleCopy());
     expect(errors).toEqual([]);
     expect(run.code).toBe(0);
-    expect(messages(run)).toContain('2 saas file(s) checked, 0 problem(s) found');
+    expect(messages(run)).toContain('3 saas file(s) checked, 0 problem(s) found');
   });
 
   const WORKER =
@@ -59,6 +59,7 @@ describe('saas-file-validator end to end', { timeout: 60_000 }, () => {
       (dir) => rm(join(dir, SELF_SERVICE_ROLE)),
       [
         'saas file saas-example-app (/services/example-app/cicd/saas-example-app.yml): app example-app has no self-service roles',
+        'saas file saas-example-edge (/services/example-app/cicd/saas-example-edge.yml): app example-app has no self-service roles',
         `${WORKER}: app example-app has no self-service roles`,
       ],
     ],
