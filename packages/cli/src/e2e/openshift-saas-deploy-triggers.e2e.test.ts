@@ -342,3 +342,63 @@ describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
     expect(run.stderr + run.stdout).not.toContain('jenkins-api-token-not-real');
   });
 });
+
+describe('openshift-saas-deploy-trigger-images end to end', () => {
+  const IMAGES = 'openshift-saas-deploy-trigger-images';
+
+  it("stores the first tag, waits for a new commit's image, then triggers it once", async () => {
+    const e = await start();
+    seedEdgePipeline(e);
+    const image = `${e.registry.host}/example/example-app`;
+    const key = `${edgeKey('example-app-edge')}/${image}`;
+    const setup = e.writes();
+
+    // Dry-run: the first-seen tag is not even stored.
+    const dry = await e.runIntegration(IMAGES, [], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toEqual([]);
+    expect(await stateOf(e, IMAGES)).toEqual({});
+    expect(e.writes()).toBe(setup);
+
+    // First wet run: the tag of main's commit (its image is in the registry) is stored, no trigger.
+    const first = await e.runIntegration(IMAGES);
+    expect(first.code, first.stderr).toBe(0);
+    expect(pipelineRuns(e)).toHaveLength(0);
+    expect(await stateOf(e, IMAGES)).toEqual({ [key]: JSON.stringify(e.seed.appSha.slice(0, 7)) });
+
+    // main moves to a commit whose image is not built yet: the original's error, no trigger.
+    const next = 'd'.repeat(40);
+    const tag = next.slice(0, 7);
+    e.github.addCommit('example/example-app', 'main', next);
+    const waiting = await e.runIntegration(IMAGES);
+    expect(waiting.code, waiting.stderr).toBe(0);
+    expect(messages(waiting, 50)).toContain(
+      `[saas-example-edge/example-app-edge] main: Image does not exist: ${image}:${tag}`,
+    );
+    expect(pipelineRuns(e)).toHaveLength(0);
+
+    // The image is pushed: dry-run plans the trigger and writes nothing ...
+    e.registry.pushImage('example/example-app', tag);
+    const before = e.writes();
+    const planned = await e.runIntegration(IMAGES, [], { dryRun: true });
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planLines(planned)).toEqual([EDGE_RUN]);
+    expect(e.writes()).toBe(before);
+
+    // ... a wet run creates one PipelineRun for the commit and stores the new tag.
+    const wet = await e.runIntegration(IMAGES, ['--include-trigger-trace']);
+    expect(wet.code, wet.stderr).toBe(0);
+    const runs = pipelineRuns(e);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.metadata.labels['qontract.target_ref']).toBe(next);
+    expect(runs[0]?.metadata.annotations['qontract.trigger_reason']).toBe(
+      `https://github.com/example/example-app/commit/${next} build ${image}:${tag}`,
+    );
+    expect((await stateOf(e, IMAGES))[key]).toBe(JSON.stringify(tag));
+
+    const again = await e.runIntegration(IMAGES);
+    expect(again.code, again.stderr).toBe(0);
+    expect(planLines(again)).toEqual([]);
+    expect(pipelineRuns(e)).toHaveLength(1);
+  });
+});
