@@ -266,14 +266,14 @@ describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
     const dry = await e.runIntegration(UPSTREAM, [], { dryRun: true });
     expect(dry.code, dry.stderr).toBe(0);
     expect(planLines(dry)).toEqual([]);
-    expect(await stateOf(e, UPSTREAM)).toEqual({});
+    expect(await stateFiles(e, UPSTREAM)).toEqual({});
     expect(writes()).toBe(setup);
 
     // First wet run: the build is stored, nothing triggered (the configs trigger deploys new targets).
     const first = await e.runIntegration(UPSTREAM);
     expect(first.code, first.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(0);
-    const stored = await stateOf(e, UPSTREAM);
+    const stored = await stateFiles(e, UPSTREAM);
     expect(Object.keys(stored)).toEqual([KEY]);
     expect(JSON.parse(stored[KEY]!)).toMatchObject({
       number: 1,
@@ -289,7 +289,7 @@ describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
     const failed = await e.runIntegration(UPSTREAM);
     expect(failed.code, failed.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(0);
-    expect(await stateOf(e, UPSTREAM)).toEqual(stored);
+    expect(await stateFiles(e, UPSTREAM)).toEqual(stored);
 
     // A newer successful build: dry-run plans the trigger and writes nothing ...
     const c = 'c'.repeat(40);
@@ -299,7 +299,7 @@ describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
     expect(planned.code, planned.stderr).toBe(0);
     expect(planLines(planned)).toEqual([EDGE_RUN]);
     expect(writes()).toBe(before);
-    expect(await stateOf(e, UPSTREAM)).toEqual(stored);
+    expect(await stateFiles(e, UPSTREAM)).toEqual(stored);
 
     // ... a wet run creates one PipelineRun for the build's commit and stores the build.
     const wet = await e.runIntegration(UPSTREAM, ['--include-trigger-trace']);
@@ -318,7 +318,7 @@ describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
     expect(runs[0]?.metadata.annotations['qontract.trigger_reason']).toMatch(
       new RegExp(`/service/example-app/commit/${c} via http://127\\.0\\.0\\.1:16464/job/${JOB}/3$`),
     );
-    expect(JSON.parse((await stateOf(e, UPSTREAM))[KEY]!)).toMatchObject({ number: 3 });
+    expect(JSON.parse((await stateFiles(e, UPSTREAM))[KEY]!)).toMatchObject({ number: 3 });
 
     // The same build again: nothing.
     const again = await e.runIntegration(UPSTREAM);
@@ -336,7 +336,7 @@ describe('openshift-saas-deploy-trigger-upstream-jobs end to end', () => {
     const run = await e.runIntegration(UPSTREAM);
     expect(run.code).toBe(1);
     expect(messages(run, 50)).toContain('instance unreachable: ci-int');
-    expect(await stateOf(e, UPSTREAM)).toEqual({});
+    expect(await stateFiles(e, UPSTREAM)).toEqual({});
     expect(pipelineRuns(e)).toHaveLength(0);
     // The token never reaches the output.
     expect(run.stderr + run.stdout).not.toContain('jenkins-api-token-not-real');
@@ -357,14 +357,14 @@ describe('openshift-saas-deploy-trigger-images end to end', () => {
     const dry = await e.runIntegration(IMAGES, [], { dryRun: true });
     expect(dry.code, dry.stderr).toBe(0);
     expect(planLines(dry)).toEqual([]);
-    expect(await stateOf(e, IMAGES)).toEqual({});
+    expect(await stateFiles(e, IMAGES)).toEqual({});
     expect(e.writes()).toBe(setup);
 
     // First wet run: the tag of main's commit (its image is in the registry) is stored, no trigger.
     const first = await e.runIntegration(IMAGES);
     expect(first.code, first.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(0);
-    expect(await stateOf(e, IMAGES)).toEqual({ [key]: JSON.stringify(e.seed.appSha.slice(0, 7)) });
+    expect(await stateFiles(e, IMAGES)).toEqual({ [key]: JSON.stringify(e.seed.appSha.slice(0, 7)) });
 
     // main moves to a commit whose image is not built yet: the original's error, no trigger.
     const next = 'd'.repeat(40);
@@ -394,7 +394,7 @@ describe('openshift-saas-deploy-trigger-images end to end', () => {
     expect(runs[0]?.metadata.annotations['qontract.trigger_reason']).toBe(
       `https://github.com/example/example-app/commit/${next} build ${image}:${tag}`,
     );
-    expect((await stateOf(e, IMAGES))[key]).toBe(JSON.stringify(tag));
+    expect((await stateFiles(e, IMAGES))[key]).toBe(JSON.stringify(tag));
 
     const again = await e.runIntegration(IMAGES);
     expect(again.code, again.stderr).toBe(0);
