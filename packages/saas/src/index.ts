@@ -150,6 +150,21 @@ export {
   /** @public image validation of openshift-saas-deploy */
   validateTargetImages,
 } from './registry.ts';
+// The SLO gate of the configs trigger and saas-auto-promotions-manager (Prometheus instant queries).
+export {
+  /** @public the SLO gate */
+  breachedSlosByKey,
+  /** @public the SLO gate */
+  type SloChecker,
+  /** @public the SLO gate */
+  type SloDetails,
+  /** @public the SLO gate */
+  type SloDocument,
+  /** @public the SLO gate */
+  sloCheckerForRun,
+  /** @public the SLO gate */
+  targetSloKeys,
+} from './slo.ts';
 // Git reads of openshift-saas-deploy (ref resolution, templates, directories).
 export {
   /** @public git reads of openshift-saas-deploy */

@@ -1,19 +1,9 @@
-import {
-  configFromObject,
-  createLogger,
-  DEFAULT_GLOBAL_OPTIONS,
-  defineIntegration,
-  errorMessage,
-  QontractError,
-  type RunContext,
-  runIntegration,
-  SecretRedactor,
-  type SecretRef,
-} from '@qontract/core';
+import { errorMessage, QontractError, type RunContext, type SecretRef } from '@qontract/core';
 import { type FakeGitHub, startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RepoSources, repoSourcesForRun, requestPool } from './sources.ts';
+import { inTestRun } from './test-support/run.ts';
 
 const DEFAULT_TOKEN = 'ghp_default_org_token';
 const SAAS_TOKEN = 'ghp_saas_file_token';
@@ -54,8 +44,6 @@ async function startGitlab(): Promise<FakeGitlab> {
 
 /** One run of a throw-away integration with app-interface's GitHub org and GitLab instance. */
 async function inRun(body: (ctx: RunContext) => Promise<void>): Promise<void> {
-  const redactor = new SecretRedactor();
-  let failure: unknown;
   const gql = {
     endpoint: 'test',
     sha: undefined,
@@ -84,49 +72,15 @@ async function inRun(body: (ctx: RunContext) => Promise<void>): Promise<void> {
       throw new Error(`unexpected query ${operation}`);
     },
   };
-  const result = await runIntegration({
-    definition: defineIntegration({
-      name: 'sources-test',
-      version: '0.1.0',
-      description: 't',
-      options: {},
-      run: async (ctx) => {
-        try {
-          await body(ctx);
-        } catch (e) {
-          failure = e;
-        }
-      },
-    }),
-    options: {},
-    globals: { ...DEFAULT_GLOBAL_OPTIONS, configPath: '' },
-    config: configFromObject({ graphql: { server: 'file://x' } }),
-    log: createLogger({
-      level: 'ERROR',
-      dryRun: false,
-      redactor,
-      destination: { write: () => {} },
-    }),
-    redactor,
-    env: {
-      vars: {
-        ...(github ? { GITHUB_API: github.url } : {}),
-        QONTRACT_GITHUB_RETRY_UNIT_MS: '1',
-        QONTRACT_GITLAB_RETRY_UNIT_MS: '1',
-      },
+  await inTestRun(body, {
+    secrets: SECRETS,
+    gql,
+    vars: {
+      ...(github ? { GITHUB_API: github.url } : {}),
+      QONTRACT_GITHUB_RETRY_UNIT_MS: '1',
+      QONTRACT_GITLAB_RETRY_UNIT_MS: '1',
     },
-    secrets: () => ({
-      read: async (ref: SecretRef) => {
-        const value = SECRETS[ref.path];
-        if (value === undefined) throw new QontractError(`secret not found: ${ref.path}`);
-        return value;
-      },
-      readAll: async () => ({}),
-    }),
-    clients: new Map([['gql', gql]]),
   });
-  if (failure) throw failure;
-  expect(result.exitCode).toBe(0);
 }
 
 async function failureOf(p: Promise<unknown>): Promise<Error> {
