@@ -21,6 +21,7 @@ import {
   type SaasFile,
   type SaasResourceTemplate,
   type SaasTarget,
+  type SloDocument,
   targetConfigStateModel,
   tektonPipelineName,
 } from '@qontract/saas';
@@ -48,6 +49,10 @@ export interface TriggerSpec {
   readonly reason: string | null;
   /** The `qontract.target_ref` label: the target's ref or the commit it resolved to. */
   readonly targetRef: string;
+  /** The configs trigger's: the resource template's url (hotfix versions are looked up by it). */
+  readonly resourceTemplateUrl?: string;
+  /** The configs trigger's: the target's SLO documents (its SLO gate). */
+  readonly slos?: readonly SloDocument[] | null;
 }
 
 /** The fields of a spec that its target gives, whatever the trigger type. */
@@ -75,6 +80,10 @@ export function targetSpec(
 /** What a trigger type may use while computing its specs. */
 export interface TriggerRun {
   readonly ctx: RunContext;
+  /** `--thread-pool-size`. */
+  readonly threadPoolSize: number;
+  /** The saas files of this shard (hotfix versions of their apps' code components). */
+  readonly saasFiles: readonly SaasFile[];
   readonly includeTriggerTrace: boolean;
   /** app-interface settings: `repoUrl`, `hashLength`. */
   readonly settings: { readonly repoUrl: string; readonly hashLength: number };
@@ -99,6 +108,11 @@ export interface TriggerType {
   readonly integration: string;
   /** The specs of one saas file to trigger (compared with the state already). */
   diff(saasFile: SaasFile, run: TriggerRun): Promise<readonly TriggerSpec[]>;
+  /**
+   * The specs of every saas file that may go on (the configs trigger's SLO
+   * gate); a failure fails the run before anything is triggered.
+   */
+  gate?(specs: readonly TriggerSpec[], run: TriggerRun): Promise<readonly TriggerSpec[]>;
 }
 
 export interface TriggerOptions {
@@ -191,6 +205,8 @@ export async function runTriggers(
   const stateReads = requestPool(opts.threadPoolSize);
   const run: TriggerRun = {
     ctx,
+    threadPoolSize: opts.threadPoolSize,
+    saasFiles,
     includeTriggerTrace: opts.includeTriggerTrace,
     settings: {
       repoUrl: settings?.[0]?.repoUrl ?? '',
@@ -220,7 +236,7 @@ export async function runTriggers(
     },
   };
 
-  const specs = (
+  const diffs = (
     await Promise.all(
       saasFiles.map(async (sf) => {
         try {
@@ -232,6 +248,7 @@ export async function runTriggers(
       }),
     )
   ).flat();
+  const specs = type.gate ? await type.gate(diffs, run) : diffs;
 
   const actions = await triggerActions(ctx, type.integration, clusters, specs, opts);
   const created = new Set<TriggerAction>();

@@ -2,7 +2,8 @@ import { pyJsonDumps } from '@qontract/pycompat';
 import { resolveSaasFiles, targetConfigStateModel } from '@qontract/saas';
 import { rawNamespace, rawSaasFile, rawTarget } from '@qontract/saas/test-support';
 import { describe, expect, it } from 'vitest';
-import { configChanged, configSpec } from './configs.ts';
+import type { TriggerRun } from './base.ts';
+import { configChanged, configSpec, configsTrigger } from './configs.ts';
 
 const stage = rawNamespace('app-stage', { cluster: 'c1', env: 'stage' });
 const raw = rawSaasFile(
@@ -80,5 +81,48 @@ describe('configChanged', () => {
     expect(configChanged(null, desired)).toBe(true);
     expect(configChanged({ ...stored, ref: 'other' }, desired)).toBe(true);
     expect(configChanged({ ...stored, parameters: '{"REPLICAS":2}' }, desired)).toBe(true);
+  });
+});
+
+describe('the SLO gate of the configs trigger', () => {
+  const HOTFIX = 'c'.repeat(40);
+  const slo = {
+    name: 'example-slos',
+    namespaces: [],
+    slos: [
+      {
+        name: 'availability',
+        expr: 'up',
+        SLIType: 'availability',
+        SLOParameters: { window: '28d' },
+        SLOTarget: 0.99,
+        SLOTargetUnit: 'percent_0_1',
+      },
+    ],
+  };
+  const withSlos = rawSaasFile(
+    'saas-slo',
+    [rawTarget({ namespace: stage, ref: HOTFIX, slos: [slo] })],
+    {
+      app: {
+        ...raw.app,
+        codeComponents: [
+          { url: 'https://github.com/org/app', blockedVersions: null, hotfixVersions: [HOTFIX] },
+        ],
+      },
+    },
+  );
+  const [hotfixFile] = resolveSaasFiles([withSlos], [stage]);
+  const hotfixRt = hotfixFile!.resourceTemplates[0]!;
+
+  it('lets a hotfix ref and targets without SLOs through without asking Prometheus', async () => {
+    const specs = [
+      configSpec(hotfixFile!, hotfixRt, hotfixRt.targets[0]!, undefined),
+      configSpec(saasFile!, rt, rt.targets[1]!, undefined),
+    ];
+    expect(specs[0]?.slos).toHaveLength(1);
+    // No RunContext: any Prometheus read would throw.
+    const run = { saasFiles: [hotfixFile!, saasFile!], threadPoolSize: 1 } as unknown as TriggerRun;
+    await expect(configsTrigger.gate?.(specs, run)).resolves.toEqual(specs);
   });
 });

@@ -1,11 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
-import { pyJsonDumps } from '@qontract/pycompat';
+import { pyFloatRepr, pyJsonDumps } from '@qontract/pycompat';
 import {
+  breachedSlosByKey,
+  codeComponentVersions,
   type SaasFile,
   type SaasResourceTemplate,
   type SaasTarget,
+  type SloDetails,
+  sloCheckerForRun,
   targetConfigState,
   targetConfigStateModel,
+  targetSloKeys,
 } from '@qontract/saas';
 import { type TriggerRun, type TriggerSpec, type TriggerType, targetSpec } from './base.ts';
 
@@ -32,6 +37,8 @@ export function configSpec(
     stateContent: content,
     reason: trace ? `${trace.repoUrl}/commit/${trace.bundleCommit}${auto}` : null,
     targetRef: target.ref,
+    resourceTemplateUrl: rt.url,
+    slos: target.slos,
   };
 }
 
@@ -58,10 +65,60 @@ export function configChanged(stored: unknown, desired: unknown): boolean {
 }
 
 /**
+ * Whether a breached SLO of the spec's own namespace holds it back (the
+ * original's `has_breached_slos`, with its log lines).
+ */
+function heldBySlos(
+  log: TriggerRun['ctx']['log'],
+  spec: TriggerSpec,
+  breached: ReadonlyMap<string, readonly SloDetails[]>,
+): boolean {
+  const keys = targetSloKeys(spec.slos ?? [], spec.namespaceName, spec.clusterName).filter((k) =>
+    breached.has(k),
+  );
+  if (keys.length === 0) return false;
+  log.info(`Skipping target from saas file ${spec.saasFileName} due to following breached SLOs.`);
+  for (const key of keys) {
+    for (const b of breached.get(key) ?? []) {
+      log.info(
+        `SLO: ${b.slo.name} of document ${b.documentName} is breached. Current value: ${pyFloatRepr(b.currentValue, 'python')} Expected: ${pyFloatRepr(b.slo.SLOTarget, 'python')}`,
+      );
+    }
+  }
+  return true;
+}
+
+/**
+ * The SLO gate (the original's `filter_slo_breached_triggers`): the specs of
+ * targets with SLO documents whose ref is not a hotfix version of the code
+ * component are checked against Prometheus; those with a breached SLO in
+ * their own namespace are not triggered (nor stored). A value that cannot be
+ * read fails the run: nothing is triggered.
+ */
+async function sloGate(
+  specs: readonly TriggerSpec[],
+  run: TriggerRun,
+): Promise<readonly TriggerSpec[]> {
+  const { hotfix } = codeComponentVersions(run.saasFiles);
+  const toValidate = specs.filter(
+    (s) =>
+      s.slos && s.slos.length > 0 && !hotfix.get(s.resourceTemplateUrl ?? '')?.has(s.targetRef),
+  );
+  if (toValidate.length === 0) return specs;
+  const breached = await sloCheckerForRun(run.ctx, {
+    concurrency: run.threadPoolSize,
+  }).breachedSlos(toValidate.flatMap((s) => s.slos ?? []));
+  if (breached.length === 0) return specs;
+  const byKey = breachedSlosByKey(breached);
+  // Only the specs that were validated: a hotfix passes whatever another target's SLOs say.
+  const held = new Set(toValidate.filter((s) => heldBySlos(run.ctx.log, s, byKey)));
+  return specs.filter((s) => !held.has(s));
+}
+
+/**
  * `openshift-saas-deploy-trigger-configs`: a target whose config differs from
- * the one stored when it was last triggered (a new target included).
- * Upstream skips targets whose SLOs are breached; this port does not read
- * SLOs (see the README).
+ * the one stored when it was last triggered (a new target included), unless
+ * one of its SLOs is breached.
  */
 export const configsTrigger: TriggerType = {
   integration: CONFIGS_INTEGRATION,
@@ -83,4 +140,5 @@ export const configsTrigger: TriggerType = {
     );
     return [...specs.values()].filter((_, i) => changed[i]);
   },
+  gate: sloGate,
 };

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { type FakeJenkins, startFakeJenkins } from '@qontract/testing/fake-jenkins';
+import { type FakePrometheus, startFakePrometheus } from '@qontract/testing/fake-prometheus';
 import { afterEach, describe, expect, it } from 'vitest';
-import { editFile, messages, planLines } from './harness.ts';
+import { editFile, messages, planLines, rewriteAppInterface } from './harness.ts';
 import {
   PIPELINES,
   pipelineRuns,
@@ -143,6 +144,107 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
     expect(retried.code, retried.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(2);
     expect(Object.keys(await stateFiles(e, CONFIGS))).toHaveLength(2);
+  });
+});
+
+describe('the SLO gate of openshift-saas-deploy-trigger-configs end to end', () => {
+  const SLO_QUERY =
+    'sum(rate(http_requests_total{job="example-app",code!~"5.."}[28d])) / sum(rate(http_requests_total{job="example-app"}[28d]))';
+  const PRODUCTION_REF = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+  let fakes: FakePrometheus[] = [];
+  afterEach(async () => {
+    await Promise.all(fakes.map((f) => f.close()));
+    fakes = [];
+  });
+
+  it('holds a target while its SLO is breached, triggers it once met or as a hotfix; fails the run when Prometheus is down', async () => {
+    const e = await start();
+    seedAppPipeline(e);
+    // Production is read through its cluster's prometheusUrl (appint-ex-02's automation token),
+    // stage through prometheusAccess (config.toml's basic credentials).
+    const cluster = await startFakePrometheus({ bearerToken: 'appint-ex-02-example-token' });
+    const external = await startFakePrometheus({
+      basic: { username: 'example-slo-reader', password: 'slo-password-not-real' },
+    });
+    fakes = [cluster, external];
+    await rewriteAppInterface(e.env.appInterfaceDir, {
+      'https://prometheus.appint-ex-02.example.com': cluster.url,
+      'https://prometheus-slo.example.com': external.url,
+    });
+    // Production lists the example app's SLO document.
+    await editFile(join(e.env.appInterfaceDir, APP_FILE), (t) =>
+      t.replace(
+        `ref: ${PRODUCTION_REF}\n`,
+        `ref: ${PRODUCTION_REF}\n        slos:\n          - $ref: /services/example-app/slo-documents/example-app.yml\n`,
+      ),
+    );
+    cluster.setVector(SLO_QUERY, [{ metric: { job: 'example-app' }, value: 0.95 }]);
+    external.setVector(SLO_QUERY, [{ metric: { job: 'example-app' }, value: 0.999 }]);
+
+    // Breached: dry-run and wet plan stage only; production is skipped with the original's lines.
+    const dry = await e.runIntegration(CONFIGS, [], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(planLines(dry)).toEqual([
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
+    ]);
+    const held = await e.runIntegration(CONFIGS);
+    expect(held.code, held.stderr).toBe(0);
+    expect(messages(held)).toEqual(
+      expect.arrayContaining([
+        'Skipping target from saas file saas-example-app due to following breached SLOs.',
+        'SLO: availability of document example-app-slos is breached. Current value: 0.95 Expected: 0.99',
+      ]),
+    );
+    expect(pipelineRuns(e).map((r) => r.metadata.labels['qontract.env_name'])).toEqual([
+      'example-stage',
+    ]);
+    expect(Object.keys(await stateFiles(e, CONFIGS))).toEqual([STAGE_KEY]);
+    // Every namespace of the document was read, each with its own credentials (none refused).
+    expect(cluster.queries).toEqual([SLO_QUERY, SLO_QUERY]);
+    expect(external.queries).toEqual([SLO_QUERY, SLO_QUERY]);
+    expect([...cluster.requestLog, ...external.requestLog].every((r) => r.status === 200)).toBe(
+      true,
+    );
+    expect(held.stdout + held.stderr).not.toContain('slo-password-not-real');
+
+    // Met again (0.99 is not below 0.99): production is triggered and stored.
+    cluster.setVector(SLO_QUERY, [{ metric: { job: 'example-app' }, value: 0.99 }]);
+    const met = await e.runIntegration(CONFIGS);
+    expect(met.code, met.stderr).toBe(0);
+    expect(planLines(met)).toEqual([
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-production']",
+    ]);
+    expect(Object.keys(await stateFiles(e, CONFIGS)).sort()).toEqual([STAGE_KEY, PRODUCTION_KEY]);
+
+    // Production changes while Prometheus is down: as the original, the run fails, nothing is triggered.
+    await editFile(join(e.env.appInterfaceDir, APP_FILE), (t) =>
+      t.replace('REPLICAS: 3', 'REPLICAS: 4'),
+    );
+    await cluster.close();
+    const storedBefore = (await stateFiles(e, CONFIGS))[PRODUCTION_KEY];
+    const down = await e.runIntegration(CONFIGS);
+    expect(down.code).toBe(1);
+    expect(messages(down, 50)).toContain(
+      'Connection error  getting current value for SLO: availability of document: example-app-slos for namespace: example-app-production',
+    );
+    expect(pipelineRuns(e)).toHaveLength(2);
+    expect((await stateFiles(e, CONFIGS))[PRODUCTION_KEY]).toBe(storedBefore);
+
+    // Production's ref is a hotfix of the code component: deployed without asking Prometheus.
+    await editFile(join(e.env.appInterfaceDir, 'data/services/example-app/app.yml'), (t) =>
+      t.replace(
+        'url: https://github.com/example/example-app\n',
+        `url: https://github.com/example/example-app\n    hotfixVersions:\n      - ${PRODUCTION_REF}\n`,
+      ),
+    );
+    const hotfix = await e.runIntegration(CONFIGS);
+    expect(hotfix.code, hotfix.stderr).toBe(0);
+    expect(planLines(hotfix)).toEqual([
+      "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-production']",
+    ]);
+    expect(JSON.parse((await stateFiles(e, CONFIGS))[PRODUCTION_KEY]!).parameters).toBe(
+      '{"REPLICAS":4}',
+    );
   });
 });
 
@@ -364,7 +466,9 @@ describe('openshift-saas-deploy-trigger-images end to end', () => {
     const first = await e.runIntegration(IMAGES);
     expect(first.code, first.stderr).toBe(0);
     expect(pipelineRuns(e)).toHaveLength(0);
-    expect(await stateFiles(e, IMAGES)).toEqual({ [key]: JSON.stringify(e.seed.appSha.slice(0, 7)) });
+    expect(await stateFiles(e, IMAGES)).toEqual({
+      [key]: JSON.stringify(e.seed.appSha.slice(0, 7)),
+    });
 
     // main moves to a commit whose image is not built yet: the original's error, no trigger.
     const next = 'd'.repeat(40);
