@@ -1,6 +1,6 @@
 import { pyJsonDumps } from '@qontract/pycompat';
 import { resolveSaasFiles, targetConfigStateModel } from '@qontract/saas';
-import { rawNamespace, rawSaasFile, rawTarget } from '@qontract/saas/test-support';
+import { rawNamespace, rawSaasFile, rawSloDocument, rawTarget } from '@qontract/saas/test-support';
 import { describe, expect, it } from 'vitest';
 import type { TriggerRun } from './base.ts';
 import { configChanged, configSpec, configsTrigger } from './configs.ts';
@@ -86,20 +86,7 @@ describe('configChanged', () => {
 
 describe('the SLO gate of the configs trigger', () => {
   const HOTFIX = 'c'.repeat(40);
-  const slo = {
-    name: 'example-slos',
-    namespaces: [],
-    slos: [
-      {
-        name: 'availability',
-        expr: 'up',
-        SLIType: 'availability',
-        SLOParameters: { window: '28d' },
-        SLOTarget: 0.99,
-        SLOTargetUnit: 'percent_0_1',
-      },
-    ],
-  };
+  const slo = rawSloDocument('example-slos');
   const withSlos = rawSaasFile(
     'saas-slo',
     [rawTarget({ namespace: stage, ref: HOTFIX, slos: [slo] })],

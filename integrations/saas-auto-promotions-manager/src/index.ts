@@ -10,7 +10,13 @@ import {
   unleashToggles,
 } from '@qontract/core';
 import { type GitlabApi, type GitlabMergeRequest, gitlabApi } from '@qontract/gitlab';
-import { isCommitSha, loadSaasFiles, PromotionState, repoSourcesForRun } from '@qontract/saas';
+import {
+  isCommitSha,
+  loadSaasFiles,
+  PromotionState,
+  repoSourcesForRun,
+  sloCheckerForRun,
+} from '@qontract/saas';
 import pLimit from 'p-limit';
 import { type Addition, Reason, type ReasonName, reconcileBatches } from './batcher.ts';
 import {
@@ -177,7 +183,10 @@ export const saasAutoPromotionsManager = defineIntegration({
     const inventory: Inventory = buildInventory(saasFiles, ctx.log);
     await fetchPublisherStates(ctx, inventory.publishers, opts.threadPoolSize);
     const now = new Date();
-    for (const s of inventory.subscribers) computeDesiredState(s, now, ctx.log);
+    const slos = sloCheckerForRun(ctx, { concurrency: opts.threadPoolSize });
+    for (const s of inventory.subscribers) {
+      await computeDesiredState(s, now, ctx.log, (docs) => slos.breachedSlos(docs));
+    }
     const withDiff = inventory.subscribers.filter(hasDiff);
 
     const { api, project } = await appInterfaceProject(ctx);

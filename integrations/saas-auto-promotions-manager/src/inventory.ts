@@ -6,7 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import { QontractError, type SecretRef } from '@qontract/core';
-import { parseCheckIn, type SaasFile, type SaasNamespace, targetUid } from '@qontract/saas';
+import {
+  parseCheckIn,
+  type SaasFile,
+  type SaasNamespace,
+  type SloDetails,
+  type SloDocument,
+  targetUid,
+} from '@qontract/saas';
 import { cronMatches, isValidCron } from './cron.ts';
 
 /** A publisher's deployment on a channel, as the promotion record says (saas file and hash required). */
@@ -60,6 +67,10 @@ export interface Subscriber {
   readonly soakDays: number;
   readonly schedule: string;
   readonly blockedVersions: ReadonlySet<string>;
+  /** Refs that skip the SLO gate (the code component's `hotfixVersions`). */
+  readonly hotfixVersions: ReadonlySet<string>;
+  /** The target's SLO documents: no promotion while one of their SLOs is breached. */
+  readonly slos: readonly SloDocument[] | null;
   readonly channels: Channel[];
   readonly configHashesByChannel: Map<string, ConfigHash[]>;
   desiredRef: string;
@@ -92,10 +103,10 @@ export function buildInventory(saasFiles: readonly SaasFile[], log: Log): Invent
   const subscribers: Subscriber[] = [];
   for (const sf of saasFiles) {
     const blocked = new Map<string, Set<string>>();
+    const hotfix = new Map<string, Set<string>>();
     for (const cc of sf.app.codeComponents ?? []) {
-      const set = blocked.get(cc.url) ?? new Set<string>();
-      for (const v of cc.blockedVersions ?? []) set.add(v);
-      blocked.set(cc.url, set);
+      blocked.set(cc.url, new Set([...(blocked.get(cc.url) ?? []), ...(cc.blockedVersions ?? [])]));
+      hotfix.set(cc.url, new Set([...(hotfix.get(cc.url) ?? []), ...(cc.hotfixVersions ?? [])]));
     }
     for (const { rt, t } of activeTargets(sf)) {
       const promotion = t.promotion!;
@@ -111,6 +122,8 @@ export function buildInventory(saasFiles: readonly SaasFile[], log: Log): Invent
         soakDays: promotion.soakDays ?? 0,
         schedule: promotion.schedule || '* * * * *',
         blockedVersions: blocked.get(rt.url) ?? new Set(),
+        hotfixVersions: hotfix.get(rt.url) ?? new Set(),
+        slos: t.slos && t.slos.length > 0 ? t.slos : null,
         channels: [],
         configHashesByChannel: new Map(),
         desiredRef: '',
@@ -233,13 +246,44 @@ function passedSoakDays(s: Subscriber, nowMicros: number): boolean {
 }
 
 /**
+ * The original's `_has_breached_slos`: a subscriber with SLO documents and a
+ * ref that is not a hotfix is held while any SLO of them (every namespace of
+ * each document) is breached. A failure to read them fails the run.
+ */
+async function heldBySlos(
+  s: Subscriber,
+  ref: string,
+  log: Log,
+  breachedSlos: ((documents: readonly SloDocument[]) => Promise<SloDetails[]>) | undefined,
+): Promise<boolean> {
+  if (!s.slos || !breachedSlos || s.hotfixVersions.has(ref)) return false;
+  const breached = await breachedSlos(s.slos);
+  if (breached.length === 0) return false;
+  log.info(
+    `Subscriber at path ${s.targetFilePath} promotion stopped because following breached SLOs`,
+  );
+  for (const b of breached) {
+    // Python's %f: six decimals.
+    log.info(
+      `SLO:${b.slo.name} of document ${b.documentName} is breached. Current value:${b.currentValue.toFixed(6)} Expected:${b.slo.SLOTarget.toFixed(6)} `,
+    );
+  }
+  return true;
+}
+
+/**
  * The subscriber's desired ref: the one commit all its publishers deployed
  * with success, soaked for `soakDays`, in the deployment window and not a
  * blocked version; else its current ref. With
  * `redeployOnPublisherConfigChange`, the config hashes its publishers
  * deployed too (the current one kept for a channel without a good deployment).
  */
-export function computeDesiredState(s: Subscriber, now: Date, log: Log): void {
+export async function computeDesiredState(
+  s: Subscriber,
+  now: Date,
+  log: Log,
+  breachedSlos?: (documents: readonly SloDocument[]) => Promise<SloDetails[]>,
+): Promise<void> {
   s.desiredRef = s.ref;
   s.desiredHashes = [];
   const refs = new Set<string>();
@@ -273,7 +317,9 @@ export function computeDesiredState(s: Subscriber, now: Date, log: Log): void {
     );
   } else {
     const ref = [...refs][0] as string;
-    if (s.blockedVersions.has(ref)) {
+    if (await heldBySlos(s, ref, log, breachedSlos)) {
+      // The SLO gate comes before the blocked versions, as the original's.
+    } else if (s.blockedVersions.has(ref)) {
       log.info(`Subscriber at path ${path} promotion stopped because of blocked ref: ${ref}`);
     } else {
       s.desiredRef = ref;

@@ -1,4 +1,5 @@
 import type { SaasNamespace } from '@qontract/saas';
+import { rawSloDocument } from '@qontract/saas/test-support';
 import { describe, expect, it } from 'vitest';
 import { type OpenBatcherMergeRequest, reconcileBatches } from './batcher.ts';
 import { cronMatches, isValidCron } from './cron.ts';
@@ -37,6 +38,8 @@ function subscriber(overrides: Partial<Subscriber> = {}): Subscriber {
     soakDays: 0,
     schedule: '* * * * *',
     blockedVersions: new Set(),
+    hotfixVersions: new Set(),
+    slos: null,
     channels: [],
     configHashesByChannel: new Map(),
     desiredRef: '',
@@ -123,17 +126,17 @@ describe('desired state and content hash (the original Subscriber)', () => {
     ]);
   });
 
-  it('promotes the commit every publisher deployed with success, after soak days, not a blocked one', () => {
+  it('promotes the commit every publisher deployed with success, after soak days, not a blocked one', async () => {
     const now = new Date('2024-01-10T12:00:00Z');
     const dayMicros = 86_400_000_000;
     const channel = (p: Publisher): Channel => ({ name: 'ch', publishers: [p] });
     const ok = subscriber({ channels: [channel(publisher('new', deployed(true)))] });
-    computeDesiredState(ok, now, silent);
+    await computeDesiredState(ok, now, silent);
     expect(ok.desiredRef).toBe('new');
     expect(hasDiff(ok)).toBe(true);
 
     const failed = subscriber({ channels: [channel(publisher('new', deployed(false)))] });
-    computeDesiredState(failed, now, silent);
+    await computeDesiredState(failed, now, silent);
     expect(failed.desiredRef).toBe('old');
     expect(hasDiff(failed)).toBe(false);
 
@@ -141,24 +144,61 @@ describe('desired state and content hash (the original Subscriber)', () => {
       soakDays: 2,
       channels: [channel(publisher('new', deployed(true, now.getTime() * 1000 - dayMicros)))],
     });
-    computeDesiredState(soaking, now, silent);
+    await computeDesiredState(soaking, now, silent);
     expect(soaking.desiredRef).toBe('old');
 
     const blocked = subscriber({
       blockedVersions: new Set(['new']),
       channels: [channel(publisher('new', deployed(true)))],
     });
-    computeDesiredState(blocked, now, silent);
+    await computeDesiredState(blocked, now, silent);
     expect(blocked.desiredRef).toBe('old');
 
     const hashes = subscriber({
       useTargetConfigHash: true,
       channels: [channel(publisher('new', deployed(true)))],
     });
-    computeDesiredState(hashes, now, silent);
+    await computeDesiredState(hashes, now, silent);
     expect(hashes.desiredHashes).toEqual([
       { channel: 'ch', parentSaas: 'parent', targetConfigHash: 'h1' },
     ]);
+  });
+
+  it('holds a subscriber with a breached SLO, unless its new ref is a hotfix', async () => {
+    const now = new Date('2024-01-10T12:00:00Z');
+    const doc = rawSloDocument('app-slos');
+    const slo = doc.slos[0]!;
+    const channels = [{ name: 'ch', publishers: [publisher('new', deployed(true))] }];
+    const asked: string[] = [];
+    const breached = async (docs: readonly { name: string }[]) => {
+      asked.push(...docs.map((d) => d.name));
+      return [
+        {
+          documentName: 'app-slos',
+          namespaceName: 'prod',
+          clusterName: 'c',
+          serviceName: 'a',
+          slo,
+          currentValue: 0.95,
+        },
+      ];
+    };
+    const lines: string[] = [];
+    const log = { ...silent, info: (m: string) => void lines.push(m) };
+    const held = subscriber({ slos: [doc], channels });
+    await computeDesiredState(held, now, log, breached);
+    expect(held.desiredRef).toBe('old');
+    expect(lines).toEqual([
+      'Subscriber at path /services/a/saas.yml promotion stopped because following breached SLOs',
+      'SLO:availability of document app-slos is breached. Current value:0.950000 Expected:0.990000 ',
+    ]);
+
+    const hotfix = subscriber({ slos: [doc], hotfixVersions: new Set(['new']), channels });
+    await computeDesiredState(hotfix, now, log, breached);
+    expect(hotfix.desiredRef).toBe('new');
+    // Without SLO documents, or as a hotfix, Prometheus is not asked.
+    await computeDesiredState(subscriber({ channels }), now, log, breached);
+    expect(asked).toEqual(['app-slos']);
   });
 
   it('matches deployment windows as croniter with day_or=False', () => {

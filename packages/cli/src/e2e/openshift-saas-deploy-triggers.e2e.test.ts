@@ -1,12 +1,14 @@
 import { join } from 'node:path';
 import { type FakeJenkins, startFakeJenkins } from '@qontract/testing/fake-jenkins';
-import { type FakePrometheus, startFakePrometheus } from '@qontract/testing/fake-prometheus';
+import type { FakePrometheus } from '@qontract/testing/fake-prometheus';
 import { afterEach, describe, expect, it } from 'vitest';
-import { editFile, messages, planLines, rewriteAppInterface } from './harness.ts';
+import { editFile, messages, planLines } from './harness.ts';
 import {
   PIPELINES,
   pipelineRuns,
   type SaasEnvironment,
+  SLO_QUERY,
+  startSloPrometheus,
   stateFiles,
   useSaasEnvironment,
 } from './saas-environment.ts';
@@ -148,8 +150,6 @@ describe('openshift-saas-deploy-trigger-configs end to end', () => {
 });
 
 describe('the SLO gate of openshift-saas-deploy-trigger-configs end to end', () => {
-  const SLO_QUERY =
-    'sum(rate(http_requests_total{job="example-app",code!~"5.."}[28d])) / sum(rate(http_requests_total{job="example-app"}[28d]))';
   const PRODUCTION_REF = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
   let fakes: FakePrometheus[] = [];
   afterEach(async () => {
@@ -162,15 +162,8 @@ describe('the SLO gate of openshift-saas-deploy-trigger-configs end to end', () 
     seedAppPipeline(e);
     // Production is read through its cluster's prometheusUrl (appint-ex-02's automation token),
     // stage through prometheusAccess (config.toml's basic credentials).
-    const cluster = await startFakePrometheus({ bearerToken: 'appint-ex-02-example-token' });
-    const external = await startFakePrometheus({
-      basic: { username: 'example-slo-reader', password: 'slo-password-not-real' },
-    });
+    const { cluster, external } = await startSloPrometheus(e);
     fakes = [cluster, external];
-    await rewriteAppInterface(e.env.appInterfaceDir, {
-      'https://prometheus.appint-ex-02.example.com': cluster.url,
-      'https://prometheus-slo.example.com': external.url,
-    });
     // Production lists the example app's SLO document.
     await editFile(join(e.env.appInterfaceDir, APP_FILE), (t) =>
       t.replace(

@@ -1,11 +1,18 @@
+import { join } from 'node:path';
 import {
   APP_INTERFACE_PROJECT,
   mergeAppInterfaceMergeRequest,
   seedAppInterfaceRepo,
 } from '@qontract/testing/app-interface-repo';
-import { describe, expect, it } from 'vitest';
-import { createNamespaces, messages, runQontractReconcile } from './harness.ts';
-import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
+import type { FakePrometheus } from '@qontract/testing/fake-prometheus';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createNamespaces, editFile, messages, runQontractReconcile } from './harness.ts';
+import {
+  type SaasEnvironment,
+  SLO_QUERY,
+  startSloPrometheus,
+  useSaasEnvironment,
+} from './saas-environment.ts';
 
 const start = useSaasEnvironment();
 
@@ -142,5 +149,55 @@ describe('saas-auto-promotions-manager end to end', () => {
       `[example-app-stage-deployed] Commit sha ${next} not found in deployments`,
     );
     expect(e.gitlab.mergeRequests(APP_INTERFACE_PROJECT)).toEqual([]);
+  });
+
+  describe('the SLO gate', () => {
+    let fakes: FakePrometheus[] = [];
+    afterEach(async () => {
+      await Promise.all(fakes.map((f) => f.close()));
+      fakes = [];
+    });
+    it('opens no MR while an SLO of production is breached; a run that cannot read Prometheus fails', async () => {
+      const e = await start();
+      const { cluster: prometheus, external } = await startSloPrometheus(e);
+      fakes = [prometheus, external];
+      await editFile(join(e.env.appInterfaceDir, `data${SAAS_FILE}`), (t) =>
+        t.replace(
+          /(ref: [0-9a-f]{40}\n)/,
+          '$1        slos:\n          - $ref: /services/example-app/slo-documents/example-app.yml\n',
+        ),
+      );
+      await seedAppInterfaceRepo(e.gitlab, e.env.appInterfaceDir, [SAAS_FILE]);
+      prometheus.setVector(SLO_QUERY, [{ value: 0.999 }]);
+      // Stage's SLO (read through the external Prometheus) is breached: the document's every
+      // namespace counts for SAPM, as the original's.
+      external.setVector(SLO_QUERY, [{ value: 0.9 }]);
+
+      // Stage deploys a new commit: production would be promoted.
+      expect((await e.run([...APP, ...STAGE])).code).toBe(0);
+      const next = e.github.pushCommit('example/example-app', 'main', { 'README.md': 'v1\n' });
+      e.registry.pushImage('example/example-app', next.slice(0, 7));
+      expect((await e.run([...APP, ...STAGE])).code).toBe(0);
+
+      const held = await sapm(e);
+      expect(held.code, held.stderr).toBe(0);
+      expect(messages(held)).toEqual(
+        expect.arrayContaining([
+          'Subscriber at path /services/example-app/cicd/saas-example-app.yml promotion stopped because following breached SLOs',
+          'SLO:availability of document example-app-slos is breached. Current value:0.900000 Expected:0.990000 ',
+        ]),
+      );
+      expect(e.gitlab.mutatingRequests()).toEqual([]);
+      expect(external.requestLog.map((r) => r.status)).toEqual([200]);
+
+      // Prometheus down: as the original (its ConnectionError is raised), the run fails, no MR.
+      await external.close();
+      const down = await sapm(e);
+      expect(down.code).toBe(1);
+      expect(messages(down, 50)).toContain(
+        'Connection error  getting current value for SLO: availability of document: example-app-slos for namespace: example-app-stage',
+      );
+      expect(e.gitlab.mutatingRequests()).toEqual([]);
+    });
   });
 });

@@ -5,6 +5,7 @@ import type { ExampleEnvironment, FakeGitHub } from '@qontract/testing';
 import { type ExampleSaasSeed, seedExampleSaasRepos } from '@qontract/testing/example-saas';
 import { startFakeGitHub } from '@qontract/testing/fake-github';
 import { type FakeGitlab, startFakeGitlab } from '@qontract/testing/fake-gitlab';
+import { type FakePrometheus, startFakePrometheus } from '@qontract/testing/fake-prometheus';
 import { type FakeRegistry, startFakeRegistry } from '@qontract/testing/fake-registry';
 import { afterEach } from 'vitest';
 import { EXAMPLE_TOKEN } from './github-fixture.ts';
@@ -147,4 +148,28 @@ export function pipelineRuns(e: SaasEnvironment): PipelineRun[] {
       PIPELINES.namespace,
     ) as unknown as PipelineRun[]
   ).sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+}
+
+/** The example SLO document's availability query, as rendered with its window (28d). */
+export const SLO_QUERY =
+  'sum(rate(http_requests_total{job="example-app",code!~"5.."}[28d])) / sum(rate(http_requests_total{job="example-app"}[28d]))';
+
+/**
+ * The Prometheus servers of the example SLO document, with the example's
+ * credentials: `cluster` for production (appint-ex-02's prometheusUrl and
+ * automation token), `external` for stage (`prometheusAccess`, Basic). The
+ * copy points at them; the caller closes them.
+ */
+export async function startSloPrometheus(
+  e: SaasEnvironment,
+): Promise<{ cluster: FakePrometheus; external: FakePrometheus }> {
+  const cluster = await startFakePrometheus({ bearerToken: 'appint-ex-02-example-token' });
+  const external = await startFakePrometheus({
+    basic: { username: 'example-slo-reader', password: 'slo-password-not-real' },
+  });
+  await rewriteAppInterface(e.env.appInterfaceDir, {
+    'https://prometheus.appint-ex-02.example.com': cluster.url,
+    'https://prometheus-slo.example.com': external.url,
+  });
+  return { cluster, external };
 }

@@ -125,3 +125,21 @@ export function rawSaasFile(
     ...overrides,
   };
 }
+
+/** An SLO document without namespaces and one availability SLO (`expr` and `SLOTarget` given). */
+export function rawSloDocument(name: string, expr = 'up', target = 0.99) {
+  return {
+    name,
+    namespaces: [],
+    slos: [
+      {
+        name: 'availability',
+        expr,
+        SLIType: 'availability',
+        SLOParameters: { window: '28d' },
+        SLOTarget: target,
+        SLOTargetUnit: 'percent_0_1',
+      },
+    ],
+  };
+}
