@@ -47,7 +47,7 @@ export class PrometheusConnectionError extends Error {
 }
 
 /** An answer that is not a result: an HTTP error, Prometheus' error envelope, or an unknown shape. */
-export class PrometheusAnswerError extends Error {
+class PrometheusAnswerError extends Error {
   override readonly name = 'PrometheusAnswerError';
 }
 

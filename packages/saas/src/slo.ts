@@ -77,7 +77,7 @@ export function breachedSlosByKey(breached: readonly SloDetails[]): Map<string, 
 }
 
 /** Whether a value misses its target: strictly below it, whatever `SLOTargetUnit` says (as the original). */
-export function isBreached(currentValue: number, sloTarget: number): boolean {
+function isBreached(currentValue: number, sloTarget: number): boolean {
   return currentValue < sloTarget;
 }
 
