@@ -7,7 +7,11 @@ import { type AggregatedItem, orgParams, teamParams } from './aggregated.ts';
 const Team = z.object({ id: z.number(), name: z.string(), slug: z.string() });
 const Member = z.object({ login: z.string() });
 // An invitation by e-mail has no login yet.
-const Invitation = z.object({ login: z.string().nullish() });
+const Invitation = z.object({
+  id: z.number(),
+  login: z.string().nullish(),
+  team_count: z.number(),
+});
 
 /** What one organisation's read gives: its items and how to address its teams. */
 export interface OrgState {
@@ -18,11 +22,17 @@ export interface OrgState {
 }
 
 /**
- * An organisation's current state as the original reads it: its teams; for
- * each team named in `managedTeams`, the members plus the pending
- * invitations (lower-cased); the organisation's item is the union of the
- * managed teams' members, not its real membership, so members of no managed
- * team are never seen (and never removed).
+ * An organisation's current state as the original computes it: its teams; for
+ * each team named in `managedTeams`, the members plus the logins of the
+ * pending invitations that name the team (lower-cased); the organisation's
+ * item is the union of the managed teams' members, not its real membership,
+ * so members of no managed team are never seen (and never removed).
+ *
+ * The original reads each team's pending invitations; this reads the
+ * organisation's once (`GET /orgs/{org}/invitations`) and the teams of an
+ * invitation only where it has a login and teams: the same answer in one read
+ * per organisation instead of one per team (none has invitations in the
+ * steady state).
  */
 export async function readOrgState(
   octokit: Octokit,
@@ -30,28 +40,22 @@ export async function readOrgState(
   managedTeams: readonly string[],
   limit: LimitFunction,
 ): Promise<OrgState> {
-  const teams = z
-    .array(Team)
-    .parse(await limit(() => octokit.paginate(octokit.rest.teams.list, { org, per_page: 100 })));
+  const [teams, invitedByTeam] = await Promise.all([
+    limit(() => octokit.paginate(octokit.rest.teams.list, { org, per_page: 100 })).then((t) =>
+      z.array(Team).parse(t),
+    ),
+    readInvitedLogins(octokit, org, limit),
+  ]);
   const managed = teams.filter((t) => managedTeams.includes(t.name));
   const perTeam = await Promise.all(
     managed.map(async (team) => {
-      const [members, invitations] = await Promise.all([
-        limit(() =>
-          octokit.paginate(octokit.rest.teams.listMembersInOrg, {
-            org,
-            team_slug: team.slug,
-            per_page: 100,
-          }),
-        ),
-        limit(() =>
-          octokit.paginate(octokit.rest.teams.listPendingInvitationsInOrg, {
-            org,
-            team_slug: team.slug,
-            per_page: 100,
-          }),
-        ),
-      ]).catch((e: unknown) => {
+      const members = await limit(() =>
+        octokit.paginate(octokit.rest.teams.listMembersInOrg, {
+          org,
+          team_slug: team.slug,
+          per_page: 100,
+        }),
+      ).catch((e: unknown) => {
         throw new QontractError(
           `could not read the members of team '${team.name}': ${githubErrorMessage(e)}`,
           { cause: e },
@@ -62,10 +66,7 @@ export async function readOrgState(
           .array(Member)
           .parse(members)
           .map((m) => m.login),
-        ...z
-          .array(Invitation)
-          .parse(invitations)
-          .flatMap((i) => (i.login ? [i.login] : [])),
+        ...(invitedByTeam.get(team.id) ?? []),
       ].map((l) => l.toLowerCase());
       return { params: teamParams(org, team.name), items: [...new Set(logins)] };
     }),
@@ -75,4 +76,48 @@ export async function readOrgState(
     items: [...perTeam, { params: orgParams(org), items: orgMembers }],
     slugs: new Map(teams.map((t) => [t.name, t.slug])),
   };
+}
+
+/**
+ * Team id → the logins of the organisation's pending invitations to it, in
+ * the order GitHub lists the invitations (as a team's own invitation list
+ * gives them).
+ */
+async function readInvitedLogins(
+  octokit: Octokit,
+  org: string,
+  limit: LimitFunction,
+): Promise<Map<number, string[]>> {
+  try {
+    const invitations = z
+      .array(Invitation)
+      .parse(
+        await limit(() =>
+          octokit.paginate(octokit.rest.orgs.listPendingInvitations, { org, per_page: 100 }),
+        ),
+      )
+      .flatMap((i) => (i.login && i.team_count > 0 ? [{ id: i.id, login: i.login }] : []));
+    const teamsOf = await Promise.all(
+      invitations.map((i) =>
+        limit(() =>
+          octokit.paginate(octokit.rest.orgs.listInvitationTeams, {
+            org,
+            invitation_id: i.id,
+            per_page: 100,
+          }),
+        ).then((t) => z.array(Team).parse(t)),
+      ),
+    );
+    const invited = new Map<number, string[]>();
+    invitations.forEach((invitation, n) => {
+      for (const team of teamsOf[n] ?? []) {
+        invited.set(team.id, [...(invited.get(team.id) ?? []), invitation.login]);
+      }
+    });
+    return invited;
+  } catch (e) {
+    throw new QontractError(`could not read the pending invitations: ${githubErrorMessage(e)}`, {
+      cause: e,
+    });
+  }
 }

@@ -44,6 +44,7 @@ const OPERATIONS = [
   '/orgs/{org}/members',
   '/orgs/{org}/members/{username}',
   '/orgs/{org}/invitations',
+  '/orgs/{org}/invitations/{invitation_id}/teams',
   '/orgs/{org}/memberships/{username}',
   '/users/{username}',
   '/repos/{owner}/{repo}',
@@ -250,6 +251,16 @@ describe("the fake GitHub's answers match GitHub's OpenAPI description", () => {
     ).toBe(422);
     const invitations = await api.paginate(api.rest.orgs.listPendingInvitations, { org });
     expect(invitations.map((i) => i.login).sort()).toEqual(['newcomer', 'outsider']);
+    const outsider = invitations.find((i) => i.login === 'outsider')!;
+    expect(outsider.team_count).toBe(1);
+    const invitationTeams = await api.paginate(api.rest.orgs.listInvitationTeams, {
+      org,
+      invitation_id: outsider.id,
+    });
+    expect(invitationTeams.map((t) => t.slug)).toEqual(['app-sre-team']);
+    expect(await failure(api.rest.orgs.listInvitationTeams({ org, invitation_id: 999_999 }))).toBe(
+      404,
+    );
 
     await api.rest.users.getByUsername({ username: 'outsider' });
     expect(await failure(api.rest.users.getByUsername({ username: 'ghost-of-nobody' }))).toBe(404);
@@ -312,6 +323,8 @@ describe("the fake GitHub's answers match GitHub's OpenAPI description", () => {
         'GET /orgs/{org} 200',
         'GET /orgs/{org} 404',
         'GET /orgs/{org}/invitations 200',
+        'GET /orgs/{org}/invitations/{invitation_id}/teams 200',
+        'GET /orgs/{org}/invitations/{invitation_id}/teams 404',
         'GET /orgs/{org}/members 200',
         'GET /orgs/{org}/members 422',
         'GET /orgs/{org}/teams 200',
