@@ -220,6 +220,40 @@ describe('createOctokit', () => {
     ]);
   });
 
+  it('parses JSON answers with JSON.parse, other answers as Octokit does', async () => {
+    const gh = await orgWithTeams(1);
+    gh.addTeamMember('org', 'team-00', 'bob');
+    const json = { 'Content-Type': 'application/json; charset=utf-8' };
+    // GitHub sends no integer above 2^53; this one shows which parser read the
+    // body: Octokit's own (json-with-bigint) would give a BigInt.
+    gh.faults.add({ path: '/big', status: 200, body: '{"id":9007199254740993}', headers: json });
+    gh.faults.add({ path: '/broken', status: 200, body: '{"id":', headers: json });
+    gh.faults.add({
+      path: '/text',
+      status: 200,
+      body: 'plain',
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    gh.faults.add({ path: '/bytes', status: 200, body: new Uint8Array([1, 2, 3]) });
+    const { api } = client(gh);
+
+    expect((await api.request('GET /big')).data).toEqual({ id: 9007199254740992 });
+    expect((await api.request('GET /broken')).data).toBe('{"id":');
+    expect((await api.request('GET /text')).data).toBe('plain');
+    const bytes = (await api.request('GET /bytes')).data as ArrayBuffer;
+    expect([...new Uint8Array(bytes)]).toEqual([1, 2, 3]);
+    const stream = await api.request('GET /text', { request: { parseSuccessResponseBody: false } });
+    expect(await new Response(stream.data as ReadableStream).text()).toBe('plain');
+    const teams = await api.paginate(api.rest.teams.list, { org: 'org', per_page: 100 });
+    expect(teams.map((t) => t.slug)).toEqual(['team-00']);
+    const removed = await api.rest.teams.removeMembershipForUserInOrg({
+      org: 'org',
+      team_slug: 'team-00',
+      username: 'bob',
+    });
+    expect(removed).toMatchObject({ status: 204, data: '' });
+  });
+
   it('stops when the run is aborted', async () => {
     const gh = await orgWithTeams(1);
     const controller = new AbortController();
