@@ -49,25 +49,27 @@ export async function readOrgState(
   const managed = teams.filter((t) => managedTeams.includes(t.name));
   const perTeam = await Promise.all(
     managed.map(async (team) => {
+      // Only the logins are kept, page by page: GitHub's full user objects die
+      // young (cheap to collect) instead of living until the last team is read.
       const members = await limit(() =>
-        octokit.paginate(octokit.rest.teams.listMembersInOrg, {
-          org,
-          team_slug: team.slug,
-          per_page: 100,
-        }),
+        octokit.paginate(
+          octokit.rest.teams.listMembersInOrg,
+          { org, team_slug: team.slug, per_page: 100 },
+          (page) =>
+            z
+              .array(Member)
+              .parse(page.data)
+              .map((m) => m.login),
+        ),
       ).catch((e: unknown) => {
         throw new QontractError(
           `could not read the members of team '${team.name}': ${githubErrorMessage(e)}`,
           { cause: e },
         );
       });
-      const logins = [
-        ...z
-          .array(Member)
-          .parse(members)
-          .map((m) => m.login),
-        ...(invitedByTeam.get(team.id) ?? []),
-      ].map((l) => l.toLowerCase());
+      const logins = [...members, ...(invitedByTeam.get(team.id) ?? [])].map((l) =>
+        l.toLowerCase(),
+      );
       return { params: teamParams(org, team.name), items: [...new Set(logins)] };
     }),
   );
