@@ -220,6 +220,35 @@ describe('createOctokit', () => {
     ]);
   });
 
+  it("lets every read the caller starts through at once (the caller's pool is the bound)", async () => {
+    const gh = await orgWithTeams(1);
+    gh.latencyMs = 100;
+    const { api } = client(gh);
+    await Promise.all(Array.from({ length: 20 }, () => api.rest.teams.list({ org: 'org' })));
+    expect(gh.inFlight.max).toBe(20);
+  });
+
+  it("spaces the starts of a client's writes, and never holds a read behind them", async () => {
+    const gh = await orgWithTeams(1);
+    for (const user of ['u1', 'u2', 'u3']) gh.addUser(user);
+    const { api } = client(gh, { writeIntervalMs: 150 });
+    const started = performance.now();
+    const add = (username: string) =>
+      api.rest.teams.addOrUpdateMembershipForUserInOrg({
+        org: 'org',
+        team_slug: 'team-00',
+        username,
+      });
+    const writes = Promise.all([add('u1'), add('u2'), add('u3')]);
+    await api.rest.teams.list({ org: 'org' });
+    await writes;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    // The read went out with the first write, before the second.
+    const methods = gh.requestLog.map((r) => r.method);
+    expect(methods.slice(0, 2).sort()).toEqual(['GET', 'PUT']);
+    expect(methods.slice(2)).toEqual(['PUT', 'PUT']);
+  });
+
   it('parses JSON answers with JSON.parse, other answers as Octokit does', async () => {
     const gh = await orgWithTeams(1);
     gh.addTeamMember('org', 'team-00', 'bob');

@@ -1,9 +1,8 @@
 import { retry } from '@octokit/plugin-retry';
-import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import { errorMessage, QontractError } from '@qontract/core';
-import Bottleneck from 'bottleneck';
 import { z } from 'zod';
+import { type RateLimitedRequest, type RateLimitKind, waitOutRateLimits } from './rate-limits.ts';
 
 /** Where a client's log lines go: the run logger (or any object with these methods). */
 export interface GithubLog {
@@ -50,7 +49,7 @@ export interface OctokitSettings extends OctokitTuning {
 }
 
 const DEFAULT_API = 'https://api.github.com';
-/** Statuses a retry cannot fix; 403 and 429 are the throttling plugin's (rate limits). */
+/** Statuses a retry cannot fix; 403 and 429 are waited out as rate limits (`rate-limits.ts`). */
 const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
 
 const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
@@ -80,7 +79,7 @@ function boundWriteRetries(
   return {};
 }
 
-const RateLimitedOctokit = Octokit.plugin(boundWriteRetries, retry, throttling);
+const RetryingOctokit = Octokit.plugin(boundWriteRetries, retry);
 
 /**
  * Parses successful bodies with `JSON.parse`. Octokit parses them with
@@ -144,14 +143,26 @@ export function createOctokit(settings: OctokitSettings): Octokit {
   const maxWait = settings.maxRateLimitWaitSeconds ?? 900;
   const { log } = settings;
 
-  const onLimit =
-    (kind: 'primary' | 'secondary') =>
-    (
-      retryAfter: number,
-      options: RequestOptions,
-      octokit: Pick<Octokit, 'request'>,
-      retryCount: number,
-    ): boolean => {
+  const octokit = new RetryingOctokit({
+    auth: settings.token,
+    baseUrl,
+    writeRetries,
+    request: settings.signal ? { signal: settings.signal } : {},
+    log: {
+      debug: (message: string) => log.debug(message),
+      info: (message: string) => log.debug(message),
+      warn: (message: string) => log.warn(message),
+      error: (message: string) => log.debug(message),
+    },
+    retry: { retries, retryAfterBaseValue: unit, doNotRetry: DO_NOT_RETRY },
+  });
+  // Each client waits and paces on its own: organisations have their own
+  // tokens and quotas, so one org's writes must not queue behind another's.
+  waitOutRateLimits(octokit, {
+    writeIntervalMs: settings.writeIntervalMs ?? 1000,
+    unitMs: unit,
+    signal: settings.signal,
+    onLimit: (kind: RateLimitKind, retryAfter, options, retryCount): boolean => {
       const request = `${options.method} ${requestUrl(octokit, options)}`;
       // An aborted run starts no wait: it is ending.
       if (settings.signal?.aborted) return false;
@@ -171,33 +182,9 @@ export function createOctokit(settings: OctokitSettings): Octokit {
         `GitHub ${kind} rate limit on ${request}: waiting ${(retryAfter * unit) / 1000} s before retry ${retryCount + 1} of ${retries}`,
       );
       return true;
-    };
-
-  const octokit = new RateLimitedOctokit({
-    auth: settings.token,
-    baseUrl,
-    writeRetries,
-    request: settings.signal ? { signal: settings.signal } : {},
-    log: {
-      debug: (message: string) => log.debug(message),
-      info: (message: string) => log.debug(message),
-      warn: (message: string) => log.warn(message),
-      error: (message: string) => log.debug(message),
-    },
-    retry: { retries, retryAfterBaseValue: unit, doNotRetry: DO_NOT_RETRY },
-    throttle: {
-      // One limiter set per client: organisations have their own tokens and
-      // quotas, so one org's writes must not queue behind another's.
-      id: `github-client-${++clients}`,
-      Bottleneck,
-      write: new Bottleneck.Group({ maxConcurrent: 1, minTime: settings.writeIntervalMs ?? 1000 }),
-      retryAfterBaseValue: unit,
-      fallbackSecondaryRateRetryAfter: 60,
-      onRateLimit: onLimit('primary'),
-      onSecondaryRateLimit: onLimit('secondary'),
     },
   });
-  // Added after the plugins, this hook wraps them: it sees the error left once every retry is spent.
+  // Added after the plugins and the waits, this hook wraps them: it sees the error left once every retry is spent.
   octokit.hook.error('request', (error) => {
     throw networkFailure(error, baseUrl) ?? error;
   });
@@ -248,15 +235,8 @@ function shown(url: string): string {
   }
 }
 
-let clients = 0;
-
-type RequestOptions = Parameters<Octokit['request']['endpoint']['parse']>[0] & {
-  readonly method: string;
-  readonly url: string;
-};
-
 /** The request's full URL (the route with its parameters filled in); never carries the token. */
-function requestUrl(octokit: Pick<Octokit, 'request'>, options: RequestOptions): string {
+function requestUrl(octokit: Pick<Octokit, 'request'>, options: RateLimitedRequest): string {
   try {
     return octokit.request.endpoint.parse(options).url;
   } catch {
