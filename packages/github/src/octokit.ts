@@ -1,8 +1,7 @@
-import { retry } from '@octokit/plugin-retry';
 import { Octokit } from '@octokit/rest';
 import { errorMessage, QontractError } from '@qontract/core';
 import { z } from 'zod';
-import { type RateLimitedRequest, type RateLimitKind, waitOutRateLimits } from './rate-limits.ts';
+import { type RateLimitKind, type RetriedRequest, retryRequests } from './request-retries.ts';
 
 /** Where a client's log lines go: the run logger (or any object with these methods). */
 export interface GithubLog {
@@ -49,37 +48,6 @@ export interface OctokitSettings extends OctokitTuning {
 }
 
 const DEFAULT_API = 'https://api.github.com';
-/** Statuses a retry cannot fix; 403 and 429 are waited out as rate limits (`rate-limits.ts`). */
-const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
-
-const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
-
-/**
- * Gives a failing write `writeRetries` (an option of the client) instead of
- * the retry plugin's `retries`. Listed before the retry plugin, its error hook
- * runs just before the plugin reads `request.retries` of the failed request.
- * It is set anew on each failure, to 0 for one the plugin does not retry: the
- * plugin copies the count into the errors of later attempts and would retry
- * any of them (a 404 after a rate limit) while it is above 0.
- */
-function boundWriteRetries(
-  octokit: Pick<Octokit, 'hook'>,
-  options: Readonly<Record<string, unknown>>,
-): Record<string, never> {
-  const writeRetries = typeof options.writeRetries === 'number' ? options.writeRetries : 1;
-  octokit.hook.error('request', (error, request) => {
-    if (!READ_METHODS.has(request.method)) {
-      const status = (error as { status?: unknown }).status;
-      const retried = typeof status === 'number' && status >= 400 && !DO_NOT_RETRY.includes(status);
-      // A copy: without per-request options, `request` is the client's shared default.
-      request.request = { ...request.request, retries: retried ? writeRetries : 0 };
-    }
-    throw error;
-  });
-  return {};
-}
-
-const RetryingOctokit = Octokit.plugin(boundWriteRetries, retry);
 
 /**
  * Parses successful bodies with `JSON.parse`. Octokit parses them with
@@ -91,7 +59,7 @@ const RetryingOctokit = Octokit.plugin(boundWriteRetries, retry);
  * as Octokit does it, except for the JSON parser; a caller that turns it off
  * itself gets the stream as asked.
  *
- * Added after the plugins, the hook wraps them: it parses the answer left
+ * Added after the retries, the hook wraps them: it parses the answer left
  * once every retry is done, once. Every hook of a request is bound to the
  * same options object (the token hook ignores options passed on), so the
  * option is set on that object for the hooks below and the request itself.
@@ -137,16 +105,14 @@ async function successBody(contentType: string | undefined, data: unknown): Prom
  */
 export function createOctokit(settings: OctokitSettings): Octokit {
   const retries = settings.retries ?? 3;
-  const writeRetries = settings.writeRetries ?? 1;
   const unit = settings.retryUnitMs ?? 1000;
   const baseUrl = (settings.baseUrl || DEFAULT_API).replace(/\/+$/, '');
   const maxWait = settings.maxRateLimitWaitSeconds ?? 900;
   const { log } = settings;
 
-  const octokit = new RetryingOctokit({
+  const octokit = new Octokit({
     auth: settings.token,
     baseUrl,
-    writeRetries,
     request: settings.signal ? { signal: settings.signal } : {},
     log: {
       debug: (message: string) => log.debug(message),
@@ -154,11 +120,12 @@ export function createOctokit(settings: OctokitSettings): Octokit {
       warn: (message: string) => log.warn(message),
       error: (message: string) => log.debug(message),
     },
-    retry: { retries, retryAfterBaseValue: unit, doNotRetry: DO_NOT_RETRY },
   });
   // Each client waits and paces on its own: organisations have their own
   // tokens and quotas, so one org's writes must not queue behind another's.
-  waitOutRateLimits(octokit, {
+  retryRequests(octokit, {
+    retries,
+    writeRetries: settings.writeRetries ?? 1,
     writeIntervalMs: settings.writeIntervalMs ?? 1000,
     unitMs: unit,
     signal: settings.signal,
@@ -184,7 +151,7 @@ export function createOctokit(settings: OctokitSettings): Octokit {
       return true;
     },
   });
-  // Added after the plugins and the waits, this hook wraps them: it sees the error left once every retry is spent.
+  // Added after the retries, this hook wraps them: it sees the error left once every retry is spent.
   octokit.hook.error('request', (error) => {
     throw networkFailure(error, baseUrl) ?? error;
   });
@@ -236,7 +203,7 @@ function shown(url: string): string {
 }
 
 /** The request's full URL (the route with its parameters filled in); never carries the token. */
-function requestUrl(octokit: Pick<Octokit, 'request'>, options: RateLimitedRequest): string {
+function requestUrl(octokit: Pick<Octokit, 'request'>, options: RetriedRequest): string {
   try {
     return octokit.request.endpoint.parse(options).url;
   } catch {
