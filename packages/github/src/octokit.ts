@@ -23,7 +23,7 @@ export interface OctokitTuning {
   readonly retries?: number | undefined;
   /**
    * How often a failing (5xx, connection) write is retried (default 1). Writes
-   * are paced and one at a time per client, so retrying each of them as often
+   * are paced per client, so retrying each of them as often
    * as a read made a GitHub answering 500 to every write hold the run for
    * (1 + 4 + 9 s) per write; rate limits are still waited out `retries` times.
    */

@@ -38,13 +38,13 @@ const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
  * and throttling plugins (which it replaces): a rate-limited answer waits as
  * long as GitHub asks, while `onLimit` agrees; a server error or a lost
  * connection is retried after 1, 4, 9... seconds, `retries` times for a read
- * and `writeRetries` for a write (writes go one after another, so retrying
- * each as often made a GitHub failing every write hold the run 14 s per
- * write); the starts of a client's writes are `writeIntervalMs` apart.
+ * and `writeRetries` for a write (writes are paced, so retrying each as
+ * often made a GitHub failing every write hold the run 14 s per write); the
+ * starts of a client's writes are `writeIntervalMs` apart.
  *
  * Why not the plugins: each schedules every request through Bottleneck, whose
  * every step yields to a timer. In the github benchmark (1,100 reads) they
- * took half of the run's CPU and 30 to 40 % of its wall time, and the
+ * took a third of the run's CPU and a quarter of its wall time, and the
  * throttling plugin capped each client at 10 requests in flight whatever
  * `--thread-pool-size` allowed. Reads are not queued here: callers bound
  * their concurrency.
