@@ -205,6 +205,9 @@ describe('desired state and content hash (the original Subscriber)', () => {
     const monday = new Date('2024-01-08T09:30:00Z');
     expect(cronMatches('* * * * *', monday)).toBe(true);
     expect(cronMatches('30 9 * * mon', monday)).toBe(true);
+    // The minute matches, whatever its seconds (croniter's minute precision).
+    expect(cronMatches('30 9 * * mon', new Date('2024-01-08T09:30:45Z'))).toBe(true);
+    expect(cronMatches('0 9 1-7 * mon', monday)).toBe(false);
     expect(cronMatches('0-29 9 * * *', monday)).toBe(false);
     // Day of month AND day of week: the 8th is a Monday, not a Tuesday.
     expect(cronMatches('* * 8 * 2', monday)).toBe(false);
