@@ -1,6 +1,7 @@
 import type { ResourceType } from './catalogue.ts';
 import type { FakeCluster } from './cluster.ts';
 import type { JsonObject } from './json.ts';
+import { isPods } from './pod-logs.ts';
 
 /**
  * Aggregated discovery (`apidiscovery.k8s.io/v2`), which client-go asks for
@@ -42,6 +43,7 @@ function resource(type: ResourceType, version: string): JsonObject {
       ? {
           subresources: [
             { subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] },
+            ...(isPods(type) ? [{ subresource: 'log', responseKind, verbs: ['get'] }] : []),
           ],
         }
       : {}),

@@ -10,6 +10,7 @@ import { fillServiceAccountToken, syncReplicaSets, TOKEN_SECRET } from './contro
 import { clone, isObject, type JsonObject, metadataOf, stringMap } from './json.ts';
 import { nowTimestamp, serverSideApply, trackUpdate, type WriteContext } from './managed-fields.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchType } from './patches.ts';
+import { PodLogs } from './pod-logs.ts';
 import {
   applyDefaults,
   readyStatus,
@@ -92,6 +93,8 @@ export class FakeCluster {
   readonly caCertificate: string;
   readonly tooLargeResourceVersionWaitMs: number;
   readonly store = new ObjectStore();
+  /** What the pods' containers wrote (`pods/log`). */
+  readonly podLogs = new PodLogs();
   private readonly builtinTypes: readonly ResourceType[];
   private readonly customTypes = new Map<string, ResourceType>();
   private typeCache:

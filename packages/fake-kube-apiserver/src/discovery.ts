@@ -9,6 +9,7 @@ import type { HandlerContext } from './handler-context.ts';
 import { sendJson } from './http-io.ts';
 import type { JsonObject } from './json.ts';
 import { openApiGroupVersion, openApiIndex } from './openapi.ts';
+import { isPods } from './pod-logs.ts';
 import { pathNotFound } from './status.ts';
 
 const KUBERNETES_VERSION = {
@@ -46,6 +47,15 @@ function discoveryResources(cluster: FakeCluster, group: string, version: string
         namespaced: t.namespaced,
         kind: t.kind,
         verbs: ['get', 'patch', 'update'],
+      });
+    }
+    if (isPods(t)) {
+      out.push({
+        name: 'pods/log',
+        singularName: '',
+        namespaced: true,
+        kind: 'Pod',
+        verbs: ['get'],
       });
     }
   }

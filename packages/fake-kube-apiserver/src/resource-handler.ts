@@ -9,6 +9,7 @@ import {
   willCompress,
 } from './http-io.ts';
 import { isObject, type JsonObject } from './json.ts';
+import { handlePodLog, isPods } from './pod-logs.ts';
 import { queryOf, render } from './resource-query.ts';
 import { mediaType } from './route.ts';
 import {
@@ -31,6 +32,9 @@ export async function handleResource(ctx: HandlerContext): Promise<Outcome> {
   const { cluster, req, res, route, query } = ctx;
   const type = cluster.findType(route.group, route.version, route.plural);
   if (!type) throw pathNotFound();
+  if (isPods(type) && route.subresource === 'log') {
+    return handlePodLog(ctx);
+  }
   if (route.subresource !== '' && !(route.subresource === 'status' && type.statusSubresource)) {
     throw pathNotFound();
   }

@@ -13,6 +13,7 @@ import { allowCompression, sendError, sendJson } from './http-io.ts';
 import { type InFlightCounts, InFlightGauge } from './in-flight.ts';
 import { isObject, type JsonObject } from './json.ts';
 import { type KubeconfigObject, kubeconfigObject, kubeconfigYaml } from './kubeconfig.ts';
+import { endContainer } from './pod-logs.ts';
 import { handleResource } from './resource-handler.ts';
 import { MUTATING_VERBS, mediaType, parseRoute, type Verb } from './route.ts';
 import { ApiError, unauthorized } from './status.ts';
@@ -127,6 +128,29 @@ export interface FakeKubeApiServer {
     name: string,
   ): JsonObject | undefined;
   list(cluster: string, apiVersion: string, kind: string, namespace?: string): JsonObject[];
+  /**
+   * Lines a pod's container writes (a string is split at newlines), served by
+   * `pods/log`; open `follow` requests get them at once. The pod need not exist yet.
+   */
+  appendPodLog(
+    cluster: string,
+    namespace: string,
+    pod: string,
+    container: string,
+    lines: string | readonly string[],
+  ): void;
+  /**
+   * The container exits with `exitCode` (default 0): its `follow` requests end,
+   * its status says `terminated`, and once every container has ended the pod's
+   * phase is `Succeeded` (`Failed` if one exited non-zero).
+   */
+  endContainer(
+    cluster: string,
+    namespace: string,
+    pod: string,
+    container: string,
+    exitCode?: number,
+  ): void;
   readonly requestLog: readonly RequestLogEntry[];
   requests(filter?: RequestFilter): RequestLogEntry[];
   /** Writes that changed state: dry-run writes are left out unless `dryRun` is in the filter. */
@@ -401,6 +425,12 @@ export async function startFakeKubeApiServer(
       return state.store
         .all(resourceKey(type), namespace !== undefined && type.namespaced ? { namespace } : {})
         .map((o) => JSON.parse(o.json) as JsonObject);
+    },
+    appendPodLog(cluster, namespace, pod, container, lines) {
+      listenerOf(cluster).cluster.podLogs.append(namespace, pod, container, lines);
+    },
+    endContainer(cluster, namespace, pod, container, exitCode = 0) {
+      endContainer(listenerOf(cluster).cluster, namespace, pod, container, exitCode);
     },
     get requestLog() {
       return log;
