@@ -157,7 +157,11 @@ describe('pods/log', { timeout: 60_000 }, () => {
         { name: 'side' },
       ],
     });
+    // A container that wrote nothing yet: the answer's headers come at once all the same.
+    const silent = await follow('follow', 'side');
     server.endContainer('c', 'logs', 'follow', 'side', 2);
+    await silent.ended;
+    expect(silent.text()).toBe('');
     expect(server.get('c', 'v1', 'Pod', 'logs', 'follow')?.status).toMatchObject({
       phase: 'Failed',
     });

@@ -199,6 +199,8 @@ export function handlePodLog(ctx: HandlerContext): Outcome {
   }
 
   res.writeHead(200, { 'Content-Type': 'text/plain' });
+  // Sent at once, as the real server's stream: a client waits for them before any line comes.
+  res.flushHeaders();
   // Written line by line as the kubelet's copy does; `limitBytes` cuts the answer there.
   const write = (line: LogLine): boolean => {
     const bytes = Buffer.from(`${timestamps ? `${rfc3339Nano(line.time)} ` : ''}${line.text}\n`);
