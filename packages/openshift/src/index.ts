@@ -25,6 +25,7 @@ export {
   leavesOut,
 } from './cluster/cluster-map.ts';
 export { clusterMapForClusters, clusterMapForNamespaces } from './cluster/for-run.ts';
+export { followJobLogs } from './cluster/job-logs.ts';
 export {
   KubeApiError,
   KubeClient,

@@ -3,6 +3,7 @@
  * (kube-transport.ts: requests, retries, time-outs, statistics), discovery
  * (kube-discovery.ts) and list pages (kube-list.ts).
  */
+import type { Readable } from 'node:stream';
 import { type ApiResource, type ApiResourceCatalog, resourcePath } from './api-resources.ts';
 import { discoverApiResources } from './kube-discovery.ts';
 import { type GetOptions, type ListOptions, ListReader } from './kube-list.ts';
@@ -226,6 +227,24 @@ export class KubeClient {
     options: RequestOptions = {},
   ): Promise<unknown> {
     return this.#transport.request(method, path, verb, options);
+  }
+
+  /**
+   * A container's log (`pods/log`) as it is written, with `follow` until the
+   * container ends: the answer's body, to be read to its end (see
+   * `KubeTransport.stream`).
+   */
+  podLog(
+    namespace: string,
+    pod: string,
+    container: string,
+    options: { follow?: boolean } = {},
+  ): Promise<Readable> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`;
+    return this.#transport.stream(path, 'get', {
+      container,
+      follow: options.follow ? 'true' : undefined,
+    });
   }
 
   /**

@@ -193,11 +193,30 @@ export class KubeTransport {
     verb: string,
     options: RequestOptions = {},
   ): Promise<unknown> {
-    const attempts = options.attempts ?? this.#attempts;
+    return this.#retrying(options.attempts, () => this.#once(method, path, verb, options));
+  }
+
+  /**
+   * A GET whose answer's body is read as it comes (a followed pod log): the
+   * body once the headers say 2xx, else the usual KubeApiError. Retried as
+   * `request` until the headers arrive; the time-out covers the headers only
+   * (a followed container writes for as long as it runs). The run's stop
+   * signal and giving the cluster up destroy the body, with an error.
+   */
+  stream(
+    path: string,
+    verb: string,
+    query: RequestOptions['query'] = {},
+  ): Promise<IncomingMessage> {
+    return this.#retrying(undefined, () => this.#openStream(path, verb, query));
+  }
+
+  async #retrying<T>(attemptsOption: number | undefined, once: () => Promise<T>): Promise<T> {
+    const attempts = attemptsOption ?? this.#attempts;
     for (let attempt = 1; ; attempt++) {
       this.#throwIfStopped();
       try {
-        return await this.#once(method, path, verb, options);
+        return await once();
       } catch (e) {
         const retryAfter = transientRetryDelay(e);
         if (retryAfter === undefined || attempt >= attempts) throw e;
@@ -205,6 +224,67 @@ export class KubeTransport {
         await sleep(wait, undefined, { signal: this.#stopped }).catch(() => {});
       }
     }
+  }
+
+  #url(path: string, query: RequestOptions['query']): URL {
+    const url = new URL(this.#base + path);
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    }
+    return url;
+  }
+
+  async #openStream(
+    path: string,
+    verb: string,
+    query: RequestOptions['query'],
+  ): Promise<IncomingMessage> {
+    const url = this.#url(path, query);
+    const headers = {
+      Authorization: `Bearer ${this.connection.token}`,
+      'User-Agent': 'qontract-reconcile-ts',
+    };
+    this.#throwIfStopped();
+    this.stats.count(this.connection.name, verb);
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+      method: 'GET',
+      headers,
+      agent: this.#agentOf(),
+      signal: this.#stopped,
+    });
+    req.on('error', ignoreError);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy();
+    }, this.#timeoutMs);
+    req.end();
+    let answer: IncomingMessage;
+    try {
+      [answer] = (await once(req, 'response')) as [IncomingMessage];
+    } catch (e) {
+      this.#throwIfStopped();
+      if (timedOut) {
+        const error = new ClusterTimeoutError(
+          this.name,
+          `GET ${path} timed out after ${this.#timeoutMs / 1000}s`,
+        );
+        this.fail(error);
+        throw error;
+      }
+      throw new ClusterUnreachableError(this.connection.name, e);
+    } finally {
+      clearTimeout(timer);
+    }
+    const status = answer.statusCode ?? 0;
+    if (status >= 200 && status < 300) return answer;
+    const { chunks, length } = await readBody(answer);
+    const body = Buffer.concat(chunks, length);
+    throw apiError(
+      this.connection.name,
+      { status, headers: answer.headers, body },
+      UTF8.decode(body),
+    );
   }
 
   /**
@@ -253,10 +333,7 @@ export class KubeTransport {
     verb: string,
     options: RequestOptions,
   ): Promise<unknown> {
-    const url = new URL(this.#base + path);
-    for (const [k, v] of Object.entries(options.query ?? {})) {
-      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-    }
+    const url = this.#url(path, options.query);
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.connection.token}`,
       Accept: options.accept ?? 'application/json',
