@@ -17,6 +17,7 @@ import {
   runScope,
   type SaasDesiredObject,
 } from './desired.ts';
+import { JobLogCollector } from './job-logs.ts';
 import { deployNotifier, type NotifyOptions } from './notify.ts';
 import {
   SaasherderSettingsDocument,
@@ -161,6 +162,10 @@ async function deploy(
   }
 
   const desired = desiredResources(ctx, gathered.objects, features.clusterAdmin);
+  const jobLogs =
+    !ctx.dryRun && features.publishJobLogs
+      ? new JobLogCollector(ctx, clusters, { ioDir: opts.ioDir, privileged: features.clusterAdmin })
+      : undefined;
 
   const { results } = await reconcileResources({
     ctx,
@@ -185,7 +190,10 @@ async function deploy(
           waitForReady: { timeoutMs: rolloutTimeoutMs(ctx), pollMs: rolloutPollMs(ctx) },
           waitForNamespace: { timeoutMs: namespaceWaitMs(ctx), pollMs: rolloutPollMs(ctx) },
         }),
+    ...(jobLogs ? { onWritten: (write) => jobLogs.written(write) } : {}),
   });
+  // As the original: a job whose logs could not be collected is an error before the publish.
+  await jobLogs?.done();
 
   if (notify) {
     await publishPromotions(ctx, state, promotion.targets, deployedAll(ctx, results));

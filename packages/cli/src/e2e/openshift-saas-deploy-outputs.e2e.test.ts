@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FakeSlack, startFakeSlack } from '@qontract/testing/fake-slack';
 import { afterEach, describe, expect, it } from 'vitest';
 import { editFile, messages, planLines } from './harness.ts';
-import { type SaasEnvironment, useSaasEnvironment } from './saas-environment.ts';
+import { type SaasEnvironment, stateFiles, useSaasEnvironment } from './saas-environment.ts';
 
 // What a deploy does besides applying: `compare: false`, the Slack notifications and
 // the `--io-dir` files of a deploy triggered by an upstream job or an image.
@@ -89,6 +89,14 @@ async function withSlack(
     ),
   );
   return slack;
+}
+
+/** The `promotions_v2` records the deploy published, parsed. */
+async function promotionRecords(e: SaasEnvironment): Promise<unknown[]> {
+  const files = await stateFiles(e, 'openshift-saas-deploy');
+  return Object.entries(files)
+    .filter(([key]) => key.startsWith('promotions_v2/'))
+    .map(([, content]) => JSON.parse(content) as unknown);
 }
 
 const slacks: FakeSlack[] = [];
@@ -192,15 +200,7 @@ describe('openshift-saas-deploy: Slack notifications', () => {
     expect(
       e.env.server.mutatingRequests({ cluster: 'appint-ex-01', kind: 'Deployment' }).length,
     ).toBeGreaterThan(0);
-    const records = await readdir(
-      join(e.env.dir, '.state', 'state', 'openshift-saas-deploy', 'promotions_v2'),
-      { recursive: true, withFileTypes: true },
-    );
-    const files = records.filter((r) => r.isFile());
-    expect(files).toHaveLength(1);
-    expect(
-      JSON.parse(await readFile(join(files[0]!.parentPath, files[0]!.name), 'utf8')),
-    ).toMatchObject({ success: true });
+    expect(await promotionRecords(e)).toEqual([expect.objectContaining({ success: true })]);
     expect(run.stdout + run.stderr).not.toContain(slack.token);
   });
 });
@@ -259,5 +259,237 @@ describe('openshift-saas-deploy: --io-dir outputs of a deploy a new build trigge
     expect((await stat(join(ioDir, 'dockerconfigjson'))).mode & 0o777).toBe(0o600);
     expect(run.stdout + run.stderr).not.toContain(auth);
     expect(run.stdout + run.stderr).not.toContain('registry-token-not-real');
+  });
+});
+
+const JOB_TEMPLATE = `apiVersion: template.openshift.io/v1
+kind: Template
+metadata:
+  name: example-app-migrate
+parameters:
+  - name: IMAGE
+    required: true
+  - name: IMAGE_TAG
+    required: true
+objects:
+  - apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: example-app-migrate
+    spec:
+      backoffLimit: 0
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: migrate
+              image: \${IMAGE}:\${IMAGE_TAG}
+            - name: report
+              image: \${IMAGE}:\${IMAGE_TAG}
+`;
+
+describe('openshift-saas-deploy: publishJobLogs', () => {
+  const JOB = 'example-app-migrate';
+  const POD = `${JOB}-x7k2p`;
+  const NS = 'example-app-stage';
+
+  /**
+   * The saas file gets a resource template deploying a Job (two containers) to
+   * stage, from a repository of its own; `publishJobLogs` as given. Nothing runs
+   * pods in the fake: the job's pod is seeded, running, with the Job's labels.
+   */
+  async function withJob(
+    e: SaasEnvironment,
+    publishJobLogs: boolean | undefined,
+    phase = 'Running',
+    o: { template?: string; kind?: string } = {},
+  ) {
+    e.github.addRepo('example', 'example-migrations');
+    e.github.pushCommit('example/example-migrations', 'main', {
+      'openshift/migrate.yaml': o.template ?? JOB_TEMPLATE,
+    });
+    await editFile(join(e.env.appInterfaceDir, SAAS_FILE), (t) =>
+      t
+        .replace(
+          'managedResourceTypes:\n  - Deployment',
+          `${publishJobLogs === undefined ? '' : `publishJobLogs: ${publishJobLogs}\n`}managedResourceTypes:\n  - ${o.kind ?? 'Job'}\n  - Deployment`,
+        )
+        .replace(
+          'resourceTemplates:\n',
+          [
+            'resourceTemplates:',
+            '  - name: example-app-migrate',
+            '    url: https://github.com/example/example-migrations',
+            '    path: /openshift/migrate.yaml',
+            '    parameters:',
+            `      IMAGE_TAG: ${e.seed.appSha.slice(0, 7)}`,
+            '    targets:',
+            '      - namespace:',
+            '          $ref: /services/example-app/namespaces/example-app-stage.yml',
+            '        ref: main',
+            '',
+          ].join('\n'),
+        ),
+    );
+    const labels = { 'job-name': JOB, 'batch.kubernetes.io/job-name': JOB };
+    e.env.server.seed('appint-ex-01', [
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: POD, namespace: NS, labels },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            { name: 'migrate', image: 'x' },
+            { name: 'report', image: 'x' },
+          ],
+        },
+        status: { phase },
+      },
+    ]);
+    e.env.server.appendPodLog('appint-ex-01', NS, POD, 'migrate', 'migrating: 3 steps');
+    e.env.server.appendPodLog('appint-ex-01', NS, POD, 'report', 'report: waiting');
+  }
+
+  const follows = (e: SaasEnvironment) =>
+    e.env.server
+      .requests({ cluster: 'appint-ex-01', name: POD })
+      .filter((r) => r.subresource === 'log' && r.path.includes('follow=true')).length;
+
+  it('writes <io-dir>/<job> with both containers lines, followed until they end; dry-run writes nothing', async () => {
+    const e = await start();
+    await withJob(e, true);
+    const ioDir = join(e.env.dir, 'io');
+
+    const dry = await e.run([...APP, ...STAGE, '--io-dir', ioDir], { dryRun: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(existsSync(ioDir)).toBe(false);
+    expect(follows(e)).toBe(0);
+
+    const running = e.run([...APP, ...STAGE, '--io-dir', ioDir]);
+    // The deploy follows both containers of the running pod; they go on writing, then end.
+    for (let i = 0; i < 600 && follows(e) < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(follows(e)).toBe(2);
+    const server = e.env.server;
+    server.appendPodLog('appint-ex-01', NS, POD, 'migrate', ['step 1', 'step 2', 'step 3']);
+    server.endContainer('appint-ex-01', NS, POD, 'migrate');
+    server.appendPodLog('appint-ex-01', NS, POD, 'report', 'report: 3 steps done');
+    server.endContainer('appint-ex-01', NS, POD, 'report');
+    const wet = await running;
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(messages(wet)).toEqual(
+      expect.arrayContaining([
+        `['collecting', 'appint-ex-01', '${NS}', 'Job', '${JOB}']`,
+        `waiting for job to run: ${JOB}`,
+      ]),
+    );
+    const lines = (await readFile(join(ioDir, JOB), 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect([...lines].sort()).toEqual([
+      'migrating: 3 steps',
+      'report: 3 steps done',
+      'report: waiting',
+      'step 1',
+      'step 2',
+      'step 3',
+    ]);
+    expect(lines.filter((l) => l.startsWith('step') || l.startsWith('migrating'))).toEqual([
+      'migrating: 3 steps',
+      'step 1',
+      'step 2',
+      'step 3',
+    ]);
+    // The job's output goes to the file only.
+    expect(wet.stdout + wet.stderr).not.toContain('step 2');
+  });
+
+  it('without publishJobLogs no log is read nor written', async () => {
+    const e = await start();
+    await withJob(e, undefined);
+    const ioDir = join(e.env.dir, 'io');
+    const wet = await e.run([...APP, ...STAGE, '--io-dir', ioDir]);
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(e.env.server.mutatingRequests({ kind: 'Job' })).toHaveLength(1);
+    expect(existsSync(join(ioDir, JOB))).toBe(false);
+    expect(follows(e)).toBe(0);
+  });
+
+  it('a job whose pod never runs is an error (exit 1) that leaves the deploy applied', async () => {
+    const e = await start();
+    await withJob(e, true, 'Pending');
+    const ioDir = join(e.env.dir, 'io');
+    const wet = await e.run([...APP, ...STAGE, '--io-dir', ioDir], {
+      env: { QONTRACT_SAAS_DEPLOY_JOB_RUNNING_TRIES: '2' },
+    });
+    expect(wet.code).toBe(1);
+    expect(messages(wet, 50)).toContain(
+      `[appint-ex-01/${NS}] collecting the logs of job ${JOB} failed: [appint-ex-01/${NS}] job ${JOB}: no pod running after 2 tries`,
+    );
+    expect(e.env.server.mutatingRequests({ kind: 'Job' })).toHaveLength(1);
+    expect(e.env.server.mutatingRequests({ kind: 'Deployment' }).length).toBeGreaterThan(0);
+    // As the original: the error is the run's before it publishes, so the commit is not promoted.
+    expect(await promotionRecords(e)).toEqual([expect.objectContaining({ success: false })]);
+  });
+
+  it('a ClowdJobInvocation: the jobs of its status.jobMap, each in its own file', async () => {
+    const e = await start();
+    const cji = 'example-app-smoke';
+    const server = e.env.server;
+    server.seed('appint-ex-01', [
+      {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'clowdjobinvocations.cloud.redhat.com' },
+        spec: {
+          group: 'cloud.redhat.com',
+          scope: 'Namespaced',
+          names: {
+            plural: 'clowdjobinvocations',
+            singular: 'clowdjobinvocation',
+            kind: 'ClowdJobInvocation',
+          },
+          versions: [
+            { name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } },
+          ],
+        },
+      },
+    ]);
+    // Invoked before (Clowder filled its status); the deploy applies a changed spec over it.
+    server.seed('appint-ex-01', [
+      {
+        apiVersion: 'cloud.redhat.com/v1alpha1',
+        kind: 'ClowdJobInvocation',
+        metadata: { name: cji, namespace: NS },
+        spec: { appName: 'example-app', jobs: ['old'] },
+        status: { completed: true, jobMap: { [JOB]: 'Complete' } },
+      },
+    ]);
+    const template = [
+      'apiVersion: template.openshift.io/v1',
+      'kind: Template',
+      'metadata: { name: smoke }',
+      'parameters: [{ name: IMAGE }, { name: IMAGE_TAG }]',
+      'objects:',
+      '  - apiVersion: cloud.redhat.com/v1alpha1',
+      '    kind: ClowdJobInvocation',
+      `    metadata: { name: ${cji} }`,
+      '    spec: { appName: example-app, jobs: [smoke] }',
+      '',
+    ].join('\n');
+    await withJob(e, true, 'Succeeded', { template, kind: 'ClowdJobInvocation' });
+    const ioDir = join(e.env.dir, 'io');
+    const wet = await e.run([...APP, ...STAGE, '--io-dir', ioDir]);
+    expect(wet.code, wet.stderr).toBe(0);
+    expect(messages(wet)).toEqual(
+      expect.arrayContaining([
+        `['collecting', 'appint-ex-01', '${NS}', 'ClowdJobInvocation', '${cji}']`,
+        `['collecting', 'appint-ex-01', '${NS}', 'ClowdJobInvocation', '${JOB}']`,
+      ]),
+    );
+    expect((await readFile(join(ioDir, JOB), 'utf8')).split('\n').sort()).toEqual([
+      '',
+      'migrating: 3 steps',
+      'report: waiting',
+    ]);
   });
 });

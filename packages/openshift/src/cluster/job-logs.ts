@@ -109,6 +109,8 @@ function containerNames(pod: KubeObject): string[] {
 }
 
 async function write(out: Writable, chunk: Buffer): Promise<void> {
+  // A destroyed stream would never say 'drain'.
+  if (out.destroyed) throw out.errored ?? new Error('the log output was closed');
   if (!out.write(chunk)) await once(out, 'drain');
 }
 

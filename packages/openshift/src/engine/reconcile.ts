@@ -2,7 +2,7 @@ import { arrivals, type RunContext } from '@qontract/core';
 import type { ClusterMap } from '../cluster/cluster-map.ts';
 import type { KubeObject } from '../cluster/kube-client.ts';
 import type { ResourceInventory } from '../inventory/index.ts';
-import { reconcileTimeObserver } from '../reconcile-time.ts';
+import { reconcileTimeObserver, type TimedWrite } from '../reconcile-time.ts';
 import type { OpenshiftResource } from '../resource/openshift-resource.ts';
 import { type ActionResult, executePlan } from './apply.ts';
 import { AdmittedDesired, type DesiredInput, desiredSourceOf } from './desired-source.ts';
@@ -73,6 +73,12 @@ export interface ReconcileSettings {
   readonly waitForReady?: { readonly timeoutMs: number; readonly pollMs?: number };
   /** Wait (bounded) for a missing namespace, then fail the apply (see `ExecuteSettings`). */
   readonly waitForNamespace?: NamespaceWait;
+  /**
+   * Told about each object written (wet run), right after the write and
+   * before its rollout is waited for: openshift-saas-deploy starts following
+   * an applied Job's logs there, as the original does before validating.
+   */
+  readonly onWritten?: (write: TimedWrite) => void;
   /** Current objects the integration must not see (e.g. managed by Argo CD): see `admitCurrent`. */
   readonly skipCurrent?: (item: KubeObject) => boolean;
   /** Warn about managed kinds nothing is desired of (openshift-resources does). */
@@ -122,8 +128,16 @@ export async function reconcileResources(s: ReconcileSettings): Promise<Reconcil
     // Every delete goes to the executor, the one deletion gate; a dry-run's applies too.
     yield plans.actions().filter((a) => a.action === 'delete' || ctx.dryRun);
   }
+  const observe = await reconcileTimeObserver(ctx);
+  const { onWritten } = s;
   const results = await executePlan(batches(), {
-    onWritten: await reconcileTimeObserver(ctx),
+    onWritten:
+      observe && onWritten
+        ? (write) => {
+            observe(write);
+            onWritten(write);
+          }
+        : (observe ?? onWritten),
     dryRun: ctx.dryRun,
     clusters: s.clusters,
     log: ctx.log,
