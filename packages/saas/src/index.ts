@@ -196,16 +196,3 @@ export {
   /** @public the CD family's Tekton names */
   tektonSaasFileTaskName,
 } from './tekton.ts';
-// The decision of openshift-saas-deploy-trigger-upstream-jobs (wired by the trigger framework).
-export {
-  /** @public the upstream-jobs trigger */
-  type UpstreamJobBuild,
-  /** @public the upstream-jobs trigger */
-  type UpstreamJobSpec,
-  /** @public the upstream-jobs trigger */
-  type UpstreamJobsCurrentState,
-  /** @public the upstream-jobs trigger */
-  upstreamJobDecision,
-  /** @public the upstream-jobs trigger */
-  upstreamJobSpecs,
-} from './upstream-jobs.ts';

@@ -1,8 +1,8 @@
+import type { JobBuildState } from '@qontract/jenkins';
+import { resolveSaasFiles } from '@qontract/saas';
+import { rawNamespace, rawSaasFile, rawTarget } from '@qontract/saas/test-support';
 import { describe, expect, it } from 'vitest';
-import { resolveSaasFiles } from './load.ts';
-import { rawNamespace, rawSaasFile, rawTarget } from './test-support/fixtures.ts';
 import {
-  type UpstreamJobBuild,
   type UpstreamJobsCurrentState,
   upstreamJobDecision,
   upstreamJobSpecs,
@@ -36,7 +36,7 @@ function saasFile() {
 }
 
 /** A build as the Jenkins client gives it. */
-function build(number: number, result: string | null, commit?: string): UpstreamJobBuild {
+function build(number: number, result: string | null, commit?: string): JobBuildState {
   return {
     number,
     _class: 'hudson.model.FreeStyleBuild',
@@ -45,14 +45,14 @@ function build(number: number, result: string | null, commit?: string): Upstream
       : [{}],
     result,
     ...(commit ? { commit_sha: commit } : {}),
-  } as UpstreamJobBuild;
+  } as JobBuildState;
 }
 
-const current = (builds: UpstreamJobBuild[]): UpstreamJobsCurrentState =>
+const current = (builds: JobBuildState[]): UpstreamJobsCurrentState =>
   new Map([['ci-int', new Map([['app-build-main', builds]])]]);
 
 /** What a run decides for the one upstream target, its stored value given (JSON, as the store gives it back). */
-function decide(builds: UpstreamJobBuild[], stored: unknown) {
+function decide(builds: JobBuildState[], stored: unknown) {
   const [spec] = upstreamJobSpecs(saasFile(), current(builds), false);
   if (!spec) return 'no spec';
   const fromStore = stored === null ? null : JSON.parse(JSON.stringify(stored));
