@@ -116,133 +116,16 @@ export async function startFakeSlack(
   } = {},
 ): Promise<FakeSlack> {
   const token = options.token ?? 'xoxb-fake-slack-token';
-  const users = new Map<string, FakeSlackUser>();
-  const channels = new Map<string, FakeSlackChannel>();
-  const groups = new Map<string, Required<FakeSlackUsergroup>>();
-  const messages: FakeSlackMessage[] = [];
+  const ws = new Workspace();
+  for (const u of options.users ?? []) ws.users.set(u.id, u);
+  for (const c of options.channels ?? []) ws.channels.set(c.id, c);
+  for (const g of options.usergroups ?? []) ws.addGroup(g);
+  const methods: Record<string, Method> = {
+    ...messageMethods(ws),
+    ...directoryMethods(ws),
+    ...usergroupMethods(ws),
+  };
   let writes = 0;
-  let sequence = 0;
-  const addGroup = (g: FakeSlackUsergroup) =>
-    groups.set(g.id, {
-      id: g.id,
-      handle: g.handle,
-      name: g.name ?? g.handle,
-      description: g.description ?? '',
-      users: [...(g.users ?? [])],
-      channels: [...(g.channels ?? [])],
-      disabled: g.disabled ?? false,
-    });
-  for (const u of options.users ?? []) users.set(u.id, u);
-  for (const c of options.channels ?? []) channels.set(c.id, c);
-  for (const g of options.usergroups ?? []) addGroup(g);
-
-  const methods: Record<string, (p: Params) => Result | string> = {
-    'chat.postMessage': (p) => {
-      const channel = findChannel(p.channel);
-      if (!channel) return 'channel_not_found';
-      if (channel.isArchived) return 'is_archived';
-      if (!p.text && !p.blocks && !p.attachments) return 'no_text';
-      sequence += 1;
-      const ts = `${EPOCH + sequence}.${String(sequence).padStart(6, '0')}`;
-      const { token: _secret, ...fields } = p;
-      const text = p.text ?? '';
-      messages.push({ channel: channel.id, ts, text, fields });
-      return {
-        channel: channel.id,
-        ts,
-        message: { type: 'message', subtype: 'bot_message', bot_id: 'B0FAKE0001', text, ts },
-      };
-    },
-    'users.list': (p) => {
-      const page = paginate([...users.values()], p, 'user');
-      if (typeof page === 'string') return page;
-      return {
-        members: page.items.map(userBody),
-        cache_ts: EPOCH,
-        response_metadata: { next_cursor: page.next },
-      };
-    },
-    'conversations.list': (p) => {
-      const types = (p.types ?? 'public_channel').split(',');
-      const all = [...channels.values()].filter(
-        (c) =>
-          types.includes(c.isPrivate ? 'private_channel' : 'public_channel') &&
-          !(isTrue(p.exclude_archived) && c.isArchived),
-      );
-      const page = paginate(all, p, 'channel');
-      if (typeof page === 'string') return page;
-      return {
-        channels: page.items.map(channelBody),
-        response_metadata: { next_cursor: page.next },
-      };
-    },
-    'usergroups.list': (p) => ({
-      usergroups: [...groups.values()]
-        .filter((g) => isTrue(p.include_disabled) || !g.disabled)
-        .map((g) => groupBody(g, isTrue(p.include_users), isTrue(p.include_count))),
-    }),
-    'usergroups.create': (p) => {
-      if (!p.name) return 'invalid_name';
-      const taken = [...groups.values()];
-      if (taken.some((g) => g.name === p.name)) return 'name_already_exists';
-      if (p.handle && taken.some((g) => g.handle === p.handle)) return 'handle_already_exists';
-      const badChannel = checkChannels(p.channels);
-      if (badChannel) return badChannel;
-      sequence += 1;
-      const id = `S0FAKE${String(sequence).padStart(4, '0')}`;
-      addGroup({
-        id,
-        name: p.name,
-        handle: p.handle ?? p.name.toLowerCase().replace(/\s+/g, '-'),
-        description: p.description ?? '',
-        channels: list(p.channels),
-      });
-      return { usergroup: groupBody(need(groups.get(id)), false, isTrue(p.include_count)) };
-    },
-    'usergroups.update': (p) => {
-      const g = groups.get(p.usergroup ?? '');
-      if (!g) return 'no_such_subteam';
-      const others = [...groups.values()].filter((o) => o.id !== g.id);
-      if (p.name && others.some((o) => o.name === p.name)) return 'name_already_exists';
-      if (p.handle && others.some((o) => o.handle === p.handle)) return 'handle_already_exists';
-      const badChannel = checkChannels(p.channels);
-      if (badChannel) return badChannel;
-      const updated = {
-        ...g,
-        ...(p.name ? { name: p.name } : {}),
-        ...(p.handle ? { handle: p.handle } : {}),
-        ...(p.description === undefined ? {} : { description: p.description }),
-        ...(p.channels === undefined ? {} : { channels: list(p.channels) }),
-      };
-      groups.set(g.id, updated);
-      return { usergroup: groupBody(updated, true, isTrue(p.include_count)) };
-    },
-    'usergroups.users.list': (p) => {
-      const g = groups.get(p.usergroup ?? '');
-      if (!g) return 'no_such_subteam';
-      if (g.disabled && !isTrue(p.include_disabled)) return 'no_such_subteam';
-      return { users: g.users };
-    },
-    'usergroups.users.update': (p) => {
-      const g = groups.get(p.usergroup ?? '');
-      if (!g) return 'no_such_subteam';
-      // Slack refuses an empty member list (the original works around it with a
-      // deactivated user) and unknown user ids alike.
-      const ids = list(p.users);
-      if (ids.length === 0 || ids.some((id) => !users.has(id))) return 'invalid_users';
-      const updated = { ...g, users: [...new Set(ids)] };
-      groups.set(g.id, updated);
-      return { usergroup: groupBody(updated, true, isTrue(p.include_count)) };
-    },
-  };
-
-  const findChannel = (ref: string | undefined) => {
-    if (!ref) return undefined;
-    const name = ref.replace(/^#/, '');
-    return channels.get(ref) ?? [...channels.values()].find((c) => c.name === name);
-  };
-  const checkChannels = (raw: string | undefined) =>
-    list(raw).some((id) => !channels.has(id)) ? 'invalid_channel' : undefined;
 
   const handle = (req: FakeRequest): FakeResponse => {
     const m = /^\/api\/([A-Za-z.]+)$/.exec(req.url.pathname);
@@ -268,17 +151,17 @@ export async function startFakeSlack(
   return Object.assign(http, {
     token,
     apiUrl: `${http.url}/api/`,
-    messages,
+    messages: ws.messages,
     addUser: (user: FakeSlackUser) => {
-      users.set(user.id, user);
+      ws.users.set(user.id, user);
     },
     addChannel: (channel: FakeSlackChannel) => {
-      channels.set(channel.id, channel);
+      ws.channels.set(channel.id, channel);
     },
     addUsergroup: (group: FakeSlackUsergroup) => {
-      addGroup(group);
+      ws.addGroup(group);
     },
-    usergroup: (handle: string) => [...groups.values()].find((g) => g.handle === handle),
+    usergroup: (handle: string) => [...ws.groups.values()].find((g) => g.handle === handle),
     writeCount: () => writes,
     rateLimit: (o: { method?: string; times?: number; retryAfterSeconds?: number } = {}) => {
       http.faults.add({
@@ -290,6 +173,163 @@ export async function startFakeSlack(
       });
     },
   });
+}
+
+/** A Web API method: its parameters → its result, or the error code of Slack's envelope. */
+type Method = (p: Params) => Result | string;
+
+/** What the fake workspace holds: its users, channels, user groups and the messages posted. */
+class Workspace {
+  readonly users = new Map<string, FakeSlackUser>();
+  readonly channels = new Map<string, FakeSlackChannel>();
+  readonly groups = new Map<string, Required<FakeSlackUsergroup>>();
+  readonly messages: FakeSlackMessage[] = [];
+  #sequence = 0;
+
+  /** The next number of the ids and timestamps the workspace hands out. */
+  next(): number {
+    this.#sequence += 1;
+    return this.#sequence;
+  }
+
+  addGroup(g: FakeSlackUsergroup): void {
+    this.groups.set(g.id, {
+      id: g.id,
+      handle: g.handle,
+      name: g.name ?? g.handle,
+      description: g.description ?? '',
+      users: [...(g.users ?? [])],
+      channels: [...(g.channels ?? [])],
+      disabled: g.disabled ?? false,
+    });
+  }
+
+  /** A channel by id, or by name (with or without `#`). */
+  findChannel(ref: string | undefined): FakeSlackChannel | undefined {
+    if (!ref) return undefined;
+    const name = ref.replace(/^#/, '');
+    return this.channels.get(ref) ?? [...this.channels.values()].find((c) => c.name === name);
+  }
+
+  /** `invalid_channel` when a comma-separated list names a channel id the workspace lacks. */
+  checkChannels(raw: string | undefined): string | undefined {
+    return list(raw).some((id) => !this.channels.has(id)) ? 'invalid_channel' : undefined;
+  }
+}
+
+/** `chat.postMessage`. */
+function messageMethods(ws: Workspace): Record<string, Method> {
+  return {
+    'chat.postMessage': (p) => {
+      const channel = ws.findChannel(p.channel);
+      if (!channel) return 'channel_not_found';
+      if (channel.isArchived) return 'is_archived';
+      if (!p.text && !p.blocks && !p.attachments) return 'no_text';
+      const sequence = ws.next();
+      const ts = `${EPOCH + sequence}.${String(sequence).padStart(6, '0')}`;
+      const { token: _secret, ...fields } = p;
+      const text = p.text ?? '';
+      ws.messages.push({ channel: channel.id, ts, text, fields });
+      return {
+        channel: channel.id,
+        ts,
+        message: { type: 'message', subtype: 'bot_message', bot_id: 'B0FAKE0001', text, ts },
+      };
+    },
+  };
+}
+
+/** `users.list` and `conversations.list`, cursor-paginated. */
+function directoryMethods(ws: Workspace): Record<string, Method> {
+  return {
+    'users.list': (p) => {
+      const page = paginate([...ws.users.values()], p, 'user');
+      if (typeof page === 'string') return page;
+      return {
+        members: page.items.map(userBody),
+        cache_ts: EPOCH,
+        response_metadata: { next_cursor: page.next },
+      };
+    },
+    'conversations.list': (p) => {
+      const types = (p.types ?? 'public_channel').split(',');
+      const all = [...ws.channels.values()].filter(
+        (c) =>
+          types.includes(c.isPrivate ? 'private_channel' : 'public_channel') &&
+          !(isTrue(p.exclude_archived) && c.isArchived),
+      );
+      const page = paginate(all, p, 'channel');
+      if (typeof page === 'string') return page;
+      return {
+        channels: page.items.map(channelBody),
+        response_metadata: { next_cursor: page.next },
+      };
+    },
+  };
+}
+
+/** `usergroups.list`, `.create`, `.update`, `.users.list`, `.users.update`. */
+function usergroupMethods(ws: Workspace): Record<string, Method> {
+  const { groups } = ws;
+  return {
+    'usergroups.list': (p) => ({
+      usergroups: [...groups.values()]
+        .filter((g) => isTrue(p.include_disabled) || !g.disabled)
+        .map((g) => groupBody(g, isTrue(p.include_users), isTrue(p.include_count))),
+    }),
+    'usergroups.create': (p) => {
+      if (!p.name) return 'invalid_name';
+      const taken = [...groups.values()];
+      if (taken.some((g) => g.name === p.name)) return 'name_already_exists';
+      if (p.handle && taken.some((g) => g.handle === p.handle)) return 'handle_already_exists';
+      const badChannel = ws.checkChannels(p.channels);
+      if (badChannel) return badChannel;
+      const id = `S0FAKE${String(ws.next()).padStart(4, '0')}`;
+      ws.addGroup({
+        id,
+        name: p.name,
+        handle: p.handle ?? p.name.toLowerCase().replace(/\s+/g, '-'),
+        description: p.description ?? '',
+        channels: list(p.channels),
+      });
+      return { usergroup: groupBody(need(groups.get(id)), false, isTrue(p.include_count)) };
+    },
+    'usergroups.update': (p) => {
+      const g = groups.get(p.usergroup ?? '');
+      if (!g) return 'no_such_subteam';
+      const others = [...groups.values()].filter((o) => o.id !== g.id);
+      if (p.name && others.some((o) => o.name === p.name)) return 'name_already_exists';
+      if (p.handle && others.some((o) => o.handle === p.handle)) return 'handle_already_exists';
+      const badChannel = ws.checkChannels(p.channels);
+      if (badChannel) return badChannel;
+      const updated = {
+        ...g,
+        ...(p.name ? { name: p.name } : {}),
+        ...(p.handle ? { handle: p.handle } : {}),
+        ...(p.description === undefined ? {} : { description: p.description }),
+        ...(p.channels === undefined ? {} : { channels: list(p.channels) }),
+      };
+      groups.set(g.id, updated);
+      return { usergroup: groupBody(updated, true, isTrue(p.include_count)) };
+    },
+    'usergroups.users.list': (p) => {
+      const g = groups.get(p.usergroup ?? '');
+      if (!g) return 'no_such_subteam';
+      if (g.disabled && !isTrue(p.include_disabled)) return 'no_such_subteam';
+      return { users: g.users };
+    },
+    'usergroups.users.update': (p) => {
+      const g = groups.get(p.usergroup ?? '');
+      if (!g) return 'no_such_subteam';
+      // Slack refuses an empty member list (the original works around it with a
+      // deactivated user) and unknown user ids alike.
+      const ids = list(p.users);
+      if (ids.length === 0 || ids.some((id) => !ws.users.has(id))) return 'invalid_users';
+      const updated = { ...g, users: [...new Set(ids)] };
+      groups.set(g.id, updated);
+      return { usergroup: groupBody(updated, true, isTrue(p.include_count)) };
+    },
+  };
 }
 
 /**
