@@ -73,33 +73,18 @@ const BUILD_CLASS = 'hudson.model.FreeStyleBuild';
 /** `builds` holds the newest 100 builds (Jenkins ≥ 1.485); `allBuilds` every build. */
 const NEWEST_BUILDS = 100;
 
-/**
- * Starts a fake Jenkins on 127.0.0.1. Routes: `GET /api/json`,
- * `GET /job/NAME/api/json`, `GET /job/NAME/{N|lastBuild|lastSuccessfulBuild|
- * lastCompletedBuild}/api/json`, `POST /job/NAME/build`; `tree=` everywhere.
- */
-export async function startFakeJenkins(
-  options: {
-    user?: string;
-    token?: string;
-    jobs?: Readonly<Record<string, readonly FakeJenkinsBuildInput[]>>;
-    latencyMs?: number;
-    port?: number;
-  } = {},
-): Promise<FakeJenkins> {
-  const user = options.user ?? 'qontract-bot';
-  const token = options.token ?? '11a0fake0jenkins0api0token0aa';
-  const jobs = new Map<string, { builds: FakeJenkinsBuild[]; next: number }>();
-  let writes = 0;
-  let queueId = 0;
-  let base = '';
+/** The jobs and builds of the fake, and their answers as Jenkins models them. */
+class JenkinsJobs {
+  readonly jobs = new Map<string, { builds: FakeJenkinsBuild[]; next: number }>();
+  /** The fake's URL, once it listens. */
+  base = '';
 
-  const addJob = (name: string) => {
-    if (!jobs.has(name)) jobs.set(name, { builds: [], next: 1 });
-    return jobs.get(name)!;
-  };
-  const addBuild = (name: string, input: FakeJenkinsBuildInput = {}) => {
-    const job = addJob(name);
+  addJob(name: string): { builds: FakeJenkinsBuild[]; next: number } {
+    if (!this.jobs.has(name)) this.jobs.set(name, { builds: [], next: 1 });
+    return this.jobs.get(name)!;
+  }
+  addBuild(name: string, input: FakeJenkinsBuildInput = {}): number {
+    const job = this.addJob(name);
     const number = input.number ?? job.next;
     job.next = Math.max(job.next, number + 1);
     job.builds.push({
@@ -111,17 +96,17 @@ export async function startFakeJenkins(
     });
     job.builds.sort((a, b) => b.number - a.number);
     return number;
-  };
-  for (const [name, builds] of Object.entries(options.jobs ?? {})) {
-    addJob(name);
-    for (const b of builds) addBuild(name, b);
+  }
+  jobUrl(name: string): string {
+    return `${this.base}/job/${encodeURIComponent(name)}/`;
+  }
+  buildRef(name: string, b: FakeJenkinsBuild | undefined) {
+    return b
+      ? { _class: BUILD_CLASS, number: b.number, url: `${this.jobUrl(name)}${b.number}/` }
+      : null;
   }
 
-  const jobUrl = (name: string) => `${base}/job/${encodeURIComponent(name)}/`;
-  const buildRef = (name: string, b: FakeJenkinsBuild | undefined) =>
-    b ? { _class: BUILD_CLASS, number: b.number, url: `${jobUrl(name)}${b.number}/` } : null;
-
-  const buildBody = (name: string, b: FakeJenkinsBuild) => {
+  buildBody(name: string, b: FakeJenkinsBuild) {
     const actions: unknown[] = [
       {
         _class: 'hudson.model.CauseAction',
@@ -178,23 +163,23 @@ export async function startFakeJenkins(
       queueId: b.number,
       result: b.result,
       timestamp: b.timestamp,
-      url: `${jobUrl(name)}${b.number}/`,
+      url: `${this.jobUrl(name)}${b.number}/`,
       builtOn: '',
       changeSet: { _class: 'hudson.plugins.git.GitChangeSetList', items: [], kind: 'git' },
       culprits: [],
     };
-  };
+  }
 
   /** The job as Jenkins models it; `full` puts whole builds in the lists (for `tree=`). */
-  const jobBody = (name: string, full: boolean) => {
-    const { builds, next } = jobs.get(name)!;
+  jobBody(name: string, full: boolean) {
+    const { builds, next } = this.jobs.get(name)!;
     const done = builds.filter((b) => b.result !== null);
     const find = (pick: (b: FakeJenkinsBuild) => boolean) => {
       const b = builds.find(pick);
-      return full ? (b ? buildBody(name, b) : null) : buildRef(name, b);
+      return full ? (b ? this.buildBody(name, b) : null) : this.buildRef(name, b);
     };
     const list = (bs: FakeJenkinsBuild[]) =>
-      bs.map((b) => (full ? buildBody(name, b) : buildRef(name, b)));
+      bs.map((b) => (full ? this.buildBody(name, b) : this.buildRef(name, b)));
     const last = builds[0];
     const color =
       last === undefined
@@ -209,7 +194,7 @@ export async function startFakeJenkins(
       fullDisplayName: name,
       fullName: name,
       name,
-      url: jobUrl(name),
+      url: this.jobUrl(name),
       buildable: true,
       builds: list(builds.slice(0, NEWEST_BUILDS)),
       color,
@@ -233,28 +218,62 @@ export async function startFakeJenkins(
       // Hidden unless `tree` asks for it.
       ...(full ? { allBuilds: list(builds) } : {}),
     };
-  };
+  }
 
-  const rootBody = (full: boolean) => ({
-    _class: 'hudson.model.Hudson',
-    assignedLabels: [{ name: 'built-in' }],
-    mode: 'NORMAL',
-    nodeDescription: "the Jenkins controller's built-in node",
-    nodeName: '',
-    numExecutors: 2,
-    description: null,
-    jobs: [...jobs.keys()].map((name) =>
-      full
-        ? jobBody(name, true)
-        : { _class: JOB_CLASS, name, url: jobUrl(name), color: jobBody(name, false).color },
-    ),
-    quietingDown: false,
-    slaveAgentPort: -1,
-    url: `${base}/`,
-    useCrumbs: true,
-    useSecurity: true,
-    views: [{ _class: 'hudson.model.AllView', name: 'all', url: `${base}/` }],
-  });
+  rootBody(full: boolean) {
+    return {
+      _class: 'hudson.model.Hudson',
+      assignedLabels: [{ name: 'built-in' }],
+      mode: 'NORMAL',
+      nodeDescription: "the Jenkins controller's built-in node",
+      nodeName: '',
+      numExecutors: 2,
+      description: null,
+      jobs: [...this.jobs.keys()].map((name) =>
+        full
+          ? this.jobBody(name, true)
+          : {
+              _class: JOB_CLASS,
+              name,
+              url: this.jobUrl(name),
+              color: this.jobBody(name, false).color,
+            },
+      ),
+      quietingDown: false,
+      slaveAgentPort: -1,
+      url: `${this.base}/`,
+      useCrumbs: true,
+      useSecurity: true,
+      views: [{ _class: 'hudson.model.AllView', name: 'all', url: `${this.base}/` }],
+    };
+  }
+}
+
+/**
+ * Starts a fake Jenkins on 127.0.0.1. Routes: `GET /api/json`,
+ * `GET /job/NAME/api/json`, `GET /job/NAME/{N|lastBuild|lastSuccessfulBuild|
+ * lastCompletedBuild}/api/json`, `POST /job/NAME/build`; `tree=` everywhere.
+ */
+export async function startFakeJenkins(
+  options: {
+    user?: string;
+    token?: string;
+    jobs?: Readonly<Record<string, readonly FakeJenkinsBuildInput[]>>;
+    latencyMs?: number;
+    port?: number;
+  } = {},
+): Promise<FakeJenkins> {
+  const user = options.user ?? 'qontract-bot';
+  const token = options.token ?? '11a0fake0jenkins0api0token0aa';
+  let writes = 0;
+  let queueId = 0;
+
+  const model = new JenkinsJobs();
+  const { jobs } = model;
+  for (const [name, builds] of Object.entries(options.jobs ?? {})) {
+    model.addJob(name);
+    for (const b of builds) model.addBuild(name, b);
+  }
 
   const handle = (req: FakeRequest): FakeResponse => {
     const auth = checkAuth(req.headers.authorization, user, token);
@@ -265,9 +284,9 @@ export async function startFakeJenkins(
       const m = /^\/job\/([^/]+)\/build\/?$/.exec(path);
       const name = m ? decodeURIComponent(m[1] ?? '') : undefined;
       if (name === undefined || !jobs.has(name)) return notFound();
-      addBuild(name);
+      model.addBuild(name);
       queueId += 1;
-      return { status: 201, headers: { Location: `${base}/queue/item/${queueId}/` } };
+      return { status: 201, headers: { Location: `${model.base}/queue/item/${queueId}/` } };
     }
     if (req.method !== 'GET') return { status: 405, body: '' };
     const treeParam = req.url.searchParams.get('tree');
@@ -284,19 +303,19 @@ export async function startFakeJenkins(
       body: tree ? filterTree(body, tree) : body,
       headers: { 'X-Jenkins': '2.479.3' },
     });
-    if (path === '/api/json') return answer(rootBody(tree !== undefined));
+    if (path === '/api/json') return answer(model.rootBody(tree !== undefined));
     const m = /^\/job\/([^/]+)\/(?:([^/]+)\/)?api\/json$/.exec(path);
     if (!m) return notFound();
     const name = decodeURIComponent(m[1] ?? '');
     if (!jobs.has(name)) return notFound();
     const which = m[2];
-    if (which === undefined) return answer(jobBody(name, tree !== undefined));
-    const job = jobBody(name, true) as Record<string, unknown>;
+    if (which === undefined) return answer(model.jobBody(name, tree !== undefined));
+    const job = model.jobBody(name, true) as Record<string, unknown>;
     const build = /^\d+$/.test(which)
       ? (jobs
           .get(name)
           ?.builds.filter((b) => b.number === Number(which))
-          .map((b) => buildBody(name, b))[0] ?? null)
+          .map((b) => model.buildBody(name, b))[0] ?? null)
       : PERMALINKS.has(which)
         ? job[which]
         : null;
@@ -308,21 +327,21 @@ export async function startFakeJenkins(
     ...(options.latencyMs === undefined ? {} : { latencyMs: options.latencyMs }),
     ...(options.port === undefined ? {} : { port: options.port }),
   });
-  base = http.url;
+  model.base = http.url;
   return Object.assign(http, {
     user,
     token,
     addJob: (name: string) => {
-      addJob(name);
+      model.addJob(name);
     },
-    addBuild,
+    addBuild: (name: string, input?: FakeJenkinsBuildInput) => model.addBuild(name, input),
     setResult: (name: string, number: number, result: FakeJenkinsResult) => {
       const build = jobs.get(name)?.builds.find((b) => b.number === number);
       if (!build) throw new Error(`fake Jenkins: no build ${name} #${number}`);
       build.result = result;
     },
     clearBuilds: (name: string) => {
-      addJob(name).builds = [];
+      model.addJob(name).builds = [];
     },
     writeCount: () => writes,
   });
