@@ -77,3 +77,58 @@ export function tektonCommands(
   }
   return commands;
 }
+
+/** What a player reads of the fake API server (its `list` and `get`). */
+interface TektonServer {
+  list(cluster: string, apiVersion: string, kind: string, namespace?: string): object[];
+  get(
+    cluster: string,
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+  ): object | undefined;
+}
+
+/** A PipelineRun as a player hands it out. */
+export interface PlayedRun {
+  readonly metadata: {
+    readonly name: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Record<string, string>;
+  };
+  readonly spec: object;
+}
+
+/**
+ * Tekton for a provider namespace of the fake API server: each call of
+ * `next` hands out the PipelineRuns created since the last one, in the order
+ * they were created (stage's deploy publishes before production's gate
+ * reads), each with the commands its Pipeline would run.
+ */
+export class TektonPlayer {
+  readonly #played = new Set<string>();
+  readonly #server: TektonServer;
+  readonly #where: { readonly cluster: string; readonly namespace: string };
+
+  constructor(
+    server: TektonServer,
+    where: { readonly cluster: string; readonly namespace: string },
+  ) {
+    this.#server = server;
+    this.#where = where;
+  }
+
+  next(): Array<{ readonly pipelineRun: PlayedRun; readonly commands: TektonCommand[] }> {
+    const { cluster, namespace } = this.#where;
+    const read = (kind: 'Pipeline' | 'Task', name: string) =>
+      this.#server.get(cluster, 'tekton.dev/v1', kind, namespace, name) as Obj | undefined;
+    return (this.#server.list(cluster, 'tekton.dev/v1', 'PipelineRun', namespace) as PlayedRun[])
+      .filter((r) => !this.#played.has(r.metadata.name))
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+      .map((pipelineRun) => {
+        this.#played.add(pipelineRun.metadata.name);
+        return { pipelineRun, commands: tektonCommands(pipelineRun, read) };
+      });
+  }
+}

@@ -7,7 +7,7 @@ import {
   mergeAppInterfaceMergeRequest,
   seedAppInterfaceRepo,
 } from '@qontract/testing/app-interface-repo';
-import { tektonCommands } from '@qontract/testing/tekton-player';
+import { TektonPlayer } from '@qontract/testing/tekton-player';
 import { REPO_ROOT, runQontractReconcile } from './demo.ts';
 import { startDemoServices } from './services.ts';
 
@@ -57,23 +57,14 @@ export async function runCdChain(): Promise<number> {
     if ((await run(integration, args, true)) !== 0) failed++;
     if ((await run(integration, args)) !== 0) failed++;
   };
-  const played = new Set<string>();
-  const playTekton = async (expectFailure = false) => {
+  const tekton = new TektonPlayer(clusters, PIPELINES);
+  const playTekton = async () => {
     say('Tekton (played by the demo): each new PipelineRun runs its Pipeline task’s command');
-    const read = (kind: 'Pipeline' | 'Task', name: string) =>
-      clusters.get(PIPELINES.cluster, 'tekton.dev/v1', kind, PIPELINES.namespace, name);
-    const runs = clusters
-      .list(PIPELINES.cluster, 'tekton.dev/v1', 'PipelineRun', PIPELINES.namespace)
-      .map((r) => r as { metadata: { name: string; resourceVersion: string }; spec: object })
-      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
-    for (const pipelineRun of runs) {
-      if (played.has(pipelineRun.metadata.name)) continue;
-      played.add(pipelineRun.metadata.name);
+    for (const { pipelineRun, commands } of tekton.next()) {
       process.stdout.write(`PipelineRun ${pipelineRun.metadata.name}\n`);
-      for (const { argv } of tektonCommands(pipelineRun, read)) {
+      for (const { argv } of commands) {
         const [integration = '', ...args] = argv;
-        const code = await run(integration, args);
-        if ((code !== 0) !== expectFailure) failed++;
+        if ((await run(integration, args)) !== 0) failed++;
       }
     }
   };

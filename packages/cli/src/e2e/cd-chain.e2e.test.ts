@@ -4,7 +4,7 @@ import {
   mergeAppInterfaceMergeRequest,
   seedAppInterfaceRepo,
 } from '@qontract/testing/app-interface-repo';
-import { tektonCommands } from '@qontract/testing/tekton-player';
+import { TektonPlayer } from '@qontract/testing/tekton-player';
 import { describe, expect, it } from 'vitest';
 import { type CliRun, messages, planLines } from './harness.ts';
 import {
@@ -55,19 +55,15 @@ async function dryThenWet(
  * Tekton, played: each PipelineRun not run yet has its Pipeline's commands run
  * with the real CLI (the `qontract-reconcile` step of each task), as the
  * controller would in the provider namespace, one after the other in the order
- * they were created (stage's deploy publishes before production's gate reads).
+ * they were created.
  */
 async function playTekton(
   e: SaasEnvironment,
-  played: Set<string>,
+  tekton: TektonPlayer,
 ): Promise<Array<{ env: string; argv: readonly string[]; run: CliRun }>> {
-  const read = (kind: 'Pipeline' | 'Task', name: string) =>
-    e.env.server.get(PIPELINES.cluster, 'tekton.dev/v1', kind, PIPELINES.namespace, name);
   const out: Array<{ env: string; argv: readonly string[]; run: CliRun }> = [];
-  for (const pipelineRun of pipelineRuns(e)) {
-    if (played.has(pipelineRun.metadata.name)) continue;
-    played.add(pipelineRun.metadata.name);
-    for (const { argv } of tektonCommands(pipelineRun, read)) {
+  for (const { pipelineRun, commands } of tekton.next()) {
+    for (const { argv } of commands) {
       const [integration = '', ...args] = argv;
       const run = await e.runIntegration(integration, args);
       out.push({ env: pipelineRun.metadata.labels?.['qontract.env_name'] ?? '', argv, run });
@@ -86,14 +82,14 @@ const imageIn = (e: SaasEnvironment, cluster: string, namespace: string) =>
   )?.spec;
 
 /** Tekton resources created, both targets deployed once by the configs trigger: the steady start. */
-async function deployedExample(e: SaasEnvironment, played: Set<string>): Promise<void> {
+async function deployedExample(e: SaasEnvironment, tekton: TektonPlayer): Promise<void> {
   await seedAppInterfaceRepo(e.gitlab, e.env.appInterfaceDir, [SAAS_FILE]);
-  const tekton = await dryThenWet(e, 'openshift-tekton-resources', APP);
-  expect(tekton.wet.code, tekton.wet.stderr).toBe(0);
+  const resources = await dryThenWet(e, 'openshift-tekton-resources', APP);
+  expect(resources.wet.code, resources.wet.stderr).toBe(0);
   const first = await dryThenWet(e, CONFIGS, ['--include-trigger-trace']);
   expect(first.wet.code, first.wet.stderr).toBe(0);
   expect(pipelineRuns(e)).toHaveLength(2);
-  const deploys = await playTekton(e, played);
+  const deploys = await playTekton(e, tekton);
   expect(deploys.map((d) => [d.env, d.argv.join(' '), d.run.code])).toEqual([
     [
       'example-stage',
@@ -115,8 +111,8 @@ async function deployedExample(e: SaasEnvironment, played: Set<string>): Promise
 describe('the CD family end to end: merge → trigger → Tekton → deploy → promotion MR → production', () => {
   it('deploys a merged change to stage, promotes it by merge request and deploys production through the gate', async () => {
     const e = await start();
-    const played = new Set<string>();
-    await deployedExample(e, played);
+    const tekton = new TektonPlayer(e.env.server, PIPELINES);
+    await deployedExample(e, tekton);
 
     // A merge: new code on main (its image built) and a parameter of stage changed.
     const next = e.github.pushCommit('example/example-app', 'main', { 'README.md': 'v1\n' });
@@ -130,7 +126,7 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
       "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-stage']",
     ]);
     expect(trigger.wet.code, trigger.wet.stderr).toBe(0);
-    const stageDeploy = await playTekton(e, played);
+    const stageDeploy = await playTekton(e, tekton);
     expect(stageDeploy.map((d) => [d.env, d.run.code])).toEqual([['example-stage', 0]]);
     expect(imageIn(e, 'appint-ex-01', 'example-app-stage')).toMatchObject({ replicas: 2 });
     expect(
@@ -156,7 +152,7 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
       "['create', 'appint-ex-01', 'app-sre-pipelines', 'PipelineRun', 'saas-example-app-example-production']",
     ]);
     expect(production.wet.code, production.wet.stderr).toBe(0);
-    const productionDeploy = await playTekton(e, played);
+    const productionDeploy = await playTekton(e, tekton);
     expect(productionDeploy.map((d) => [d.env, d.run.code])).toEqual([['example-production', 0]]);
     expect(
       imageIn(e, 'appint-ex-02', 'example-app-production')?.template.spec.containers[0]?.image,
@@ -181,8 +177,8 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
 
   it('a failed stage deploy blocks the chain: nothing is promoted, production keeps running its commit', async () => {
     const e = await start();
-    const played = new Set<string>();
-    await deployedExample(e, played);
+    const tekton = new TektonPlayer(e.env.server, PIPELINES);
+    await deployedExample(e, tekton);
     const productionBefore = imageIn(e, 'appint-ex-02', 'example-app-production');
 
     // A merge whose code has no image: stage's deploy fails.
@@ -192,7 +188,7 @@ describe('the CD family end to end: merge → trigger → Tekton → deploy → 
     );
     const trigger = await dryThenWet(e, CONFIGS);
     expect(trigger.wet.code, trigger.wet.stderr).toBe(0);
-    const stageDeploy = await playTekton(e, played);
+    const stageDeploy = await playTekton(e, tekton);
     expect(stageDeploy.map((d) => [d.env, d.run.code])).toEqual([['example-stage', 1]]);
 
     const promote = await dryThenWet(e, SAPM);
